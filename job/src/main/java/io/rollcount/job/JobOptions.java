@@ -1,0 +1,160 @@
+package io.rollcount.job;
+
+import io.rollcount.job.util.Durations;
+import java.io.Serializable;
+import java.time.Duration;
+import picocli.CommandLine.Option;
+
+/**
+ * Every option of the job (contract section 5), the same for {@code flink run job/target/rollcount-job.jar}
+ * and {@code ./rollcount run}. Parsed by picocli; validated by {@link #validate()}, which names the option
+ * at fault. Secrets never travel on the command line: {@code --redis} may omit the password and take it
+ * from {@code $ROLLCOUNT_REDIS_PASSWORD} or {@code --redis.password-file}.
+ */
+public class JobOptions implements Serializable {
+    private static final long serialVersionUID = 1L;
+
+    public enum SourceKind { kafka, files }
+
+    public enum StartingOffsets { committed, earliest, latest }
+
+    @Option(names = "--source", description = "Where increments come from: kafka or files. Default: files when --input is given, else kafka.")
+    public SourceKind source;
+
+    @Option(names = "--input", paramLabel = "PATH", description = "A .jsonl or .jsonl.gz file, or a folder of them (--source files).")
+    public String input;
+
+    @Option(names = "--bounded", description = "Kafka: stop at the end offsets found at start. Files always end.")
+    public boolean bounded;
+
+    @Option(names = "--kafka.bootstrap", paramLabel = "HOST:PORT", description = "Kafka bootstrap servers; when set, rollups, trending and dead letters go to Kafka.")
+    public String kafkaBootstrap;
+
+    @Option(names = "--kafka.topic", defaultValue = "counter-events", description = "Input topic (default: ${DEFAULT-VALUE}).")
+    public String kafkaTopic = "counter-events";
+
+    @Option(names = "--kafka.properties", paramLabel = "FILE", description = "A properties file of Kafka client settings (SASL, SSL, ...) given to every Kafka client of the job.")
+    public String kafkaProperties;
+
+    @Option(names = "--kafka.starting-offsets", defaultValue = "committed", description = "committed, earliest or latest (default: ${DEFAULT-VALUE}; committed falls back to earliest).")
+    public StartingOffsets kafkaStartingOffsets = StartingOffsets.committed;
+
+    @Option(names = "--kafka.group-id", defaultValue = "rollcount", description = "Consumer group id (default: ${DEFAULT-VALUE}).")
+    public String kafkaGroupId = "rollcount";
+
+    @Option(names = "--kafka.transactional-id-prefix", defaultValue = "rollcount", description = "Prefix of the transactional ids of the exactly-once Kafka sinks; unique per job on a cluster (default: ${DEFAULT-VALUE}).")
+    public String kafkaTransactionalIdPrefix = "rollcount";
+
+    @Option(names = "--kafka.transaction-timeout", defaultValue = "10m", description = "Kafka transaction timeout; at most the broker's transaction.max.timeout.ms, 15m by default (default: ${DEFAULT-VALUE}).")
+    public String kafkaTransactionTimeout = "10m";
+
+    @Option(names = "--dlq", paramLabel = "PATH", defaultValue = "rollcount-dlq.jsonl", description = "Dead-letter JSON-lines file, used when Kafka is not configured (default: ${DEFAULT-VALUE}).")
+    public String dlq = "rollcount-dlq.jsonl";
+
+    @Option(names = "--redis", paramLabel = "URL", description = "redis://[user[:password]@]host:port[/db] or rediss:// for TLS (default: $ROLLCOUNT_REDIS or redis://127.0.0.1:6379).")
+    public String redis;
+
+    @Option(names = "--redis.password-file", paramLabel = "FILE", description = "Read the Redis password from this file (also: $ROLLCOUNT_REDIS_PASSWORD).")
+    public String redisPasswordFile;
+
+    @Option(names = "--redis.key-prefix", defaultValue = "rc", description = "Prefix of every Redis key (default: ${DEFAULT-VALUE}).")
+    public String redisKeyPrefix = "rc";
+
+    @Option(names = "--redis.retry-timeout", defaultValue = "60s", description = "How long Redis errors are retried with backoff before the job fails and restarts from its checkpoint (default: ${DEFAULT-VALUE}).")
+    public String redisRetryTimeout = "60s";
+
+    @Option(names = "--parallelism", description = "Parallelism of the job (default: the cluster's).")
+    public Integer parallelism;
+
+    @Option(names = "--checkpoint.interval", defaultValue = "10s", description = "Checkpoint interval (default: ${DEFAULT-VALUE}).")
+    public String checkpointInterval = "10s";
+
+    @Option(names = "--checkpoint.dir", paramLabel = "URI", description = "Checkpoint storage, e.g. file:///var/rollcount/checkpoints (default: the cluster's; locally a folder under the working directory).")
+    public String checkpointDir;
+
+    @Option(names = "--allowed-lateness", defaultValue = "1m", description = "How long after a window's end late events still change it; later ones are dead-lettered as 'late' (default: ${DEFAULT-VALUE}).")
+    public String allowedLateness = "1m";
+
+    @Option(names = "--out-of-orderness", defaultValue = "5s", description = "Bound of the watermark's out-of-orderness (default: ${DEFAULT-VALUE}).")
+    public String outOfOrderness = "5s";
+
+    @Option(names = "--idle-timeout", defaultValue = "10s", description = "A source partition without events for this long no longer holds the watermark back (default: ${DEFAULT-VALUE}).")
+    public String idleTimeout = "10s";
+
+    @Option(names = "--dedup-horizon", defaultValue = "24h", description = "How long (event time) an event_id is remembered per counter (default: ${DEFAULT-VALUE}).")
+    public String dedupHorizon = "24h";
+
+    @Option(names = "--max-future", defaultValue = "10m", description = "Events more than this far ahead of the wall clock are dead-lettered (default: ${DEFAULT-VALUE}).")
+    public String maxFuture = "10m";
+
+    @Option(names = "--flush-interval", defaultValue = "1s", description = "How often changed totals and open windows are written (default: ${DEFAULT-VALUE}).")
+    public String flushInterval = "1s";
+
+    @Option(names = "--topk", defaultValue = "100", description = "Length of the top-K lists (default: ${DEFAULT-VALUE}).")
+    public int topk = 100;
+
+    @Option(names = "--trending.half-life", defaultValue = "1h", description = "Half-life of trending scores in event time (default: ${DEFAULT-VALUE}).")
+    public String trendingHalfLife = "1h";
+
+    public Duration duration(String option, String value) {
+        try {
+            return Durations.parse(value);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(option + ": " + e.getMessage());
+        }
+    }
+
+    public Duration allowedLateness() { return duration("--allowed-lateness", allowedLateness); }
+    public Duration outOfOrderness() { return duration("--out-of-orderness", outOfOrderness); }
+    public Duration idleTimeout() { return duration("--idle-timeout", idleTimeout); }
+    public Duration dedupHorizon() { return duration("--dedup-horizon", dedupHorizon); }
+    public Duration maxFuture() { return duration("--max-future", maxFuture); }
+    public Duration flushInterval() { return duration("--flush-interval", flushInterval); }
+    public Duration checkpointInterval() { return duration("--checkpoint.interval", checkpointInterval); }
+    public Duration trendingHalfLife() { return duration("--trending.half-life", trendingHalfLife); }
+    public Duration redisRetryTimeout() { return duration("--redis.retry-timeout", redisRetryTimeout); }
+    public Duration kafkaTransactionTimeout() { return duration("--kafka.transaction-timeout", kafkaTransactionTimeout); }
+
+    public SourceKind sourceKind() {
+        if (source != null) return source;
+        return input != null ? SourceKind.files : SourceKind.kafka;
+    }
+
+    public String redisUrl() {
+        if (redis != null) return redis;
+        String env = System.getenv("ROLLCOUNT_REDIS");
+        return env != null && !env.isBlank() ? env : "redis://127.0.0.1:6379";
+    }
+
+    /** Checks every option and fails with a message that names the option at fault. */
+    public JobOptions validate() {
+        allowedLateness();
+        outOfOrderness();
+        idleTimeout();
+        dedupHorizon();
+        maxFuture();
+        checkpointInterval();
+        trendingHalfLife();
+        redisRetryTimeout();
+        if (flushInterval().isZero() || flushInterval().isNegative()) throw new IllegalArgumentException("--flush-interval must be positive");
+        if (kafkaTransactionTimeout().compareTo(Duration.ofMinutes(15)) > 0) {
+            throw new IllegalArgumentException("--kafka.transaction-timeout must be at most 15m, the default transaction.max.timeout.ms of a Kafka broker");
+        }
+        if (sourceKind() == SourceKind.files && (input == null || input.isBlank())) {
+            throw new IllegalArgumentException("--input is required with --source files");
+        }
+        if (sourceKind() == SourceKind.kafka && (kafkaBootstrap == null || kafkaBootstrap.isBlank())) {
+            throw new IllegalArgumentException("--kafka.bootstrap is required with --source kafka (or give --input PATH to read files)");
+        }
+        if (parallelism != null && parallelism < 1) throw new IllegalArgumentException("--parallelism must be at least 1");
+        if (topk < 1 || topk > 10_000) throw new IllegalArgumentException("--topk must be between 1 and 10000");
+        if (redisKeyPrefix == null || redisKeyPrefix.isBlank() || redisKeyPrefix.contains("{") || redisKeyPrefix.contains("}")) {
+            throw new IllegalArgumentException("--redis.key-prefix must be non-empty and free of '{' and '}'");
+        }
+        String url = redisUrl();
+        if (!url.startsWith("redis://") && !url.startsWith("rediss://")) {
+            throw new IllegalArgumentException("--redis must be a redis:// or rediss:// URL");
+        }
+        return this;
+    }
+}

@@ -1,0 +1,45 @@
+package io.rollcount.job.model;
+
+import java.time.Duration;
+
+/**
+ * The five window resolutions of contract section 2: tumbling, aligned to the UTC epoch, each a whole
+ * multiple of the one before, so that one 5-second bucket lies in exactly one window of every resolution.
+ * A window is named by its start in epoch seconds; its Redis keys expire {@link #ttlMillis} after their
+ * last write (contract section 3).
+ */
+public enum Resolution {
+    S5("5s", Duration.ofSeconds(5), Duration.ofHours(2)),
+    M1("1m", Duration.ofMinutes(1), Duration.ofDays(2)),
+    M5("5m", Duration.ofMinutes(5), Duration.ofDays(14)),
+    H1("1h", Duration.ofHours(1), Duration.ofDays(90)),
+    D1("1d", Duration.ofDays(1), Duration.ofDays(400));
+
+    private static final Resolution[] ALL = values();
+
+    public final String label;
+    public final long sizeMillis;
+    public final long ttlMillis;
+
+    Resolution(String label, Duration size, Duration ttl) {
+        this.label = label;
+        this.sizeMillis = size.toMillis();
+        this.ttlMillis = ttl.toMillis();
+    }
+
+    /** Start (epoch ms) of the window of this resolution that holds {@code ts}; floor also for negative times. */
+    public long windowStart(long ts) {
+        return Math.floorDiv(ts, sizeMillis) * sizeMillis;
+    }
+
+    public static Resolution[] all() {
+        return ALL;
+    }
+
+    public static Resolution ofLabel(String label) {
+        for (Resolution r : ALL) {
+            if (r.label.equals(label)) return r;
+        }
+        throw new IllegalArgumentException("unknown resolution '" + label + "': expected one of 5s, 1m, 5m, 1h, 1d");
+    }
+}

@@ -1,0 +1,81 @@
+package io.rollcount.job.redis;
+
+import io.rollcount.job.model.Resolution;
+import java.io.Serializable;
+
+/**
+ * The Redis key layout of contract section 3. {@code {C}} is the counter id inside literal braces, so all
+ * keys of one counter share a Redis Cluster slot. Bookkeeping lives only under {@code P:{C}:_...} and
+ * {@code P:_...}. Window names are their start in epoch <em>seconds</em>.
+ */
+public final class RedisKeys implements Serializable {
+    private static final long serialVersionUID = 1L;
+
+    private final String prefix;
+
+    public RedisKeys(String prefix) {
+        if (prefix == null || prefix.isEmpty()) {
+            throw new IllegalArgumentException("redis.key-prefix must not be empty");
+        }
+        this.prefix = prefix;
+    }
+
+    public String prefix() {
+        return prefix;
+    }
+
+    private String counterBase(String counter) {
+        return prefix + ":{" + counter + "}:";
+    }
+
+    public String total(String counter) {
+        return counterBase(counter) + "total";
+    }
+
+    public String window(String counter, Resolution res, long startMillis) {
+        return counterBase(counter) + res.label + ":" + Math.floorDiv(startMillis, 1000L);
+    }
+
+    public String uniques(String counter, Resolution res, long startMillis) {
+        return counterBase(counter) + "u:" + res.label + ":" + Math.floorDiv(startMillis, 1000L);
+    }
+
+    public String uniquesAll(String counter) {
+        return counterBase(counter) + "u:all";
+    }
+
+    /** Version bookkeeping of a counter key: {@code P:{C}:_v:<suffix>} where the key is {@code P:{C}:<suffix>}. */
+    public String versionOf(String counter, String key) {
+        String base = counterBase(counter);
+        if (!key.startsWith(base)) {
+            throw new IllegalArgumentException("key " + key + " is not a key of counter " + counter);
+        }
+        return base + "_v:" + key.substring(base.length());
+    }
+
+    public String top(String namespace, Resolution res, long startMillis) {
+        return prefix + ":top:" + namespace + ":" + res.label + ":" + Math.floorDiv(startMillis, 1000L);
+    }
+
+    public String trending(String namespace) {
+        return prefix + ":trending:" + namespace;
+    }
+
+    /** Version bookkeeping of a non-counter key {@code P:<rest>}: {@code P:_v:<rest>}. */
+    public String versionOfGlobal(String key) {
+        if (!key.startsWith(prefix + ":")) {
+            throw new IllegalArgumentException("key " + key + " does not start with prefix " + prefix);
+        }
+        return prefix + ":_v:" + key.substring(prefix.length() + 1);
+    }
+
+    public String watermark() {
+        return prefix + ":meta:watermark";
+    }
+
+    /** The namespace of a counter: its text before the first ':' (the whole id if there is none). */
+    public static String namespaceOf(String counter) {
+        int i = counter.indexOf(':');
+        return i < 0 ? counter : counter.substring(0, i);
+    }
+}
