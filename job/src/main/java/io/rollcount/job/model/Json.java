@@ -1,0 +1,87 @@
+package io.rollcount.job.model;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.util.Base64;
+
+/**
+ * The JSON values of the output topics (contract section 4), shared by the Kafka sinks and the dead-letter
+ * file, so that both carry byte for byte the same format.
+ */
+public final class Json {
+    private static final JsonFactory FACTORY = new JsonFactory();
+
+    private Json() {}
+
+    /** {@code {"reason","detail","payload","source"}}; payload as UTF-8 text, or base64 where it is not valid UTF-8. */
+    public static byte[] deadLetter(Event e) {
+        return write(g -> {
+            g.writeStartObject();
+            g.writeStringField("reason", e.reason);
+            g.writeStringField("detail", e.detail);
+            String text = e.payload == null ? null : utf8OrNull(e.payload);
+            if (e.payload == null) {
+                g.writeNullField("payload");
+            } else if (text != null) {
+                g.writeStringField("payload", text);
+            } else {
+                g.writeStringField("payload", Base64.getEncoder().encodeToString(e.payload));
+                g.writeStringField("payload_encoding", "base64");
+            }
+            g.writeStringField("source", e.source);
+            g.writeEndObject();
+        });
+    }
+
+    /** {@code {"counter","res","start","end","sum","events","uniques","revision"}}. */
+    public static byte[] rollup(Rollup r) {
+        return write(g -> {
+            g.writeStartObject();
+            g.writeStringField("counter", r.counter);
+            g.writeStringField("res", r.res);
+            g.writeNumberField("start", r.start);
+            g.writeNumberField("end", r.end);
+            g.writeNumberField("sum", r.sum);
+            g.writeNumberField("events", r.events);
+            if (r.uniques == null) g.writeNullField("uniques");
+            else g.writeNumberField("uniques", r.uniques);
+            g.writeNumberField("revision", r.revision);
+            g.writeEndObject();
+        });
+    }
+
+    /** Decodes strictly: null where the bytes are not valid UTF-8. */
+    public static String utf8OrNull(byte[] bytes) {
+        try {
+            return StandardCharsets.UTF_8.newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(bytes))
+                    .toString();
+        } catch (CharacterCodingException e) {
+            return null;
+        }
+    }
+
+    /** Writes one JSON value with a generator. */
+    public interface Body {
+        void write(JsonGenerator g) throws IOException;
+    }
+
+    public static byte[] write(Body body) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream(128);
+        try (JsonGenerator g = FACTORY.createGenerator(out)) {
+            body.write(g);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return out.toByteArray();
+    }
+}
