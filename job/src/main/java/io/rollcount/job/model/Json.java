@@ -32,8 +32,9 @@ public final class Json {
             } else if (text != null) {
                 g.writeStringField("payload", text);
             } else {
+                // Exactly the contract's four fields: a reader tells base64 from text by the reason
+                // (invalid_utf8) and by the strict UTF-8 check of the raw bytes.
                 g.writeStringField("payload", Base64.getEncoder().encodeToString(e.payload));
-                g.writeStringField("payload_encoding", "base64");
             }
             g.writeStringField("source", e.source);
             g.writeEndObject();
