@@ -1,0 +1,49 @@
+package io.rollcount.job.model;
+
+import java.util.Objects;
+
+/**
+ * The increments of one counter within one 5-second bucket, combined by {@code PreAggregate} before the
+ * shuffle by counter. Every coarser window is a whole number of 5-second buckets, so a partial sum lies
+ * in exactly one window of each resolution.
+ */
+public class PartialSum {
+    public String counter;
+    /** Start of the 5-second bucket, epoch ms. */
+    public long bucket;
+    public long sum;
+    /** Number of events combined. */
+    public long events;
+    /** Whether any combined delta was negative (such windows are not monotone in Redis). */
+    public boolean negative;
+
+    public PartialSum() {}
+
+    public PartialSum(String counter, long bucket) {
+        this.counter = counter;
+        this.bucket = bucket;
+    }
+
+    public void add(long delta) {
+        sum = Math.addExact(sum, delta);
+        events++;
+        negative |= delta < 0;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        if (this == o) return true;
+        if (!(o instanceof PartialSum p)) return false;
+        return bucket == p.bucket && sum == p.sum && events == p.events && negative == p.negative && Objects.equals(counter, p.counter);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(counter, bucket);
+    }
+
+    @Override
+    public String toString() {
+        return "PartialSum{" + counter + "@" + bucket + " sum=" + sum + " events=" + events + "}";
+    }
+}

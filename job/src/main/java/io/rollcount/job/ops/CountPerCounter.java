@@ -1,0 +1,142 @@
+package io.rollcount.job.ops;
+
+import io.rollcount.job.model.PartialSum;
+import io.rollcount.job.model.Resolution;
+import io.rollcount.job.model.Rollup;
+import io.rollcount.job.redis.RedisKeys;
+import io.rollcount.job.redis.RedisWrite;
+import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.api.common.state.ValueState;
+import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
+import org.apache.flink.util.Collector;
+import org.apache.flink.util.OutputTag;
+
+/**
+ * The exact counts of one counter, keyed by counter id: all five resolutions and the all-time total in
+ * one {@link CounterState}, so each partial sum costs one state read and one write (not one window
+ * operator per resolution over the same stream).
+ *
+ * <p>Outputs, on the main stream, versioned {@link RedisWrite}s (the version is the number of events in
+ * the value, so after a restart a replayed older value never overwrites a newer one):
+ * <ul>
+ *   <li>the total and every changed open window, at most once per flush interval (processing time,
+ *       default 1 s) per changed counter;</li>
+ *   <li>a window again when the watermark passes its end (closed: revision 0 goes to {@link #ROLLUPS})
+ *       and when it passes end plus the allowed lateness (final: its state is dropped).</li>
+ * </ul>
+ * A late event within the allowed lateness that changes a closed window makes a new revision, emitted at
+ * the next flush. The lateness rule itself is applied upstream ({@link PreAggregate}), against a
+ * watermark never behind this operator's, so a partial sum always finds its windows here.
+ */
+public final class CountPerCounter extends KeyedProcessFunction<String, PartialSum, RedisWrite> {
+    private static final long serialVersionUID = 1L;
+
+    public static final OutputTag<Rollup> ROLLUPS = new OutputTag<>("rollups") {};
+
+    private final RedisKeys keys;
+    private final long lateness;
+    private final long flushIntervalMillis;
+    private transient ValueState<CounterState> state;
+
+    public CountPerCounter(RedisKeys keys, long allowedLatenessMillis, long flushIntervalMillis) {
+        this.keys = keys;
+        this.lateness = allowedLatenessMillis;
+        this.flushIntervalMillis = flushIntervalMillis;
+    }
+
+    @Override
+    public void open(OpenContext ctx) {
+        state = getRuntimeContext().getState(new ValueStateDescriptor<>("counter", TypeInformation.of(CounterState.class)));
+    }
+
+    @Override
+    public void processElement(PartialSum p, Context ctx, Collector<RedisWrite> out) throws Exception {
+        CounterState s = state.value();
+        if (s == null) s = new CounterState();
+        for (Resolution r : Resolution.all()) {
+            long start = r.windowStart(p.bucket);
+            int i = s.find(r, start);
+            if (i < 0) {
+                i = s.add(r, start);
+                long end = start + r.sizeMillis;
+                ctx.timerService().registerEventTimeTimer(end - 1);
+                ctx.timerService().registerEventTimeTimer(end + lateness);
+            }
+            s.sum[i] = Math.addExact(s.sum[i], p.sum);
+            s.events[i] += p.events;
+            s.set(i, CounterState.DIRTY);
+            if (p.negative) s.set(i, CounterState.NEGATIVE);
+            if (s.has(i, CounterState.CLOSED)) s.set(i, CounterState.REVISE);
+        }
+        s.total = Math.addExact(s.total, p.sum);
+        s.totalEvents += p.events;
+        s.negative |= p.negative;
+        s.totalDirty = true;
+        if (!s.flushPending) {
+            long now = ctx.timerService().currentProcessingTime();
+            ctx.timerService().registerProcessingTimeTimer((now / flushIntervalMillis + 1) * flushIntervalMillis);
+            s.flushPending = true;
+        }
+        state.update(s);
+    }
+
+    @Override
+    public void onTimer(long timestamp, OnTimerContext ctx, Collector<RedisWrite> out) throws Exception {
+        CounterState s = state.value();
+        if (s == null) return;
+        String counter = ctx.getCurrentKey();
+        if (ctx.timeDomain() == org.apache.flink.streaming.api.TimeDomain.PROCESSING_TIME) {
+            s.flushPending = false;
+            reviseChangedWindows(counter, s, ctx);
+            writeDirty(counter, s, out);
+        } else {
+            long watermark = timestamp;
+            for (int i = 0; i < s.size; i++) {
+                if (!s.has(i, CounterState.CLOSED) && watermark >= s.end(i) - 1) {
+                    s.set(i, CounterState.CLOSED);
+                    s.clear(i, CounterState.REVISE);
+                    ctx.output(ROLLUPS, rollup(counter, s, i));
+                }
+            }
+            reviseChangedWindows(counter, s, ctx);
+            writeDirty(counter, s, out);
+            for (int i = s.size - 1; i >= 0; i--) {
+                if (watermark >= s.end(i) + lateness) s.remove(i);
+            }
+        }
+        state.update(s);
+    }
+
+    private void reviseChangedWindows(String counter, CounterState s, Context ctx) {
+        for (int i = 0; i < s.size; i++) {
+            if (s.has(i, CounterState.REVISE)) {
+                s.revision[i]++;
+                s.clear(i, CounterState.REVISE);
+                ctx.output(ROLLUPS, rollup(counter, s, i));
+            }
+        }
+    }
+
+    private void writeDirty(String counter, CounterState s, Collector<RedisWrite> out) {
+        if (s.totalDirty) {
+            String key = keys.total(counter);
+            out.collect(RedisWrite.count(key, keys.versionOf(counter, key), s.total, s.totalEvents, !s.negative, 0));
+            s.totalDirty = false;
+        }
+        for (int i = 0; i < s.size; i++) {
+            if (s.has(i, CounterState.DIRTY)) {
+                Resolution r = s.resolution(i);
+                String key = keys.window(counter, r, s.start[i]);
+                out.collect(RedisWrite.count(key, keys.versionOf(counter, key), s.sum[i], s.events[i],
+                        !s.has(i, CounterState.NEGATIVE), r.ttlMillis));
+                s.clear(i, CounterState.DIRTY);
+            }
+        }
+    }
+
+    private static Rollup rollup(String counter, CounterState s, int i) {
+        return new Rollup(counter, s.resolution(i).label, s.start[i], s.end(i), s.sum[i], s.events[i], null, s.revision[i]);
+    }
+}

@@ -1,0 +1,56 @@
+package io.rollcount.job.ops;
+
+import io.rollcount.job.model.Event;
+import java.util.HashMap;
+import java.util.Map;
+import org.apache.flink.api.common.accumulators.LongCounter;
+import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.streaming.api.functions.ProcessFunction;
+import org.apache.flink.util.Collector;
+import org.apache.flink.util.OutputTag;
+
+/**
+ * Right after the source: dead letters go to {@link #DEAD_LETTERS}, events with an {@code event_id} to
+ * {@link #WITH_EVENT_ID} (they are deduplicated before anything combines them), the rest on the main
+ * output. Counts what it reads in accumulators ({@code events.read}, {@code bytes.read},
+ * {@code dlq.<reason>}) for the progress line and the end-of-run summary.
+ */
+public final class RouteEvents extends ProcessFunction<Event, Event> {
+    private static final long serialVersionUID = 1L;
+
+    public static final OutputTag<Event> DEAD_LETTERS = new OutputTag<>("dead-letters") {};
+    public static final OutputTag<Event> WITH_EVENT_ID = new OutputTag<>("with-event-id") {};
+
+    public static final String EVENTS_READ = "events.read";
+    public static final String BYTES_READ = "bytes.read";
+    public static final String DLQ_PREFIX = "dlq.";
+
+    private transient LongCounter read;
+    private transient LongCounter bytes;
+    private transient Map<String, LongCounter> deadLetters;
+
+    @Override
+    public void open(OpenContext ctx) {
+        read = getRuntimeContext().getLongCounter(EVENTS_READ);
+        bytes = getRuntimeContext().getLongCounter(BYTES_READ);
+        deadLetters = new HashMap<>();
+    }
+
+    @Override
+    public void processElement(Event e, Context ctx, Collector<Event> out) {
+        read.add(1);
+        bytes.add(e.payload == null ? 1 : e.payload.length + 1);
+        if (e.isDeadLetter()) {
+            countDeadLetter(e.reason);
+            ctx.output(DEAD_LETTERS, e);
+        } else if (e.eventId != null) {
+            ctx.output(WITH_EVENT_ID, e);
+        } else {
+            out.collect(e);
+        }
+    }
+
+    private void countDeadLetter(String reason) {
+        deadLetters.computeIfAbsent(reason, r -> getRuntimeContext().getLongCounter(DLQ_PREFIX + r)).add(1);
+    }
+}
