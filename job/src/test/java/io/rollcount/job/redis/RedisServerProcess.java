@@ -31,14 +31,14 @@ final class RedisServerProcess implements AutoCloseable {
     }
 
     /** Starts a plain server with these extra arguments (e.g. "--requirepass", "x"). */
-    static RedisServerProcess start(String... extraArgs) throws Exception {
+    static RedisServerProcess launch(String... extraArgs) throws Exception {
         RedisServerProcess p = new RedisServerProcess(freePort(), newDir(), false, List.of(extraArgs));
         p.start();
         return p;
     }
 
     /** Starts a TLS-only server ({@code --port 0 --tls-port N}) with these certificate arguments. */
-    static RedisServerProcess startTls(String... tlsArgs) throws Exception {
+    static RedisServerProcess launchTls(String... tlsArgs) throws Exception {
         RedisServerProcess p = new RedisServerProcess(freePort(), newDir(), true, List.of(tlsArgs));
         p.start();
         return p;
