@@ -1,0 +1,240 @@
+package io.rollcount.job.redis;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+
+/**
+ * The server-side Lua script that applies a batch of {@link RedisWrite}s, and the encoding of a batch into
+ * its {@code KEYS} and {@code ARGV}.
+ *
+ * <p>One call applies every write of one hash tag (one counter: all its keys live in one Redis Cluster
+ * slot), so a flush sends Redis one {@code EVALSHA} per counter, not one command per key. A script runs
+ * atomically: no reader sees a value without its version, a sorted set half replaced, or a HyperLogLog
+ * between its temporary copy and the merge.
+ *
+ * <p>Semantics per kind (numbers are compared as decimal integer strings, exactly, without the 2^53
+ * limit of Lua's doubles):
+ * <ul>
+ *   <li>COUNT ({@code KEYS} key[, versionKey]): skipped if the stored version is {@code >= version}, or if
+ *       {@code monotone} and the stored value is larger than the new one; else {@code SET key value} and
+ *       {@code SET versionKey version}, both with {@code PX ttl} when ttl &gt; 0 (so value and version expire
+ *       together, {@code ttl} after this write) and without expiry when ttl is 0.
+ *   <li>MAX ({@code KEYS} key): {@code SET key value} if there is no value or the new one is larger.
+ *   <li>HLL ({@code KEYS} key, tmpKey): for each sketch {@code SET tmpKey sketch; PFMERGE key tmpKey}, then
+ *       {@code DEL tmpKey} and {@code PEXPIRE key ttl} when ttl &gt; 0. PFMERGE takes the register-wise
+ *       maximum, so the key never shrinks and a replayed sketch changes nothing.
+ *   <li>ZSET ({@code KEYS} key[, versionKey]): skipped if the stored version is {@code > version}; else
+ *       {@code DEL key}, {@code ZADD} of every member, {@code SET versionKey version}, and
+ *       {@code PEXPIRE} of both when ttl &gt; 0.
+ * </ul>
+ * A value that is not a decimal integer where one is expected, or a Redis error such as
+ * {@code WRONGTYPE}, ends the script with an error that names the key. Writes already applied by the
+ * same call stay applied (Redis does not roll scripts back); they are idempotent, so the retry after
+ * the job restarts from its checkpoint applies them again harmlessly. The script returns
+ * {@code {applied, skipped}}.
+ */
+final class RedisApplyScript {
+
+    static final String SOURCE = """
+            local function keyname(k)
+              return (string.gsub(string.sub(k, 1, 300), '%c', '?'))
+            end
+            local function call(k, ...)
+              local r = redis.pcall(...)
+              if type(r) == 'table' and r.err then
+                error({err = r.err .. ' (key ' .. keyname(k) .. ')'})
+              end
+              return r
+            end
+            local function int(k, s)
+              if not string.match(s, '^%-?%d+$') then
+                error({err = 'ERR rollcount: value is not an integer (key ' .. keyname(k) .. ')'})
+              end
+              return s
+            end
+            local function cmp(a, b)
+              local na = string.sub(a, 1, 1) == '-'
+              local nb = string.sub(b, 1, 1) == '-'
+              if na ~= nb then return na and -1 or 1 end
+              local r
+              if #a ~= #b then r = (#a < #b) and -1 or 1
+              elseif a == b then r = 0
+              else r = (a < b) and -1 or 1 end
+              if na then r = -r end
+              return r
+            end
+            local function set(k, v, ttl)
+              if ttl ~= '0' then call(k, 'SET', k, v, 'PX', ttl) else call(k, 'SET', k, v) end
+            end
+            local ki, ai, applied, skipped = 1, 1, 0, 0
+            local function arg() local a = ARGV[ai]; ai = ai + 1; return a end
+            local function key() local k = KEYS[ki]; ki = ki + 1; return k end
+            while ai <= #ARGV do
+              local kind = arg()
+              if kind == 'C' then
+                local hasv, value, version, mono, ttl = arg(), arg(), arg(), arg(), arg()
+                local k = key()
+                local vk = nil
+                if hasv == '1' then vk = key() end
+                local skip = false
+                if vk then
+                  local sv = call(vk, 'GET', vk)
+                  if sv and cmp(int(vk, sv), version) >= 0 then skip = true end
+                end
+                if not skip and mono == '1' then
+                  local cur = call(k, 'GET', k)
+                  if cur and cmp(int(k, cur), value) > 0 then skip = true end
+                end
+                if skip then skipped = skipped + 1 else
+                  set(k, value, ttl)
+                  if vk then set(vk, version, ttl) end
+                  applied = applied + 1
+                end
+              elseif kind == 'M' then
+                local value, ttl = arg(), arg()
+                local k = key()
+                local cur = call(k, 'GET', k)
+                if cur and cmp(int(k, cur), value) >= 0 then skipped = skipped + 1 else
+                  set(k, value, ttl)
+                  applied = applied + 1
+                end
+              elseif kind == 'H' then
+                local n, ttl = tonumber(arg()), arg()
+                local k, tmp = key(), key()
+                for i = 1, n do
+                  call(tmp, 'SET', tmp, arg())
+                  local r = redis.pcall('PFMERGE', k, tmp)
+                  if type(r) == 'table' and r.err then
+                    redis.pcall('DEL', tmp)
+                    error({err = r.err .. ' (key ' .. keyname(k) .. ')'})
+                  end
+                end
+                call(tmp, 'DEL', tmp)
+                if ttl ~= '0' then call(k, 'PEXPIRE', k, ttl) end
+                applied = applied + 1
+              elseif kind == 'Z' then
+                local hasv, version, ttl, n = arg(), arg(), arg(), tonumber(arg())
+                local k = key()
+                local vk = nil
+                if hasv == '1' then vk = key() end
+                local skip = false
+                if vk then
+                  local sv = call(vk, 'GET', vk)
+                  if sv and cmp(int(vk, sv), version) > 0 then skip = true end
+                end
+                if skip then
+                  skipped = skipped + 1
+                  ai = ai + 2 * n
+                else
+                  call(k, 'DEL', k)
+                  local i = 0
+                  while i < n do
+                    local chunk = {}
+                    local m = math.min(n - i, 200)
+                    for j = 1, m do
+                      chunk[2 * j - 1] = arg()
+                      chunk[2 * j] = arg()
+                    end
+                    call(k, 'ZADD', k, unpack(chunk))
+                    i = i + m
+                  end
+                  if ttl ~= '0' and n > 0 then call(k, 'PEXPIRE', k, ttl) end
+                  if vk then set(vk, version, ttl) end
+                  applied = applied + 1
+                end
+              else
+                error({err = 'ERR rollcount: unknown write kind ' .. tostring(kind)})
+              end
+            end
+            return {applied, skipped}
+            """;
+
+    static final String SHA1 = sha1Hex(SOURCE);
+
+    private RedisApplyScript() {}
+
+    /** KEYS and ARGV of one script call, built up write by write. */
+    static final class Call {
+        final List<byte[]> keys = new ArrayList<>();
+        final List<byte[]> args = new ArrayList<>();
+        int writes;
+        /** The first key, for error messages. */
+        String firstKey;
+
+        boolean isEmpty() {
+            return writes == 0;
+        }
+
+        void add(RedisWrite w, List<byte[]> hllSketches, String tmpKey) {
+            if (firstKey == null) firstKey = w.key;
+            writes++;
+            switch (w.kind) {
+                case RedisWrite.COUNT -> {
+                    boolean hasV = w.versionKey != null;
+                    args.add(b("C"));
+                    args.add(b(hasV ? "1" : "0"));
+                    args.add(b(Long.toString(w.value)));
+                    args.add(b(Long.toString(w.version)));
+                    args.add(b(w.monotone ? "1" : "0"));
+                    args.add(b(Long.toString(w.ttlMillis)));
+                    keys.add(b(w.key));
+                    if (hasV) keys.add(b(w.versionKey));
+                }
+                case RedisWrite.MAX -> {
+                    args.add(b("M"));
+                    args.add(b(Long.toString(w.value)));
+                    args.add(b(Long.toString(w.ttlMillis)));
+                    keys.add(b(w.key));
+                }
+                case RedisWrite.HLL -> {
+                    args.add(b("H"));
+                    args.add(b(Integer.toString(hllSketches.size())));
+                    args.add(b(Long.toString(w.ttlMillis)));
+                    args.addAll(hllSketches);
+                    keys.add(b(w.key));
+                    keys.add(b(tmpKey));
+                }
+                case RedisWrite.ZSET -> {
+                    boolean hasV = w.versionKey != null;
+                    int n = w.members == null ? 0 : w.members.length;
+                    args.add(b("Z"));
+                    args.add(b(hasV ? "1" : "0"));
+                    args.add(b(Long.toString(w.version)));
+                    args.add(b(Long.toString(w.ttlMillis)));
+                    args.add(b(Integer.toString(n)));
+                    for (int i = 0; i < n; i++) {
+                        args.add(b(score(w.scores[i])));
+                        args.add(b(w.members[i]));
+                    }
+                    keys.add(b(w.key));
+                    if (hasV) keys.add(b(w.versionKey));
+                }
+                default -> throw new IllegalArgumentException("unknown RedisWrite kind " + w.kind + " for key " + w.key);
+            }
+        }
+    }
+
+    /** A score as ZADD reads it: Java's shortest round-trip decimal, or +inf/-inf. */
+    static String score(double d) {
+        if (Double.isNaN(d)) throw new IllegalArgumentException("NaN score");
+        if (d == Double.POSITIVE_INFINITY) return "+inf";
+        if (d == Double.NEGATIVE_INFINITY) return "-inf";
+        return Double.toString(d);
+    }
+
+    static byte[] b(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    static String sha1Hex(String text) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(b(text)));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}

@@ -1,0 +1,403 @@
+package io.rollcount.job.redis;
+
+import io.rollcount.job.JobOptions;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.Serializable;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.security.cert.Certificate;
+import java.security.cert.CertificateFactory;
+import java.util.Collection;
+import java.util.Map;
+import java.util.Objects;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.SSLSocketFactory;
+import javax.net.ssl.TrustManagerFactory;
+import redis.clients.jedis.DefaultJedisClientConfig;
+import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.Jedis;
+
+/**
+ * Where and how to reach one Redis server: host, port, database, ACL user, password and TLS.
+ *
+ * <p>Parsed from {@code redis://[user[:password]@]host[:port][/db]} or {@code rediss://...} (TLS). The
+ * password may instead come from a file ({@code --redis.password-file}) or from
+ * {@code $ROLLCOUNT_REDIS_PASSWORD}, so that it need not travel on a command line, where {@code ps}, the
+ * shell history and the Flink web UI's job parameters would show it. Whatever its source, the password
+ * never appears in {@link #toString()}, in a log line or in an exception message of this package: they
+ * print {@code ***} in its place.
+ *
+ * <p>TLS ({@code rediss://}) verifies the server's certificate chain and host name (endpoint
+ * identification {@code HTTPS}) against the JVM's default trust store ({@code -Djavax.net.ssl.trustStore}),
+ * or against one CA certificate given as PEM ({@link Builder#setCaCertificatePem}, or the file named by
+ * {@code $ROLLCOUNT_REDIS_CA} in {@link #fromOptions}). The CA certificate's bytes are kept in this object,
+ * so it travels with the job to every TaskManager.
+ *
+ * <p>Instances are immutable and {@link Serializable}: the sink ships one to each of its writers, which
+ * open their own connections with {@link #connect()}.
+ */
+public final class RedisEndpoint implements Serializable {
+    private static final long serialVersionUID = 1L;
+
+    public static final String PASSWORD_ENV = "ROLLCOUNT_REDIS_PASSWORD";
+    public static final String CA_ENV = "ROLLCOUNT_REDIS_CA";
+    public static final int DEFAULT_PORT = 6379;
+
+    private final String host;
+    private final int port;
+    private final int database;
+    private final String user;
+    private final String password;
+    private final boolean tls;
+    private final byte[] caCertificatePem;
+    private final boolean verifyHostname;
+    private final int connectTimeoutMillis;
+    private final int socketTimeoutMillis;
+
+    private RedisEndpoint(Builder b) {
+        this.host = b.host;
+        this.port = b.port;
+        this.database = b.database;
+        this.user = b.user;
+        this.password = b.password;
+        this.tls = b.tls;
+        this.caCertificatePem = b.caCertificatePem;
+        this.verifyHostname = b.verifyHostname;
+        this.connectTimeoutMillis = b.connectTimeoutMillis;
+        this.socketTimeoutMillis = b.socketTimeoutMillis;
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Parses a URL that carries its password, if any, itself. */
+    public static RedisEndpoint parse(String url) {
+        return builder().setUrl(url).build();
+    }
+
+    /**
+     * The endpoint of {@code --redis} (or {@code $ROLLCOUNT_REDIS}, default {@code redis://127.0.0.1:6379}),
+     * with the password of {@code --redis.password-file} or {@code $ROLLCOUNT_REDIS_PASSWORD} where the URL
+     * has none, and the TLS CA certificate of {@code $ROLLCOUNT_REDIS_CA} if that is set.
+     */
+    public static RedisEndpoint fromOptions(JobOptions options) {
+        return fromOptions(options, System.getenv());
+    }
+
+    static RedisEndpoint fromOptions(JobOptions options, Map<String, String> env) {
+        Builder b = builder().setUrl(options.redisUrl());
+        if (options.redisPasswordFile != null && !options.redisPasswordFile.isBlank()) {
+            b.setPasswordFile(Path.of(options.redisPasswordFile));
+        }
+        String envPassword = env.get(PASSWORD_ENV);
+        if (envPassword != null && !envPassword.isEmpty()) {
+            b.setFallbackPassword(envPassword);
+        }
+        String ca = env.get(CA_ENV);
+        if (ca != null && !ca.isBlank()) {
+            b.setCaCertificatePem(Path.of(ca));
+        }
+        return b.build();
+    }
+
+    public String host() { return host; }
+    public int port() { return port; }
+    public int database() { return database; }
+    /** The ACL user, or null for the default user. */
+    public String user() { return user; }
+    public boolean hasPassword() { return password != null; }
+    public boolean tls() { return tls; }
+
+    /** The text to put in place of the password wherever something is printed. */
+    static final String REDACTED = "***";
+
+    /** {@code text} with every occurrence of the password replaced by {@code ***}. */
+    public String redact(String text) {
+        if (text == null || password == null || password.isEmpty()) return text;
+        return text.replace(password, REDACTED);
+    }
+
+    /** The URL without the password (replaced by {@code ***}). */
+    @Override
+    public String toString() {
+        StringBuilder sb = new StringBuilder(tls ? "rediss://" : "redis://");
+        if (user != null || password != null) {
+            if (user != null) sb.append(user);
+            if (password != null) sb.append(':').append(REDACTED);
+            sb.append('@');
+        }
+        sb.append(host.indexOf(':') >= 0 ? "[" + host + "]" : host).append(':').append(port);
+        if (database != 0) sb.append('/').append(database);
+        return sb.toString();
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        if (!(o instanceof RedisEndpoint e)) return false;
+        return port == e.port && database == e.database && tls == e.tls && host.equals(e.host)
+                && Objects.equals(user, e.user) && Objects.equals(password, e.password);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(host, port, database, user, tls);
+    }
+
+    /**
+     * Opens a new connection and authenticates it (AUTH, SELECT and the TLS handshake happen on
+     * connect). The caller owns it and must close it.
+     *
+     * @throws redis.clients.jedis.exceptions.JedisException if the server cannot be reached or refuses the
+     *     credentials; its message never contains the password
+     */
+    public Jedis connect() {
+        DefaultJedisClientConfig.Builder config = DefaultJedisClientConfig.builder()
+                .connectionTimeoutMillis(connectTimeoutMillis)
+                .socketTimeoutMillis(socketTimeoutMillis)
+                .database(database)
+                .clientName("rollcount")
+                .resp2();
+        if (user != null) config.user(user);
+        if (password != null) config.password(password);
+        if (tls) {
+            config.ssl(true).sslSocketFactory(sslSocketFactory());
+            if (verifyHostname) {
+                SSLParameters params = new SSLParameters();
+                params.setEndpointIdentificationAlgorithm("HTTPS");
+                config.sslParameters(params);
+            }
+        }
+        Jedis jedis = new Jedis(new HostAndPort(host, port), config.build());
+        try {
+            jedis.ping();
+        } catch (RuntimeException e) {
+            jedis.close();
+            throw e;
+        }
+        return jedis;
+    }
+
+    private SSLSocketFactory sslSocketFactory() {
+        try {
+            if (caCertificatePem == null) {
+                return SSLContext.getDefault().getSocketFactory();
+            }
+            KeyStore trust = KeyStore.getInstance(KeyStore.getDefaultType());
+            trust.load(null, null);
+            Collection<? extends Certificate> certs = CertificateFactory.getInstance("X.509")
+                    .generateCertificates(new ByteArrayInputStream(caCertificatePem));
+            int i = 0;
+            for (Certificate c : certs) trust.setCertificateEntry("redis-ca-" + i++, c);
+            TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+            tmf.init(trust);
+            SSLContext ctx = SSLContext.getInstance("TLS");
+            ctx.init(null, tmf.getTrustManagers(), null);
+            return ctx.getSocketFactory();
+        } catch (GeneralSecurityException | IOException e) {
+            throw new IllegalStateException("cannot set up TLS for " + this + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Builds a {@link RedisEndpoint}; {@link #build()} checks every setting and names the one at fault.
+     * A password in the URL and a password file at the same time is an error (which one would be meant?);
+     * the fallback password ({@code $ROLLCOUNT_REDIS_PASSWORD}) is used only where neither gives one.
+     */
+    public static final class Builder {
+        private String url;
+        private String host;
+        private int port = DEFAULT_PORT;
+        private int database;
+        private String user;
+        private String password;
+        private String urlPassword;
+        private String filePassword;
+        private String fallbackPassword;
+        private Path passwordFile;
+        private boolean tls;
+        private byte[] caCertificatePem;
+        private boolean verifyHostname = true;
+        private int connectTimeoutMillis = 2_000;
+        private int socketTimeoutMillis = 10_000;
+        private RuntimeException deferred;
+
+        private Builder() {}
+
+        /** {@code redis://[user[:password]@]host[:port][/db]} or {@code rediss://...}; user and password percent-encoded. */
+        public Builder setUrl(String url) {
+            this.url = url;
+            return this;
+        }
+
+        /** Reads the password from the first line of this file (trailing newline and spaces removed). */
+        public Builder setPasswordFile(Path file) {
+            this.passwordFile = file;
+            return this;
+        }
+
+        /** The password where neither the URL nor a password file gives one ({@code $ROLLCOUNT_REDIS_PASSWORD}). */
+        public Builder setFallbackPassword(String password) {
+            this.fallbackPassword = password;
+            return this;
+        }
+
+        /** Trust exactly the CA certificate(s) in this PEM file for {@code rediss://}, instead of the JVM's trust store. */
+        public Builder setCaCertificatePem(Path file) {
+            try {
+                this.caCertificatePem = Files.readAllBytes(file);
+            } catch (IOException e) {
+                deferred = new IllegalArgumentException("redis CA certificate: cannot read " + file + ": " + e.getMessage(), e);
+            }
+            return this;
+        }
+
+        /** Trust exactly the CA certificate(s) in these PEM bytes for {@code rediss://}. */
+        public Builder setCaCertificatePem(byte[] pem) {
+            this.caCertificatePem = pem == null ? null : pem.clone();
+            return this;
+        }
+
+        /** Whether {@code rediss://} checks that the certificate names the host (default true). */
+        public Builder setVerifyHostname(boolean verify) {
+            this.verifyHostname = verify;
+            return this;
+        }
+
+        public Builder setConnectTimeoutMillis(int millis) {
+            this.connectTimeoutMillis = millis;
+            return this;
+        }
+
+        /** How long one reply may take before the connection counts as broken (default 10 s). */
+        public Builder setSocketTimeoutMillis(int millis) {
+            this.socketTimeoutMillis = millis;
+            return this;
+        }
+
+        public RedisEndpoint build() {
+            if (deferred != null) throw deferred;
+            if (url == null || url.isBlank()) {
+                throw new IllegalArgumentException("--redis: the Redis URL must be set (redis://host:port or rediss://host:port)");
+            }
+            parseUrl(url.trim());
+            if (passwordFile != null) {
+                try {
+                    String text = Files.readString(passwordFile, StandardCharsets.UTF_8);
+                    int nl = text.indexOf('\n');
+                    filePassword = (nl >= 0 ? text.substring(0, nl) : text).strip();
+                } catch (IOException e) {
+                    throw new IllegalArgumentException("--redis.password-file: cannot read " + passwordFile + ": " + e.getClass().getSimpleName(), e);
+                }
+                if (filePassword.isEmpty()) {
+                    throw new IllegalArgumentException("--redis.password-file: " + passwordFile + " is empty");
+                }
+            }
+            if (urlPassword != null && filePassword != null) {
+                throw new IllegalArgumentException("--redis.password-file: the --redis URL carries a password already; give it in one place only");
+            }
+            password = urlPassword != null ? urlPassword : filePassword != null ? filePassword
+                    : (fallbackPassword != null && !fallbackPassword.isEmpty() ? fallbackPassword : null);
+            if (connectTimeoutMillis <= 0) throw new IllegalArgumentException("redis connect timeout must be positive");
+            if (socketTimeoutMillis <= 0) throw new IllegalArgumentException("redis socket timeout must be positive");
+            return new RedisEndpoint(this);
+        }
+
+        /** Parses by hand: java.net.URI would quote the whole URL, password included, in its errors. */
+        private void parseUrl(String u) {
+            String rest;
+            if (u.regionMatches(true, 0, "redis://", 0, 8)) {
+                tls = false;
+                rest = u.substring(8);
+            } else if (u.regionMatches(true, 0, "rediss://", 0, 9)) {
+                tls = true;
+                rest = u.substring(9);
+            } else {
+                throw new IllegalArgumentException("--redis must start with redis:// or rediss:// (got " + schemeOf(u) + ")");
+            }
+            int at = rest.lastIndexOf('@');
+            if (at >= 0) {
+                String userInfo = rest.substring(0, at);
+                rest = rest.substring(at + 1);
+                int colon = userInfo.indexOf(':');
+                String u1 = colon >= 0 ? userInfo.substring(0, colon) : userInfo;
+                String p1 = colon >= 0 ? userInfo.substring(colon + 1) : null;
+                user = u1.isEmpty() ? null : decode(u1, "user name");
+                urlPassword = p1 == null || p1.isEmpty() ? null : decode(p1, "password");
+            }
+            if (rest.indexOf('?') >= 0 || rest.indexOf('#') >= 0) {
+                throw new IllegalArgumentException("--redis: query parameters are not supported in " + redactedUrl());
+            }
+            String hostPort = rest;
+            String path = "";
+            int slash = rest.indexOf('/');
+            if (slash >= 0) {
+                hostPort = rest.substring(0, slash);
+                path = rest.substring(slash + 1);
+            }
+            String portText = null;
+            if (hostPort.startsWith("[")) {
+                int close = hostPort.indexOf(']');
+                if (close < 0) throw new IllegalArgumentException("--redis: unclosed '[' in the host of " + redactedUrl());
+                host = hostPort.substring(1, close);
+                String after = hostPort.substring(close + 1);
+                if (after.startsWith(":")) portText = after.substring(1);
+                else if (!after.isEmpty()) throw new IllegalArgumentException("--redis: unexpected text after the host in " + redactedUrl());
+            } else {
+                int colon = hostPort.lastIndexOf(':');
+                host = colon >= 0 ? hostPort.substring(0, colon) : hostPort;
+                if (colon >= 0) portText = hostPort.substring(colon + 1);
+            }
+            if (host.isEmpty()) throw new IllegalArgumentException("--redis: the host is missing in " + redactedUrl());
+            if (portText != null) {
+                try {
+                    port = Integer.parseInt(portText);
+                } catch (NumberFormatException e) {
+                    throw new IllegalArgumentException("--redis: the port must be a number in " + redactedUrl());
+                }
+                if (port < 1 || port > 65535) throw new IllegalArgumentException("--redis: the port must be 1 to 65535 in " + redactedUrl());
+            }
+            if (!path.isEmpty()) {
+                try {
+                    database = Integer.parseInt(path);
+                } catch (NumberFormatException e) {
+                    throw new IllegalArgumentException("--redis: the database after '/' must be a number in " + redactedUrl());
+                }
+                if (database < 0) throw new IllegalArgumentException("--redis: the database must not be negative in " + redactedUrl());
+            }
+        }
+
+        private String decode(String s, String what) {
+            try {
+                return URLDecoder.decode(s.replace("+", "%2B"), StandardCharsets.UTF_8);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("--redis: bad percent-encoding in the " + what + " of " + redactedUrl());
+            }
+        }
+
+        private static String schemeOf(String u) {
+            int i = u.indexOf("://");
+            return i >= 0 ? "'" + u.substring(0, i) + "://'" : "no scheme";
+        }
+
+        /** The URL with its user info's password part masked, for error messages. */
+        private String redactedUrl() {
+            String u = url.trim();
+            int schemeEnd = u.indexOf("://");
+            if (schemeEnd < 0) return "the URL";
+            String rest = u.substring(schemeEnd + 3);
+            int at = rest.lastIndexOf('@');
+            if (at < 0) return u;
+            String userInfo = rest.substring(0, at);
+            int colon = userInfo.indexOf(':');
+            String shown = colon >= 0 ? userInfo.substring(0, colon) + ":" + REDACTED : userInfo;
+            return u.substring(0, schemeEnd + 3) + shown + rest.substring(at);
+        }
+    }
+}

@@ -1,0 +1,208 @@
+package io.rollcount.job.redis;
+
+import io.rollcount.job.JobOptions;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.atomic.LongAdder;
+import org.apache.flink.api.connector.sink2.Sink;
+import org.apache.flink.api.connector.sink2.SinkWriter;
+import org.apache.flink.api.connector.sink2.WriterInitContext;
+
+/**
+ * A Flink Sink (V2) that applies {@link RedisWrite}s to one Redis server.
+ *
+ * <h2>Guarantees</h2>
+ * <ul>
+ *   <li><b>Exactly-once results</b> (effectively once): every write is idempotent and versioned, checked
+ *       server-side by a Lua script (see {@link RedisWrite} and {@code RedisApplyScript}), and the writer's
+ *       {@link SinkWriter#flush(boolean) flush}, which Flink calls before every checkpoint barrier and at
+ *       the end of input, returns only once every buffered write is in Redis. So a checkpoint never
+ *       covers a write that Redis has not seen, and after a restart from that checkpoint the replayed
+ *       writes are either stale (skipped: the version in Redis is newer), equal (no change) or the same
+ *       writes again, converging to the values of a run without failure.
+ *   <li><b>Never backwards</b>: a COUNT is skipped unless its version is newer than the stored one, so a
+ *       replay of older versions during recovery never lowers a value a reader has seen.
+ *   <li><b>Atomic per counter</b>: all writes of one counter (its keys share the hash tag {@code {C}}) in
+ *       one flush are applied by one script call, so a reader never sees a value without its version, a
+ *       half-replaced sorted set or a HyperLogLog mid-merge.
+ *   <li><b>Bounded failure time</b>: connection errors, timeouts and transient server states (LOADING,
+ *       BUSY, MASTERDOWN, TRYAGAIN) are retried with exponential backoff on a new connection; the writer
+ *       throws, failing the job (which then restarts from its last checkpoint), only once
+ *       {@link Builder#setRetryTimeout retry timeout} has passed without success. A write Redis rejects
+ *       for its data (for example WRONGTYPE) or refused credentials fail at once, naming the key or user.
+ * </ul>
+ *
+ * <h2>Throughput</h2>
+ * The writer buffers writes and coalesces them per key (see {@code RedisWriteBuffer}); it flushes when
+ * {@link Builder#setMaxBufferedKeys} keys are buffered, every {@link Builder#setFlushInterval} of processing
+ * time, and at every checkpoint. A flush is one pipeline of {@code EVALSHA} calls, one per counter.
+ * Commands sent by all writers of this JVM are counted in {@link #COMMANDS_SENT} (for benchmarks of local
+ * runs); each writer also reports Flink metrics (see {@link RedisSinkWriter}).
+ *
+ * <p>Only a single Redis server (or a primary) is supported, not Redis Cluster; the key layout is
+ * cluster-ready (one slot per counter) apart from keys without a hash tag.
+ *
+ * <p>Create it with {@link #builder()} or {@link #fromOptions(JobOptions)}:
+ * <pre>{@code
+ * stream.sinkTo(RedisSink.fromOptions(options)).name("redis");
+ * }</pre>
+ */
+public final class RedisSink implements Sink<RedisWrite> {
+    private static final long serialVersionUID = 1L;
+
+    /** Redis commands sent by every {@link RedisSinkWriter} of this JVM (EVALSHA, SCRIPT LOAD). */
+    public static final LongAdder COMMANDS_SENT = new LongAdder();
+    /** Keys written (writes applied, not skipped as stale) by every writer of this JVM. */
+    public static final LongAdder KEYS_WRITTEN = new LongAdder();
+
+    public static final int DEFAULT_MAX_BUFFERED_KEYS = 2_000;
+    public static final long DEFAULT_MAX_BUFFERED_BYTES = 16L << 20;
+    public static final Duration DEFAULT_FLUSH_INTERVAL = Duration.ofMillis(200);
+    public static final Duration DEFAULT_RETRY_TIMEOUT = Duration.ofSeconds(60);
+    public static final int DEFAULT_MAX_WRITES_PER_CALL = 500;
+
+    final RedisEndpoint endpoint;
+    final String keyPrefix;
+    final int maxBufferedKeys;
+    final long maxBufferedBytes;
+    final long flushIntervalMillis;
+    final long retryTimeoutMillis;
+    final long initialBackoffMillis;
+    final long maxBackoffMillis;
+    final int maxWritesPerCall;
+
+    private RedisSink(Builder b) {
+        this.endpoint = b.endpoint;
+        this.keyPrefix = b.keyPrefix;
+        this.maxBufferedKeys = b.maxBufferedKeys;
+        this.maxBufferedBytes = b.maxBufferedBytes;
+        this.flushIntervalMillis = b.flushInterval.toMillis();
+        this.retryTimeoutMillis = b.retryTimeout.toMillis();
+        this.initialBackoffMillis = b.initialBackoff.toMillis();
+        this.maxBackoffMillis = b.maxBackoff.toMillis();
+        this.maxWritesPerCall = b.maxWritesPerCall;
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * The sink of the job's options: {@code --redis} (with {@code --redis.password-file} or
+     * {@code $ROLLCOUNT_REDIS_PASSWORD}), {@code --redis.key-prefix} and {@code --redis.retry-timeout};
+     * buffer and flush interval at their defaults.
+     */
+    public static RedisSink fromOptions(JobOptions options) {
+        return builder()
+                .setEndpoint(RedisEndpoint.fromOptions(options))
+                .setKeyPrefix(options.redisKeyPrefix)
+                .setRetryTimeout(options.redisRetryTimeout())
+                .build();
+    }
+
+    @Override
+    public SinkWriter<RedisWrite> createWriter(WriterInitContext context) throws IOException {
+        return new RedisSinkWriter(this, context);
+    }
+
+    public RedisEndpoint endpoint() {
+        return endpoint;
+    }
+
+    @Override
+    public String toString() {
+        return "RedisSink{" + endpoint + ", prefix=" + keyPrefix + "}";
+    }
+
+    /** Builds a {@link RedisSink}; {@link #build()} checks every setting and names the one at fault. */
+    public static final class Builder {
+        private RedisEndpoint endpoint;
+        private String keyPrefix = "rc";
+        private int maxBufferedKeys = DEFAULT_MAX_BUFFERED_KEYS;
+        private long maxBufferedBytes = DEFAULT_MAX_BUFFERED_BYTES;
+        private Duration flushInterval = DEFAULT_FLUSH_INTERVAL;
+        private Duration retryTimeout = DEFAULT_RETRY_TIMEOUT;
+        private Duration initialBackoff = Duration.ofMillis(50);
+        private Duration maxBackoff = Duration.ofSeconds(5);
+        private int maxWritesPerCall = DEFAULT_MAX_WRITES_PER_CALL;
+
+        private Builder() {}
+
+        /** Where to write (required). */
+        public Builder setEndpoint(RedisEndpoint endpoint) {
+            this.endpoint = endpoint;
+            return this;
+        }
+
+        /** Shorthand for {@code setEndpoint(RedisEndpoint.parse(url))}. */
+        public Builder setUrl(String url) {
+            this.endpoint = RedisEndpoint.parse(url);
+            return this;
+        }
+
+        /** The key prefix ({@code --redis.key-prefix}, default {@code rc}): scratch keys go under {@code P:_} or {@code P:{C}:_}. */
+        public Builder setKeyPrefix(String keyPrefix) {
+            this.keyPrefix = keyPrefix;
+            return this;
+        }
+
+        /** Flush once this many distinct keys are buffered (default 2,000). */
+        public Builder setMaxBufferedKeys(int maxBufferedKeys) {
+            this.maxBufferedKeys = maxBufferedKeys;
+            return this;
+        }
+
+        /** Flush once sketches and sorted sets of about this many bytes are buffered (default 16 MiB). */
+        public Builder setMaxBufferedBytes(long maxBufferedBytes) {
+            this.maxBufferedBytes = maxBufferedBytes;
+            return this;
+        }
+
+        /** Flush at least this often in processing time while writes are buffered (default 200 ms). */
+        public Builder setFlushInterval(Duration flushInterval) {
+            this.flushInterval = flushInterval;
+            return this;
+        }
+
+        /** How long failing Redis calls are retried before the writer fails the job ({@code --redis.retry-timeout}, default 60 s). */
+        public Builder setRetryTimeout(Duration retryTimeout) {
+            this.retryTimeout = retryTimeout;
+            return this;
+        }
+
+        /** First and largest pause between retries (default 50 ms doubling up to 5 s). */
+        public Builder setBackoff(Duration initial, Duration max) {
+            this.initialBackoff = initial;
+            this.maxBackoff = max;
+            return this;
+        }
+
+        /** At most this many writes per script call, so that no one call blocks Redis for long (default 500). */
+        public Builder setMaxWritesPerCall(int maxWritesPerCall) {
+            this.maxWritesPerCall = maxWritesPerCall;
+            return this;
+        }
+
+        public RedisSink build() {
+            if (endpoint == null) throw new IllegalArgumentException("--redis: the Redis endpoint must be set");
+            if (keyPrefix == null || keyPrefix.isEmpty() || keyPrefix.indexOf('{') >= 0 || keyPrefix.indexOf('}') >= 0) {
+                throw new IllegalArgumentException("--redis.key-prefix must be non-empty and free of '{' and '}'");
+            }
+            if (maxBufferedKeys < 1) throw new IllegalArgumentException("redis sink: maxBufferedKeys must be at least 1, got " + maxBufferedKeys);
+            if (maxBufferedBytes < 1) throw new IllegalArgumentException("redis sink: maxBufferedBytes must be positive, got " + maxBufferedBytes);
+            Objects.requireNonNull(flushInterval, "redis sink: flushInterval");
+            if (flushInterval.isZero() || flushInterval.isNegative()) {
+                throw new IllegalArgumentException("redis sink: flushInterval must be positive, got " + flushInterval);
+            }
+            if (retryTimeout == null || retryTimeout.isNegative()) {
+                throw new IllegalArgumentException("--redis.retry-timeout must not be negative, got " + retryTimeout);
+            }
+            if (initialBackoff == null || maxBackoff == null || initialBackoff.toMillis() < 1 || maxBackoff.compareTo(initialBackoff) < 0) {
+                throw new IllegalArgumentException("redis sink: backoff must be at least 1 ms and max >= initial");
+            }
+            if (maxWritesPerCall < 1) throw new IllegalArgumentException("redis sink: maxWritesPerCall must be at least 1, got " + maxWritesPerCall);
+            return new RedisSink(this);
+        }
+    }
+}

@@ -1,0 +1,305 @@
+package io.rollcount.job.redis;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.flink.api.common.operators.ProcessingTimeService;
+import org.apache.flink.api.connector.sink2.SinkWriter;
+import org.apache.flink.api.connector.sink2.WriterInitContext;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.SimpleCounter;
+import org.apache.flink.metrics.groups.SinkWriterMetricGroup;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.Pipeline;
+import redis.clients.jedis.Response;
+import redis.clients.jedis.exceptions.JedisAccessControlException;
+import redis.clients.jedis.exceptions.JedisConnectionException;
+import redis.clients.jedis.exceptions.JedisDataException;
+import redis.clients.jedis.exceptions.JedisException;
+
+/**
+ * The writer of {@link RedisSink}: buffers and coalesces writes, and applies them with one
+ * {@code EVALSHA} of {@link RedisApplyScript} per counter, pipelined, when the buffer is full, on a
+ * processing-time timer, and synchronously in {@link #flush(boolean)} (before every checkpoint barrier).
+ *
+ * <p>Everything runs in the task's mailbox thread (writes, timers, flushes), so nothing here is shared
+ * between threads. While Redis is unreachable the writer retries inside the flush, which blocks the task:
+ * backpressure builds up and checkpoints wait, as they must, since a checkpoint may only complete once
+ * its writes are in Redis.
+ *
+ * <p>Metrics on the writer's metric group: {@code redisCommandsSent}, {@code redisKeysWritten},
+ * {@code redisWritesStale} (skipped by the version check), {@code redisWritesCoalesced} (absorbed in the
+ * buffer by a newer write of the same key), {@code redisRetries}, {@code redisFlushes}, gauge
+ * {@code redisLastFlushMillis}; and Flink's standard {@code numRecordsSend} (writes sent after coalescing),
+ * {@code numRecordsSendErrors} and {@code currentSendTime}.
+ */
+public final class RedisSinkWriter implements SinkWriter<RedisWrite> {
+    private static final Logger LOG = LoggerFactory.getLogger(RedisSinkWriter.class);
+    private static final byte[] SHA = RedisApplyScript.b(RedisApplyScript.SHA1);
+    /** Script calls per pipeline round trip. */
+    private static final int PIPELINE_SLICE = 1_000;
+
+    private final RedisSink sink;
+    private final RedisEndpoint endpoint;
+    private final RedisWriteBuffer buffer;
+    private final ProcessingTimeService timers;
+
+    final Counter commandsSent = new SimpleCounter();
+    final Counter keysWritten = new SimpleCounter();
+    final Counter writesStale = new SimpleCounter();
+    final Counter writesCoalesced = new SimpleCounter();
+    final Counter retries = new SimpleCounter();
+    final Counter flushes = new SimpleCounter();
+    private final Counter recordsSend;
+    private final Counter sendErrors;
+    private volatile long lastFlushMillis;
+
+    private Jedis jedis;
+    private boolean closed;
+
+    RedisSinkWriter(RedisSink sink, WriterInitContext context) {
+        this.sink = sink;
+        this.endpoint = sink.endpoint;
+        this.buffer = new RedisWriteBuffer(sink.keyPrefix);
+        this.timers = context.getProcessingTimeService();
+        SinkWriterMetricGroup metrics = context.metricGroup();
+        metrics.counter("redisCommandsSent", commandsSent);
+        metrics.counter("redisKeysWritten", keysWritten);
+        metrics.counter("redisWritesStale", writesStale);
+        metrics.counter("redisWritesCoalesced", writesCoalesced);
+        metrics.counter("redisRetries", retries);
+        metrics.counter("redisFlushes", flushes);
+        metrics.gauge("redisLastFlushMillis", () -> lastFlushMillis);
+        metrics.setCurrentSendTimeGauge(() -> lastFlushMillis);
+        this.recordsSend = metrics.getNumRecordsSendCounter();
+        this.sendErrors = metrics.getNumRecordsSendErrorsCounter();
+        scheduleTimer();
+    }
+
+    @Override
+    public void write(RedisWrite element, Context context) throws IOException, InterruptedException {
+        buffer.add(element);
+        if (buffer.keys() >= sink.maxBufferedKeys || buffer.bytes() >= sink.maxBufferedBytes) {
+            flushBuffer();
+        }
+    }
+
+    /** Returns only once every write received so far is in Redis (or throws). */
+    @Override
+    public void flush(boolean endOfInput) throws IOException, InterruptedException {
+        flushBuffer();
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        closeConnection();
+    }
+
+    /** Writes buffered and not yet sent (distinct keys). */
+    int bufferedKeys() {
+        return buffer.keys();
+    }
+
+    private void scheduleTimer() {
+        long now = timers.getCurrentProcessingTime();
+        timers.registerTimer(now + sink.flushIntervalMillis, this::onTimer);
+    }
+
+    private void onTimer(long time) throws IOException, InterruptedException {
+        if (closed) return;
+        flushBuffer();
+        scheduleTimer();
+    }
+
+    private void flushBuffer() throws IOException, InterruptedException {
+        if (buffer.isEmpty()) return;
+        long start = System.nanoTime();
+        writesCoalesced.inc(buffer.takeCoalesced());
+        List<RedisApplyScript.Call> calls = buffer.drain(sink.maxWritesPerCall);
+        int writes = 0;
+        for (RedisApplyScript.Call c : calls) writes += c.writes;
+        try {
+            sendWithRetry(calls);
+        } catch (IOException | RuntimeException e) {
+            sendErrors.inc(writes);
+            throw e;
+        }
+        recordsSend.inc(writes);
+        flushes.inc();
+        lastFlushMillis = (System.nanoTime() - start) / 1_000_000;
+    }
+
+    /** Sends the calls, retrying transient failures with backoff until the retry timeout has passed. */
+    private void sendWithRetry(List<RedisApplyScript.Call> calls) throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + sink.retryTimeoutMillis * 1_000_000;
+        long backoff = sink.initialBackoffMillis;
+        int attempt = 0;
+        while (true) {
+            attempt++;
+            try {
+                send(calls);
+                if (attempt > 1) LOG.info("Redis at {} reachable again after {} attempts", endpoint, attempt);
+                return;
+            } catch (JedisException e) {
+                if (!isTransient(e)) throw permanent(e, null);
+                closeConnection();
+                retries.inc();
+                long remainingMillis = (deadline - System.nanoTime()) / 1_000_000;
+                if (remainingMillis <= 0) {
+                    throw new RedisSinkException("Redis at " + endpoint + " still failing after retrying for "
+                            + sink.retryTimeoutMillis + " ms (" + attempt + " attempts): " + describe(e), sanitized(e));
+                }
+                long pause = Math.min(backoff, remainingMillis);
+                LOG.warn("Redis at {} failed ({}); retry {} in {} ms", endpoint, describe(e), attempt, pause);
+                Thread.sleep(pause);
+                backoff = Math.min(backoff * 2, sink.maxBackoffMillis);
+            }
+        }
+    }
+
+    /** One attempt: every call once, pipelined; reloads the script once on NOSCRIPT. */
+    private void send(List<RedisApplyScript.Call> calls) throws RedisSinkException {
+        Jedis j = connection();
+        long applied = 0;
+        long stale = 0;
+        for (int from = 0; from < calls.size(); from += PIPELINE_SLICE) {
+            List<RedisApplyScript.Call> pending = calls.subList(from, Math.min(calls.size(), from + PIPELINE_SLICE));
+            for (int round = 0; !pending.isEmpty(); round++) {
+                Pipeline p = j.pipelined();
+                List<Response<Object>> responses = new ArrayList<>(pending.size());
+                for (RedisApplyScript.Call c : pending) responses.add(p.evalsha(SHA, c.keys, c.args));
+                countCommands(pending.size());
+                p.sync();
+                List<RedisApplyScript.Call> noScript = new ArrayList<>();
+                for (int i = 0; i < pending.size(); i++) {
+                    Object result;
+                    try {
+                        result = responses.get(i).get();
+                    } catch (JedisDataException e) {
+                        if (isNoScript(e)) {
+                            noScript.add(pending.get(i));
+                            continue;
+                        }
+                        if (isTransient(e)) throw e;
+                        throw permanent(e, pending.get(i));
+                    }
+                    if (result instanceof List<?> l && l.size() == 2) {
+                        applied += ((Number) l.get(0)).longValue();
+                        stale += ((Number) l.get(1)).longValue();
+                    }
+                }
+                if (!noScript.isEmpty()) {
+                    if (round > 0) {
+                        throw new RedisSinkException.Unchecked("Redis at " + endpoint + " keeps losing the rollcount script (SCRIPT FLUSH in a loop?)");
+                    }
+                    loadScript(j);
+                }
+                pending = noScript;
+            }
+        }
+        keysWritten.inc(applied);
+        RedisSink.KEYS_WRITTEN.add(applied);
+        writesStale.inc(stale);
+    }
+
+    private Jedis connection() {
+        if (jedis == null) {
+            Jedis j = endpoint.connect();
+            try {
+                loadScript(j);
+            } catch (RuntimeException e) {
+                j.close();
+                throw e;
+            }
+            jedis = j;
+        }
+        return jedis;
+    }
+
+    private void loadScript(Jedis j) {
+        countCommands(1);
+        String sha = j.scriptLoad(RedisApplyScript.SOURCE);
+        if (!RedisApplyScript.SHA1.equals(sha)) {
+            throw new IllegalStateException("Redis returned SHA " + sha + " for the rollcount script, expected " + RedisApplyScript.SHA1);
+        }
+    }
+
+    private void countCommands(int n) {
+        commandsSent.inc(n);
+        RedisSink.COMMANDS_SENT.add(n);
+    }
+
+    private void closeConnection() {
+        if (jedis != null) {
+            try {
+                jedis.close();
+            } catch (RuntimeException e) {
+                LOG.debug("closing the Redis connection to {} failed", endpoint, e);
+            }
+            jedis = null;
+        }
+    }
+
+    private static boolean isNoScript(JedisDataException e) {
+        String m = e.getMessage();
+        return m != null && m.startsWith("NOSCRIPT");
+    }
+
+    /** Worth retrying: the connection broke or timed out, or the server is briefly unable to serve. */
+    static boolean isTransient(Throwable e) {
+        if (e instanceof JedisAccessControlException) return false;
+        if (e instanceof JedisConnectionException) {
+            for (Throwable c = e.getCause(); c != null; c = c.getCause()) {
+                if (c instanceof JedisAccessControlException) return false;
+            }
+            return true;
+        }
+        if (e instanceof JedisDataException) {
+            String m = e.getMessage() == null ? "" : e.getMessage();
+            return m.startsWith("LOADING") || m.startsWith("BUSY") || m.startsWith("MASTERDOWN")
+                    || m.startsWith("TRYAGAIN") || m.startsWith("CLUSTERDOWN") || m.startsWith("READONLY");
+        }
+        return false;
+    }
+
+    private RedisSinkException permanent(JedisException e, RedisApplyScript.Call call) {
+        String what;
+        if (e instanceof JedisAccessControlException || e.getCause() instanceof JedisAccessControlException
+                || (e.getMessage() != null && (e.getMessage().startsWith("NOPERM") || e.getMessage().startsWith("WRONGPASS")
+                        || e.getMessage().startsWith("NOAUTH")))) {
+            what = "Redis at " + endpoint + " refused access" + (endpoint.user() != null ? " for user " + endpoint.user() : "");
+        } else if (call != null) {
+            what = "Redis at " + endpoint + " rejected a write of counter key " + call.firstKey + " and its batch";
+        } else {
+            what = "Redis at " + endpoint + " failed";
+        }
+        return new RedisSinkException(what + ": " + describe(e), sanitized(e));
+    }
+
+    private String describe(Throwable e) {
+        String m = e.getMessage();
+        if (e.getCause() != null && e.getCause() != e && e.getCause().getMessage() != null
+                && (m == null || !m.contains(e.getCause().getMessage()))) {
+            m = (m == null ? "" : m + ": ") + e.getCause().getMessage();
+        }
+        return endpoint.redact(e.getClass().getSimpleName() + (m == null ? "" : " " + m));
+    }
+
+    /**
+     * The exception to keep as the cause: the original unless its messages would show the password
+     * (Jedis never puts it there, but a cause chain is printed in full in Flink's UI and logs).
+     */
+    private Throwable sanitized(Throwable e) {
+        for (Throwable c = e; c != null; c = c.getCause()) {
+            String m = c.getMessage();
+            if (m != null && !m.equals(endpoint.redact(m))) {
+                return new RedisSinkException.Unchecked(endpoint.redact(String.valueOf(e.getMessage())) + " (cause removed: it showed the password)");
+            }
+            if (c.getCause() == c) break;
+        }
+        return e;
+    }
+}

@@ -1,0 +1,141 @@
+package io.rollcount.job.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.rollcount.job.model.Resolution;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import redis.clients.jedis.Jedis;
+
+/**
+ * Tests that need a redis-server of their own: counting the commands the server received, SCRIPT FLUSH,
+ * and outages (the server stopped and started again on the same port), and a port nothing listens on.
+ */
+class RedisSinkOwnServerTest {
+    private static RedisServerProcess server;
+
+    @BeforeAll
+    static void startServer() throws Exception {
+        server = RedisServerProcess.launch();
+    }
+
+    @AfterAll
+    static void stopServer() throws Exception {
+        if (server != null) server.close();
+    }
+
+    private static long commandCalls(Jedis admin, String command) {
+        Matcher m = Pattern.compile("cmdstat_" + command + ":calls=(\\d+)").matcher(admin.info("commandstats"));
+        return m.find() ? Long.parseLong(m.group(1)) : 0;
+    }
+
+    @Test
+    void redisReceivesOneEvalshaPerCounterPerFlush() throws Exception {
+        String prefix = RedisTestSupport.randomPrefix();
+        RedisKeys keys = new RedisKeys(prefix);
+        try (Jedis admin = new Jedis("127.0.0.1", server.port)) {
+            admin.configResetStat();
+            RedisSinkWriter w = RedisTestSupport.writer(RedisSink.builder().setUrl(server.url()).setKeyPrefix(prefix).build(),
+                    new TestWriterContext());
+            for (int round = 1; round <= 3; round++) {
+                for (int c = 0; c < 100; c++) {
+                    String counter = "c" + c;
+                    String total = keys.total(counter);
+                    w.write(RedisWrite.count(total, keys.versionOf(counter, total), round, round, true, 0), null);
+                    for (Resolution r : Resolution.all()) {
+                        String win = keys.window(counter, r, 0);
+                        w.write(RedisWrite.count(win, keys.versionOf(counter, win), round, round, true, r.ttlMillis), null);
+                    }
+                }
+                w.write(RedisWrite.max(keys.watermark(), round), null);
+                w.flush(false);
+            }
+            w.close();
+            assertThat(commandCalls(admin, "evalsha")).isEqualTo(3 * (100 + 1));
+            assertThat(commandCalls(admin, "script\\|load")).isEqualTo(1);
+            assertThat(w.commandsSent.getCount()).isEqualTo(3 * 101 + 1);
+            assertThat(admin.get(keys.total("c7"))).isEqualTo("3");
+            assertThat(admin.get(keys.watermark())).isEqualTo("3");
+            RedisTestSupport.deleteAll(admin, prefix);
+        }
+    }
+
+    @Test
+    void reloadsTheScriptAfterScriptFlush() throws Exception {
+        String prefix = RedisTestSupport.randomPrefix();
+        RedisKeys keys = new RedisKeys(prefix);
+        try (Jedis admin = new Jedis("127.0.0.1", server.port)) {
+            RedisSinkWriter w = RedisTestSupport.writer(RedisSink.builder().setUrl(server.url()).setKeyPrefix(prefix).build(),
+                    new TestWriterContext());
+            String total = keys.total("x");
+            w.write(RedisWrite.count(total, keys.versionOf("x", total), 1, 1, true, 0), null);
+            w.flush(false);
+            admin.scriptFlush();
+            w.write(RedisWrite.count(total, keys.versionOf("x", total), 2, 2, true, 0), null);
+            w.flush(false);
+            assertThat(admin.get(total)).isEqualTo("2");
+            // load, evalsha, evalsha (NOSCRIPT), load, evalsha
+            assertThat(w.commandsSent.getCount()).isEqualTo(5);
+            w.close();
+            RedisTestSupport.deleteAll(admin, prefix);
+        }
+    }
+
+    @Test
+    void failsAfterTheRetryTimeoutWhenNothingListens() throws Exception {
+        int port = RedisServerProcess.freePort();
+        RedisSinkWriter w = RedisTestSupport.writer(RedisSink.builder().setUrl("redis://127.0.0.1:" + port)
+                .setRetryTimeout(Duration.ofMillis(1500)).setBackoff(Duration.ofMillis(20), Duration.ofMillis(200)).build(),
+                new TestWriterContext());
+        w.write(RedisWrite.max("rc:meta:watermark", 1), null);
+        long start = System.nanoTime();
+        assertThatThrownBy(() -> w.flush(false))
+                .isInstanceOf(RedisSinkException.class)
+                .hasMessageContaining("redis://127.0.0.1:" + port)
+                .hasMessageContaining("still failing after retrying for 1500 ms");
+        long tookMillis = (System.nanoTime() - start) / 1_000_000;
+        assertThat(tookMillis).isBetween(1400L, 6000L);
+        assertThat(w.retries.getCount()).isGreaterThan(3);
+        w.close();
+    }
+
+    @Test
+    void survivesAnOutageShorterThanTheRetryTimeout() throws Exception {
+        try (RedisServerProcess own = RedisServerProcess.launch()) {
+            String prefix = RedisTestSupport.randomPrefix();
+            RedisKeys keys = new RedisKeys(prefix);
+            RedisSinkWriter w = RedisTestSupport.writer(RedisSink.builder().setUrl(own.url()).setKeyPrefix(prefix)
+                    .setRetryTimeout(Duration.ofSeconds(30)).setBackoff(Duration.ofMillis(20), Duration.ofMillis(250)).build(),
+                    new TestWriterContext());
+            String total = keys.total("o");
+            w.write(RedisWrite.count(total, keys.versionOf("o", total), 1, 1, true, 0), null);
+            w.flush(false);
+
+            own.stop();
+            CompletableFuture<Void> restart = CompletableFuture.runAsync(() -> {
+                try {
+                    Thread.sleep(1500);
+                    own.start();
+                } catch (Exception e) {
+                    throw new RuntimeException(e);
+                }
+            });
+            w.write(RedisWrite.count(total, keys.versionOf("o", total), 2, 2, true, 0), null);
+            long start = System.nanoTime();
+            w.flush(false); // blocks, retrying, until the server is back
+            restart.join();
+            assertThat((System.nanoTime() - start) / 1_000_000).isGreaterThanOrEqualTo(1400L);
+            assertThat(w.retries.getCount()).isGreaterThan(0);
+            try (Jedis check = new Jedis("127.0.0.1", own.port)) {
+                assertThat(check.get(total)).isEqualTo("2"); // the restarted server (no persistence) got the write
+            }
+            w.close();
+        }
+    }
+}

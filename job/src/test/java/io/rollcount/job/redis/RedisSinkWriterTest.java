@@ -1,0 +1,332 @@
+package io.rollcount.job.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.rollcount.job.model.Resolution;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.resps.Tuple;
+
+/** The writer against the shared real Redis (127.0.0.1:6379), each test under its own random key prefix. */
+class RedisSinkWriterTest {
+    private String prefix;
+    private RedisKeys keys;
+    private Jedis redis;
+    private TestWriterContext ctx;
+    private RedisSinkWriter writer;
+
+    @BeforeEach
+    void setUp() throws Exception {
+        prefix = RedisTestSupport.randomPrefix();
+        keys = new RedisKeys(prefix);
+        redis = new Jedis("127.0.0.1", 6379);
+        ctx = new TestWriterContext();
+        writer = RedisTestSupport.writer(sink().build(), ctx);
+    }
+
+    private RedisSink.Builder sink() {
+        return RedisSink.builder().setUrl(RedisTestSupport.SHARED_URL).setKeyPrefix(prefix)
+                .setRetryTimeout(Duration.ofSeconds(5));
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        if (writer != null) writer.close();
+        RedisTestSupport.deleteAll(redis, prefix);
+        redis.close();
+    }
+
+    private RedisWrite count(String counter, long value, long version, boolean monotone, long ttl) {
+        String k = keys.total(counter);
+        return RedisWrite.count(k, keys.versionOf(counter, k), value, version, monotone, ttl);
+    }
+
+    private void write(RedisWrite... ws) throws Exception {
+        for (RedisWrite w : ws) writer.write(w, null);
+        writer.flush(false);
+    }
+
+    @Test
+    void versionedCountNeverGoesBackwards() throws Exception {
+        String total = keys.total("a");
+        write(count("a", 50, 5, false, 0));
+        assertThat(redis.get(total)).isEqualTo("50");
+        assertThat(redis.get(keys.versionOf("a", total))).isEqualTo("5");
+
+        write(count("a", 30, 3, false, 0));
+        assertThat(redis.get(total)).isEqualTo("50");
+        assertThat(writer.writesStale.getCount()).isEqualTo(1);
+
+        write(count("a", 50, 5, false, 0)); // same version again: skipped, no change
+        assertThat(redis.get(total)).isEqualTo("50");
+
+        write(count("a", 70, 7, false, 0));
+        assertThat(redis.get(total)).isEqualTo("70");
+
+        // a replay after a restart from a checkpoint: lower versions, one flush each
+        for (int v = 1; v <= 7; v++) write(count("a", v * 10, v, false, 0));
+        assertThat(redis.get(total)).isEqualTo("70");
+        assertThat(redis.get(keys.versionOf("a", total))).isEqualTo("7");
+
+        write(count("a", 65, 8, false, 0)); // a negative delta: newer version wins although smaller
+        assertThat(redis.get(total)).isEqualTo("65");
+    }
+
+    @Test
+    void monotoneSkipsSmallerValuesEvenWithNewerVersion() throws Exception {
+        String total = keys.total("m");
+        write(count("m", 100, 10, true, 0));
+        redis.del(keys.versionOf("m", total)); // version bookkeeping lost
+        write(count("m", 40, 4, true, 0));
+        assertThat(redis.get(total)).isEqualTo("100");
+        write(count("m", 40, 4, false, 0)); // not monotone: the version decides
+        assertThat(redis.get(total)).isEqualTo("40");
+    }
+
+    @Test
+    void valuesBeyondDoublePrecisionCompareExactly() throws Exception {
+        String total = keys.total("big");
+        long big = 9_007_199_254_740_993L; // 2^53 + 1: a double cannot tell it from 2^53
+        write(count("big", big, big, false, 0));
+        write(count("big", big - 1, big - 1, false, 0));
+        assertThat(redis.get(total)).isEqualTo(Long.toString(big));
+        write(count("big", -big, big + 1, false, 0));
+        assertThat(redis.get(total)).isEqualTo(Long.toString(-big));
+        write(count("big", -big - 1, big + 2, true, 0)); // monotone: -big-1 < -big, skipped
+        assertThat(redis.get(total)).isEqualTo(Long.toString(-big));
+    }
+
+    @Test
+    void ttlOnValueAndVersionKeys() throws Exception {
+        String w = keys.window("t", Resolution.values()[0], 1_700_000_000_000L);
+        String wv = keys.versionOf("t", w);
+        write(RedisWrite.count(w, wv, 5, 1, true, 7_200_000L));
+        assertThat(redis.pttl(w)).isBetween(7_100_000L, 7_200_000L);
+        assertThat(redis.pttl(wv)).isBetween(7_100_000L, 7_200_000L);
+
+        redis.pexpire(w, 1_000_000L);
+        redis.pexpire(wv, 1_000_000L);
+        write(RedisWrite.count(w, wv, 6, 2, true, 7_200_000L)); // expires that long after its last write
+        assertThat(redis.pttl(w)).isGreaterThan(7_100_000L);
+        assertThat(redis.pttl(wv)).isGreaterThan(7_100_000L);
+
+        String total = keys.total("t");
+        write(count("t", 1, 1, true, 0));
+        assertThat(redis.pttl(total)).isEqualTo(-1L);
+        assertThat(redis.pttl(keys.versionOf("t", total))).isEqualTo(-1L);
+    }
+
+    @Test
+    void coalescesPerKeyAndSendsOneCallPerCounter() throws Exception {
+        long before = writer.commandsSent.getCount();
+        List<RedisWrite> ws = new ArrayList<>();
+        for (int c = 0; c < 20; c++) {
+            String counter = "post:" + c + ":likes";
+            for (int v = 1; v <= 10; v++) ws.add(count(counter, v * 3L, v, true, 0));
+            for (Resolution r : Resolution.values()) {
+                String k = keys.window(counter, r, 1_700_000_000_000L);
+                ws.add(RedisWrite.count(k, keys.versionOf(counter, k), 7, 1, true, 60_000));
+                ws.add(RedisWrite.count(k, keys.versionOf(counter, k), 9, 2, true, 60_000));
+            }
+        }
+        ws.add(RedisWrite.max(keys.watermark(), 1_700_000_000_000L));
+        write(ws.toArray(new RedisWrite[0]));
+        // 20 counters + the watermark, + 1 SCRIPT LOAD on the first connection
+        assertThat(writer.commandsSent.getCount() - before).isEqualTo(20 + 1 + 1);
+        assertThat(writer.writesCoalesced.getCount()).isEqualTo(20 * 9 + 20 * Resolution.values().length);
+        for (int c = 0; c < 20; c++) {
+            String counter = "post:" + c + ":likes";
+            assertThat(redis.get(keys.total(counter))).isEqualTo("30");
+            assertThat(redis.get(keys.window(counter, Resolution.values()[1], 1_700_000_000_000L))).isEqualTo("9");
+        }
+        assertThat(writer.keysWritten.getCount()).isEqualTo(20 * (1 + Resolution.values().length) + 1);
+    }
+
+    @Test
+    void maxKeepsTheLargest() throws Exception {
+        String wm = keys.watermark();
+        write(RedisWrite.max(wm, 100));
+        write(RedisWrite.max(wm, 50));
+        assertThat(redis.get(wm)).isEqualTo("100");
+        write(RedisWrite.max(wm, 300), RedisWrite.max(wm, 200));
+        assertThat(redis.get(wm)).isEqualTo("300");
+        assertThat(redis.pttl(wm)).isEqualTo(-1L);
+    }
+
+    private byte[] sketchOf(String scratch, int from, int to) {
+        String[] users = new String[to - from];
+        for (int i = from; i < to; i++) users[i - from] = "user-" + i;
+        redis.pfadd(scratch, users);
+        byte[] bytes = redis.get(scratch.getBytes());
+        redis.del(scratch);
+        return bytes;
+    }
+
+    @Test
+    void hllMergeEqualsPfmergeAndNeverShrinks() throws Exception {
+        String scratch = prefix + ":_scratch";
+        byte[] a = sketchOf(scratch, 0, 1000);
+        byte[] b = sketchOf(scratch, 500, 2000);
+        byte[] small = sketchOf(scratch, 0, 3);
+        byte[] sparse = sketchOf(scratch, 5000, 5010);
+
+        // reference: PFADD-built keys merged by PFMERGE
+        String refA = prefix + ":_refA";
+        String refB = prefix + ":_refB";
+        String ref = prefix + ":_ref";
+        redis.set(refA.getBytes(), a);
+        redis.set(refB.getBytes(), b);
+        redis.pfmerge(ref, refA, refB);
+
+        String u = keys.uniques("h", Resolution.values()[3], 1_700_000_000_000L);
+        RedisWrite w1 = RedisWrite.hll(u, a, 3_600_000L);
+        RedisWrite w2 = RedisWrite.hll(u, b, 3_600_000L);
+        write(w1, w2); // two sketches of one key in one flush
+        assertThat(redis.pfcount(u)).isEqualTo(redis.pfcount(ref));
+        assertSameRegisters(redis.get(u.getBytes()), redis.get(ref.getBytes()));
+        assertThat(redis.pttl(u)).isBetween(3_500_000L, 3_600_000L);
+        assertThat(redis.exists(prefix + ":{h}:_tmp")).isFalse();
+
+        byte[] full = redis.get(u.getBytes());
+        write(RedisWrite.hll(u, small, 3_600_000L)); // replay of a smaller sketch: nothing shrinks
+        write(RedisWrite.hll(u, a, 3_600_000L));
+        assertSameRegisters(redis.get(u.getBytes()), full);
+        assertThat(redis.pfcount(u)).isEqualTo(redis.pfcount(ref));
+
+        // merging into a key built by PFADD, with a sparse sketch
+        String all = keys.uniquesAll("h");
+        redis.pfadd(all, "user-5000", "someone-else");
+        write(RedisWrite.hll(all, sparse, 0));
+        String refAll = prefix + ":_refAll";
+        redis.pfadd(refAll, "someone-else");
+        for (int i = 5000; i < 5010; i++) redis.pfadd(refAll, "user-" + i);
+        assertThat(redis.pfcount(all)).isEqualTo(redis.pfcount(refAll));
+        assertThat(redis.pttl(all)).isEqualTo(-1L);
+    }
+
+    /** Same encoding and registers; bytes 8..15 are PFCOUNT's cardinality cache, which may differ. */
+    private static void assertSameRegisters(byte[] actual, byte[] expected) {
+        assertThat(actual[4]).as("encoding").isEqualTo(expected[4]);
+        assertThat(java.util.Arrays.equals(java.util.Arrays.copyOfRange(actual, 16, actual.length),
+                java.util.Arrays.copyOfRange(expected, 16, expected.length))).as("registers equal").isTrue();
+    }
+
+    @Test
+    void hllOfNonCounterKeyUsesBookkeepingScratchKey() throws Exception {
+        String scratch = prefix + ":_scratch";
+        byte[] a = sketchOf(scratch, 0, 10);
+        String k = prefix + ":meta:uniq";
+        write(RedisWrite.hll(k, a, 0));
+        assertThat(redis.pfcount(k)).isEqualTo(10);
+        assertThat(RedisTestSupport.keysOf(redis, prefix)).containsExactly(k);
+    }
+
+    @Test
+    void zsetIsReplacedAtomicallyWithVersionCheck() throws Exception {
+        String top = keys.top("post", Resolution.values()[1], 1_700_000_000_000L);
+        String tv = keys.versionOfGlobal(top);
+        write(RedisWrite.zset(top, tv, 2, new String[] {"a", "b", "c"}, new double[] {3, 2, 1}, 60_000));
+        assertThat(redis.zrevrangeWithScores(top, 0, -1)).extracting(Tuple::getElement).containsExactly("a", "b", "c");
+        assertThat(redis.pttl(top)).isBetween(59_000L, 60_000L);
+        assertThat(redis.pttl(tv)).isBetween(59_000L, 60_000L);
+
+        write(RedisWrite.zset(top, tv, 1, new String[] {"x"}, new double[] {9}, 60_000)); // older: skipped
+        assertThat(redis.zcard(top)).isEqualTo(3);
+
+        write(RedisWrite.zset(top, tv, 3, new String[] {"d", "e"}, new double[] {5.5, Double.POSITIVE_INFINITY}, 60_000));
+        assertThat(redis.zrevrangeWithScores(top, 0, -1))
+                .containsExactly(new Tuple("e", Double.POSITIVE_INFINITY), new Tuple("d", 5.5));
+        assertThat(redis.get(tv)).isEqualTo("3");
+
+        write(RedisWrite.zset(top, tv, 4, new String[0], new double[0], 60_000));
+        assertThat(redis.exists(top)).isFalse();
+
+        // an untagged key without version (trending)
+        String trending = keys.trending("post");
+        write(RedisWrite.zset(trending, null, 0, new String[] {"p1"}, new double[] {0.25}, 0));
+        assertThat(redis.zscore(trending, "p1")).isEqualTo(0.25);
+        assertThat(redis.pttl(trending)).isEqualTo(-1L);
+    }
+
+    @Test
+    void wrongTypeFailsNamingTheKey() throws Exception {
+        String total = keys.total("bad");
+        redis.lpush(total, "x");
+        writer.write(count("bad", 1, 1, true, 0), null); // monotone: reads the value first
+        assertThatThrownBy(() -> writer.flush(false))
+                .isInstanceOf(RedisSinkException.class)
+                .hasMessageContaining("WRONGTYPE")
+                .hasMessageContaining("(key " + total + ")");
+    }
+
+    @Test
+    void nonIntegerVersionFailsNamingTheKey() throws Exception {
+        String total = keys.total("bad");
+        String v = keys.versionOf("bad", total);
+        redis.set(v, "banana");
+        writer.write(count("bad", 1, 1, false, 0), null);
+        assertThatThrownBy(() -> writer.flush(false))
+                .isInstanceOf(RedisSinkException.class)
+                .hasMessageContaining("not an integer")
+                .hasMessageContaining(v);
+    }
+
+    @Test
+    void invalidHllBytesFailNamingTheKey() throws Exception {
+        String u = keys.uniquesAll("bad");
+        writer.write(RedisWrite.hll(u, "not a sketch".getBytes(), 0), null);
+        assertThatThrownBy(() -> writer.flush(false))
+                .isInstanceOf(RedisSinkException.class)
+                .hasMessageContaining(u);
+        assertThat(redis.exists(prefix + ":{bad}:_tmp")).isFalse();
+    }
+
+    @Test
+    void badWritesAreRejectedAtWriteNamingTheKey() {
+        String top = keys.top("x", Resolution.values()[1], 0);
+        assertThatThrownBy(() -> writer.write(RedisWrite.zset(top, null, 1, new String[] {"a"}, new double[] {Double.NaN}, 0), null))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(top);
+        assertThatThrownBy(() -> writer.write(RedisWrite.hll(top, null, 0), null))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(top);
+    }
+
+    @Test
+    void flushesOnTimerAndOnBufferSize() throws Exception {
+        writer.close();
+        writer = RedisTestSupport.writer(sink().setFlushInterval(Duration.ofMillis(200)).setMaxBufferedKeys(3).build(), ctx);
+        String total = keys.total("timer");
+        writer.write(count("timer", 1, 1, true, 0), null);
+        ctx.advance(199);
+        assertThat(redis.get(total)).isNull();
+        ctx.advance(1);
+        assertThat(redis.get(total)).isEqualTo("1");
+        assertThat(ctx.pendingTimers()).isEqualTo(1); // rescheduled
+
+        writer.write(count("s1", 1, 1, true, 0), null);
+        writer.write(count("s2", 1, 1, true, 0), null);
+        assertThat(redis.get(keys.total("s1"))).isNull();
+        writer.write(count("s3", 1, 1, true, 0), null); // third key: the buffer is full
+        assertThat(redis.get(keys.total("s1"))).isEqualTo("1");
+        assertThat(writer.bufferedKeys()).isZero();
+    }
+
+    @Test
+    void onlyContractKeysAreWritten() throws Exception {
+        String scratch = prefix + ":_scratch";
+        byte[] a = sketchOf(scratch, 0, 10);
+        String total = keys.total("k");
+        String w = keys.window("k", Resolution.values()[0], 0);
+        write(count("k", 1, 1, true, 0), RedisWrite.count(w, keys.versionOf("k", w), 1, 1, true, 1000),
+                RedisWrite.hll(keys.uniquesAll("k"), a, 0), RedisWrite.max(keys.watermark(), 5));
+        for (String k : RedisTestSupport.keysOf(redis, prefix)) {
+            assertThat(k).matches(java.util.regex.Pattern.quote(prefix) + ":(\\{k\\}:(total|_v:.*|" + Resolution.values()[0].label
+                    + ":0|u:all)|meta:watermark)");
+        }
+    }
+}
