@@ -1,22 +1,150 @@
 package io.rollcount.job;
 
+import io.rollcount.job.files.DeadLetterFileSink;
+import io.rollcount.job.files.JsonLinesFormat;
 import io.rollcount.job.model.Event;
+import io.rollcount.job.model.PartialSum;
 import io.rollcount.job.model.Rollup;
+import io.rollcount.job.ops.CountPerCounter;
+import io.rollcount.job.ops.DropDuplicates;
+import io.rollcount.job.ops.PreAggregate;
+import io.rollcount.job.ops.RouteEvents;
+import io.rollcount.job.ops.ValidEventsWatermarks;
+import io.rollcount.job.parse.EventParser;
+import io.rollcount.job.redis.RedisKeys;
+import io.rollcount.job.redis.RedisSink;
 import io.rollcount.job.redis.RedisWrite;
+import java.time.Duration;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.api.connector.source.Source;
+import org.apache.flink.configuration.CheckpointingOptions;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.PipelineOptions;
+import org.apache.flink.configuration.StateBackendOptions;
+import org.apache.flink.connector.file.src.FileSource;
+import org.apache.flink.connector.file.src.enumerate.NonSplittingRecursiveEnumerator;
+import org.apache.flink.core.execution.CheckpointingMode;
+import org.apache.flink.core.fs.Path;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import picocli.CommandLine;
 
-/** The Rollcount job: {@code flink run job/target/rollcount-job.jar [options]}. */
+/**
+ * The Rollcount job: {@code flink run job/target/rollcount-job.jar [options]}, or {@code ./rollcount run}
+ * on a local MiniCluster. {@link #build} is the whole pipeline, top to bottom; sources and sinks are
+ * passed in so that tests run the very same graph on bounded input.
+ */
 public final class RollcountJob {
 
-    /** The sinks of the pipeline; tests pass the same real sinks, pointed at their own prefix and topics. */
-    public record Outputs(Sink<RedisWrite> redis, Sink<Event> deadLetters, Sink<Rollup> rollups) {}
+    private RollcountJob() {}
+
+    /**
+     * The sinks of the pipeline; tests pass the same real sinks, pointed at their own prefix and topics.
+     *
+     * @param rollups may be null: no {@code counter-rollups} output (no Kafka)
+     * @param deadLetterParallelism parallelism of the dead-letter sink, 0 for the job's (the file sink needs 1)
+     */
+    public record Outputs(Sink<RedisWrite> redis, Sink<Event> deadLetters, int deadLetterParallelism, Sink<Rollup> rollups) {}
 
     /** Builds the whole pipeline, top to bottom, from an injected source to injected sinks. */
     public static void build(StreamExecutionEnvironment env, JobOptions options, Source<Event, ?, ?> source, Outputs outputs) {
-        throw new UnsupportedOperationException("being written");
+        long lateness = options.allowedLateness().toMillis();
+        long flushInterval = options.flushInterval().toMillis();
+        RedisKeys keys = new RedisKeys(options.redisKeyPrefix);
+
+        // 1. Parse inside the source; per-partition watermarks over valid events only.
+        DataStream<Event> events = env.fromSource(source,
+                        ValidEventsWatermarks.strategy(options.outOfOrderness(), options.idleTimeout()),
+                        "events", TypeInformation.of(Event.class))
+                .uid("source");
+
+        // 2. Dead letters aside; events with an event_id to deduplication, the rest straight on.
+        SingleOutputStreamOperator<Event> routed = events.process(new RouteEvents()).name("route").uid("route");
+        DataStream<Event> firstDeliveries = routed.getSideOutput(RouteEvents.WITH_EVENT_ID)
+                .keyBy(DropDuplicates::keyOf, Types.STRING)
+                .process(new DropDuplicates(options.dedupHorizon().toMillis()))
+                .name("drop-duplicates").uid("drop-duplicates");
+
+        // 3. Late events out; the rest combined per (counter, 5 s bucket) before the shuffle by counter.
+        SingleOutputStreamOperator<PartialSum> partials = routed.union(firstDeliveries)
+                .transform("pre-aggregate", TypeInformation.of(PartialSum.class),
+                        new PreAggregate(lateness, 20_000, Math.min(200, flushInterval)))
+                .uid("pre-aggregate");
+
+        // 4. One keyed operator per counter: five resolutions and the total, written to Redis.
+        SingleOutputStreamOperator<RedisWrite> counts = partials
+                .keyBy(p -> p.counter, Types.STRING)
+                .process(new CountPerCounter(keys, lateness, flushInterval))
+                .name("count-per-counter").uid("count-per-counter");
+        counts.sinkTo(outputs.redis()).name("redis").uid("redis");
+
+        // 5. Closed windows and their revisions, for consumers.
+        if (outputs.rollups() != null) {
+            counts.getSideOutput(CountPerCounter.ROLLUPS).sinkTo(outputs.rollups()).name("rollups").uid("rollups");
+        }
+
+        // 6. Everything not counted, with its reason.
+        var deadLetters = routed.getSideOutput(RouteEvents.DEAD_LETTERS)
+                .union(partials.getSideOutput(PreAggregate.LATE))
+                .sinkTo(outputs.deadLetters()).name("dead-letters").uid("dead-letters");
+        if (outputs.deadLetterParallelism() > 0) deadLetters.setParallelism(outputs.deadLetterParallelism());
     }
 
-    public static void main(String[] args) throws Exception {}
+    /** The file source of {@code --input}: a file or a folder of {@code .jsonl} / {@code .jsonl.gz}. */
+    public static Source<Event, ?, ?> fileSource(JobOptions options) {
+        JsonLinesFormat format = new JsonLinesFormat(new EventParser(0));
+        return FileSource.forBulkFileFormat(format, new Path(options.input))
+                .setFileEnumerator(() -> new NonSplittingRecursiveEnumerator(JsonLinesFormat::isInputFile))
+                .build();
+    }
+
+    /** The job's Flink settings: RocksDB with incremental checkpoints, exactly-once, no Kryo. */
+    public static Configuration configuration(JobOptions options) {
+        Configuration conf = new Configuration();
+        conf.set(StateBackendOptions.STATE_BACKEND, "rocksdb");
+        conf.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, true);
+        conf.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, options.checkpointInterval());
+        conf.set(CheckpointingOptions.CHECKPOINTING_CONSISTENCY_MODE, CheckpointingMode.EXACTLY_ONCE);
+        conf.set(CheckpointingOptions.EXTERNALIZED_CHECKPOINT_RETENTION,
+                org.apache.flink.configuration.ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION);
+        if (options.checkpointDir != null) {
+            conf.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
+            conf.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, options.checkpointDir);
+        }
+        conf.set(PipelineOptions.GENERIC_TYPES, false);
+        conf.set(PipelineOptions.AUTO_WATERMARK_INTERVAL, Duration.ofMillis(200));
+        return conf;
+    }
+
+    public static void main(String[] args) throws Exception {
+        JobOptions options = new JobOptions();
+        CommandLine cli = new CommandLine(options);
+        cli.setCommandName("rollcount-job");
+        try {
+            cli.parseArgs(args);
+            options.validate();
+        } catch (CommandLine.ParameterException | IllegalArgumentException e) {
+            System.err.println("rollcount: " + e.getMessage());
+            cli.usage(System.err);
+            System.exit(2);
+            return;
+        }
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(configuration(options));
+        if (options.parallelism != null) env.setParallelism(options.parallelism);
+        assemble(env, options);
+        env.execute("rollcount");
+    }
+
+    /** The production wiring of {@link #build}: sources and sinks made from the options. */
+    public static void assemble(StreamExecutionEnvironment env, JobOptions options) {
+        Source<Event, ?, ?> source = switch (options.sourceKind()) {
+            case files -> fileSource(options);
+            case kafka -> throw new IllegalArgumentException("--source kafka: not wired yet");
+        };
+        Outputs outputs = new Outputs(RedisSink.fromOptions(options), new DeadLetterFileSink(options.dlq), 1, null);
+        build(env, options, source, outputs);
+    }
 }

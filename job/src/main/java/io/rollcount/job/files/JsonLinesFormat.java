@@ -38,10 +38,19 @@ public final class JsonLinesFormat implements BulkFormat<Event, FileSourceSplit>
         this.parser = parser;
     }
 
-    /** Whether a path names an input file: {@code .jsonl} or {@code .jsonl.gz}. */
+    /**
+     * The file filter of the enumeration: folders (to recurse into) and {@code .jsonl} / {@code .jsonl.gz}
+     * files, skipping hidden ones ({@code .} or {@code _} first, as Flink's default filter does).
+     */
     public static boolean isInputFile(Path path) {
         String name = path.getName();
-        return name.endsWith(".jsonl") || name.endsWith(".jsonl.gz");
+        if (name.startsWith(".") || name.startsWith("_")) return false;
+        if (name.endsWith(".jsonl") || name.endsWith(".jsonl.gz")) return true;
+        try {
+            return path.getFileSystem().getFileStatus(path).isDir();
+        } catch (IOException e) {
+            return false;
+        }
     }
 
     @Override

@@ -1,0 +1,99 @@
+package io.rollcount.cli;
+
+import io.rollcount.job.JobOptions;
+import io.rollcount.job.model.Resolution;
+import io.rollcount.job.parse.EventParser;
+import io.rollcount.job.redis.RedisEndpoint;
+import io.rollcount.job.redis.RedisKeys;
+import io.rollcount.job.util.Durations;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import redis.clients.jedis.Jedis;
+
+/** {@code ./rollcount query <counter> [--res 1m] [--last 1h]}: a counter's series, total and uniques from Redis. */
+@Command(name = "query", mixinStandardHelpOptions = true,
+        description = "Print a counter's window series (with a sparkline), its total and its unique users, read from Redis.")
+final class QueryCommand implements Callable<Integer> {
+    private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss'Z'").withZone(ZoneOffset.UTC);
+
+    @Parameters(index = "0", paramLabel = "COUNTER", description = "The counter id, e.g. post:123:likes.")
+    String counter;
+
+    @Option(names = "--res", defaultValue = "1m", description = "Resolution: 5s, 1m, 5m, 1h or 1d (default: ${DEFAULT-VALUE}).")
+    String res;
+
+    @Option(names = "--last", defaultValue = "1h", description = "How far back from the job's watermark (default: ${DEFAULT-VALUE}).")
+    String last;
+
+    @Option(names = "--redis", paramLabel = "URL", description = "Redis URL (default: $ROLLCOUNT_REDIS or redis://127.0.0.1:6379).")
+    String redis;
+
+    @Option(names = "--redis.key-prefix", defaultValue = "rc", description = "Key prefix (default: ${DEFAULT-VALUE}).")
+    String prefix;
+
+    @Override
+    public Integer call() {
+        String problem = EventParser.counterProblem(counter);
+        if (problem != null) throw new IllegalArgumentException("not a counter id: " + problem);
+        Resolution r = Resolution.ofLabel(res);
+        long span = Durations.parse(last).toMillis();
+        int points = (int) Math.min(2000, Math.max(1, span / r.sizeMillis));
+        JobOptions o = new JobOptions();
+        o.redis = redis;
+        RedisKeys keys = new RedisKeys(prefix);
+        RedisEndpoint endpoint = RedisEndpoint.fromOptions(o);
+        try (Jedis jedis = connect(endpoint)) {
+            String total = jedis.get(keys.total(counter));
+            if (total == null) {
+                System.err.println("rollcount: no counter '" + counter + "' in Redis at " + endpoint + " (key " + keys.total(counter) + " does not exist)");
+                return 1;
+            }
+            String wm = jedis.get(keys.watermark());
+            long end = wm != null ? Long.parseLong(wm) : System.currentTimeMillis();
+            long lastStart = r.windowStart(end);
+            List<Long> starts = new ArrayList<>();
+            for (int i = points - 1; i >= 0; i--) starts.add(lastStart - i * r.sizeMillis);
+            String[] windowKeys = starts.stream().map(s -> keys.window(counter, r, s)).toArray(String[]::new);
+            List<String> values = jedis.mget(windowKeys);
+            long[] series = new long[values.size()];
+            for (int i = 0; i < series.length; i++) series[i] = values.get(i) == null ? 0 : Long.parseLong(values.get(i));
+            System.out.printf("%s  total %s%n", counter, total);
+            System.out.printf("%s windows from %s to %s (watermark %s)%n", r.label, TIME.format(Instant.ofEpochMilli(starts.get(0))),
+                    TIME.format(Instant.ofEpochMilli(lastStart + r.sizeMillis)), wm == null ? "unknown" : TIME.format(Instant.ofEpochMilli(end)));
+            System.out.println(Sparkline.of(series) + "  max " + java.util.Arrays.stream(series).max().orElse(0));
+            for (int i = Math.max(0, series.length - 10); i < series.length; i++) {
+                System.out.printf("  %s  %,d%n", TIME.format(Instant.ofEpochMilli(starts.get(i))), series[i]);
+            }
+            long all = pfcount(jedis, keys.uniquesAll(counter));
+            if (all >= 0) {
+                System.out.printf("unique users: all time %,d, this hour %,d, today %,d%n", all,
+                        Math.max(0, pfcount(jedis, keys.uniques(counter, Resolution.H1, Resolution.H1.windowStart(end)))),
+                        Math.max(0, pfcount(jedis, keys.uniques(counter, Resolution.D1, Resolution.D1.windowStart(end)))));
+            } else {
+                System.out.println("unique users: none recorded (no event carried a user)");
+            }
+            return 0;
+        }
+    }
+
+    private static long pfcount(Jedis jedis, String key) {
+        return jedis.exists(key) ? jedis.pfcount(key) : -1;
+    }
+
+    static Jedis connect(RedisEndpoint endpoint) {
+        try {
+            Jedis j = endpoint.connect();
+            j.ping();
+            return j;
+        } catch (RuntimeException e) {
+            throw new IllegalStateException("cannot reach Redis at " + endpoint + ": " + Main.oneLine(e));
+        }
+    }
+}

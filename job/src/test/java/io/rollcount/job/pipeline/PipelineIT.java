@@ -1,0 +1,274 @@
+package io.rollcount.job.pipeline;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.rollcount.job.JobOptions;
+import io.rollcount.job.RollcountJob;
+import io.rollcount.job.files.DeadLetterFileSink;
+import io.rollcount.job.gen.EventGenerator;
+import io.rollcount.job.gen.EventGenerator.Generated;
+import io.rollcount.job.model.Resolution;
+import io.rollcount.job.redis.RedisSink;
+import io.rollcount.job.redis.RedisWrite;
+import io.rollcount.job.support.RedisTestSupport;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Pattern;
+import java.util.zip.GZIPOutputStream;
+import org.apache.flink.api.connector.sink2.Sink;
+import org.apache.flink.api.connector.sink2.SinkWriter;
+import org.apache.flink.api.connector.sink2.WriterInitContext;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.RestartStrategyOptions;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The exact pipeline end to end on a MiniCluster with RocksDB and checkpoints, against the real Redis:
+ * a skewed stream with duplicates, negative deltas, out-of-order events and every kind of bad line, read
+ * from a .jsonl and a .jsonl.gz file. Every total and window sum in Redis must equal the ground truth the
+ * test computes itself, no other key may exist, and every bad line must be in the dead-letter file.
+ */
+class PipelineIT {
+    private static final int EVENTS = 120_000;
+    private static final long START = 1_764_000_000_000L; // 2025-11-24T16:00:00Z
+
+    @RegisterExtension
+    static final MiniClusterExtension FLINK = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
+            .setNumberTaskManagers(1).setNumberSlotsPerTaskManager(2).build());
+
+    @TempDir
+    Path dir;
+
+    private RedisTestSupport redis;
+
+    @BeforeEach
+    void connect() {
+        redis = new RedisTestSupport();
+    }
+
+    @AfterEach
+    void cleanUp() {
+        redis.close();
+    }
+
+    private record Input(GroundTruth truth, Map<String, String> badSources) {}
+
+    /** Writes the stream into two files (one gzipped) and returns the ground truth and the bad lines' reasons. */
+    private Input writeInput(double negativeShare) throws IOException {
+        EventGenerator gen = new EventGenerator(42, EventGenerator.Workload.zipf, 3_000, 500, START, 1_000, 3_000, negativeShare);
+        GroundTruth truth = new GroundTruth();
+        Map<String, String> bad = new HashMap<>();
+        String[][] badLines = EventGenerator.badLines(START);
+        Path plain = dir.resolve("a.jsonl");
+        Path gz = dir.resolve("b.jsonl.gz");
+        try (OutputStream a = Files.newOutputStream(plain); OutputStream b = new GZIPOutputStream(Files.newOutputStream(gz))) {
+            int[] lines = {0, 0};
+            for (int i = 0; i < EVENTS; i++) {
+                int f = i % 2;
+                OutputStream out = f == 0 ? a : b;
+                Path file = f == 0 ? plain : gz;
+                if (i % 4_000 == 7) {
+                    String[] line = badLines[(i / 4_000) % badLines.length];
+                    out.write((line[0] + "\n").getBytes(StandardCharsets.UTF_8));
+                    bad.put(file + "/" + (++lines[f]), line[1]);
+                    continue;
+                }
+                if (i == 50_001) {
+                    out.write(EventGenerator.invalidUtf8Line());
+                    out.write('\n');
+                    bad.put(file + "/" + (++lines[f]), "invalid_utf8");
+                    continue;
+                }
+                Generated g = gen.next();
+                truth.add(g);
+                out.write((g.line() + (i % 10 == 3 ? "\r\n" : "\n")).getBytes(StandardCharsets.UTF_8));
+                lines[f]++;
+            }
+        }
+        return new Input(truth, bad);
+    }
+
+    private JobOptions options() {
+        JobOptions o = new JobOptions();
+        o.input = dir.toString();
+        o.redis = redis.url();
+        o.redisKeyPrefix = redis.prefix;
+        o.checkpointInterval = "300ms";
+        o.dlq = dir.resolve("dlq.jsonl").toString();
+        return o.validate();
+    }
+
+    private StreamExecutionEnvironment environment(JobOptions o) {
+        Configuration conf = RollcountJob.configuration(o);
+        conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
+        conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 3);
+        conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(200));
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
+        env.setParallelism(2);
+        return env;
+    }
+
+    @Test
+    void boundedRunLeavesExactlyTheGroundTruthInRedis() throws Exception {
+        Input input = writeInput(0.05);
+        JobOptions o = options();
+        StreamExecutionEnvironment env = environment(o);
+        RollcountJob.build(env, o, RollcountJob.fileSource(o),
+                new RollcountJob.Outputs(RedisSink.fromOptions(o), new DeadLetterFileSink(o.dlq), 1, null));
+        env.execute("pipeline-it");
+
+        assertRedisEqualsTruth(input.truth());
+        assertDeadLetters(Path.of(o.dlq), input.badSources());
+        assertThat(input.truth().duplicates).as("the stream has redeliveries").isGreaterThan(1000);
+        assertThat(input.truth().negativeCounters).as("the stream has decrements").isNotEmpty();
+    }
+
+    /** Fails the Redis sink once, after a checkpoint and N writes, so the job restarts from that checkpoint. */
+    static final class FailOnceSink implements Sink<RedisWrite> {
+        static final AtomicBoolean FAILED = new AtomicBoolean();
+        static final AtomicInteger CHECKPOINTS = new AtomicInteger();
+        private final Sink<RedisWrite> delegate;
+        private final int failAfter;
+
+        FailOnceSink(Sink<RedisWrite> delegate, int failAfter) {
+            this.delegate = delegate;
+            this.failAfter = failAfter;
+        }
+
+        @Override
+        public SinkWriter<RedisWrite> createWriter(WriterInitContext context) throws IOException {
+            SinkWriter<RedisWrite> inner = delegate.createWriter(context);
+            return new SinkWriter<>() {
+                int written;
+
+                @Override
+                public void write(RedisWrite w, Context ctx) throws IOException, InterruptedException {
+                    inner.write(w, ctx);
+                    if (++written > failAfter && CHECKPOINTS.get() >= 2 && FAILED.compareAndSet(false, true)) {
+                        throw new IOException("injected failure after " + written + " writes");
+                    }
+                }
+
+                @Override
+                public void flush(boolean endOfInput) throws IOException, InterruptedException {
+                    inner.flush(endOfInput);
+                    if (!endOfInput) CHECKPOINTS.incrementAndGet();
+                }
+
+                @Override
+                public void close() throws Exception {
+                    inner.close();
+                }
+            };
+        }
+    }
+
+    @Test
+    void aFailureMidStreamRestartsFromTheCheckpointAndTotalsNeverGoBack() throws Exception {
+        Input input = writeInput(0.0);
+        JobOptions o = options();
+        StreamExecutionEnvironment env = environment(o);
+        FailOnceSink.FAILED.set(false);
+        FailOnceSink.CHECKPOINTS.set(0);
+        RollcountJob.build(env, o, RollcountJob.fileSource(o),
+                new RollcountJob.Outputs(new FailOnceSink(RedisSink.fromOptions(o), 3_000), new DeadLetterFileSink(o.dlq), 1, null));
+
+        // A poller reads the hottest totals while the job runs; none may ever decrease.
+        List<String> hot = new ArrayList<>();
+        EventGenerator names = new EventGenerator(1, EventGenerator.Workload.zipf, 3_000, 1, START, 1, 0, 0);
+        for (int rank = 0; rank < 30; rank++) hot.add(redis.prefix + ":{" + names.counterId(rank) + "}:total");
+        Map<String, Long> maxSeen = new ConcurrentHashMap<>();
+        List<String> decreases = new ArrayList<>();
+        AtomicBoolean running = new AtomicBoolean(true);
+        Thread poller = new Thread(() -> {
+            try (redis.clients.jedis.Jedis j = new redis.clients.jedis.Jedis(redis.host, redis.port)) {
+                while (running.get()) {
+                    List<String> values = j.mget(hot.toArray(String[]::new));
+                    for (int i = 0; i < hot.size(); i++) {
+                        if (values.get(i) == null) continue;
+                        long v = Long.parseLong(values.get(i));
+                        Long before = maxSeen.put(hot.get(i), Math.max(v, maxSeen.getOrDefault(hot.get(i), Long.MIN_VALUE)));
+                        if (before != null && v < before) decreases.add(hot.get(i) + ": " + before + " -> " + v);
+                    }
+                    Thread.sleep(20);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        poller.start();
+        try {
+            env.execute("pipeline-failure-it");
+        } finally {
+            running.set(false);
+            poller.join();
+        }
+        assertThat(FailOnceSink.FAILED).as("the failure was injected").isTrue();
+        assertThat(maxSeen).as("the poller saw totals").isNotEmpty();
+        assertThat(decreases).as("totals that went backwards").isEmpty();
+        assertRedisEqualsTruth(input.truth());
+        assertDeadLetters(Path.of(o.dlq), input.badSources());
+    }
+
+    private void assertRedisEqualsTruth(GroundTruth truth) {
+        Map<String, Long> expected = truth.redisKeys(redis.prefix);
+        Pattern bookkeeping = Pattern.compile(Pattern.quote(redis.prefix) + ":(\\{[^}]*\\}:)?_.*");
+        Map<String, Long> actual = new HashMap<>();
+        List<String> unexpected = new ArrayList<>();
+        for (String key : redis.keys()) {
+            if (bookkeeping.matcher(key).matches() || key.equals(redis.prefix + ":meta:watermark")) continue;
+            if (!expected.containsKey(key)) {
+                unexpected.add(key);
+                continue;
+            }
+            actual.put(key, Long.parseLong(redis.jedis.get(key)));
+        }
+        assertThat(unexpected.size()).as("keys that should not exist, e.g. " + first(unexpected)).isZero();
+        Map<String, String> wrong = new HashMap<>();
+        expected.forEach((k, v) -> {
+            if (!v.equals(actual.get(k))) wrong.put(k, "expected " + v + " got " + actual.get(k));
+        });
+        assertThat(wrong.size()).as("keys with a wrong value (of " + expected.size() + "), e.g. " + first(wrong.entrySet())).isZero();
+        // Window keys expire per resolution; totals never.
+        String someTotal = expected.keySet().stream().filter(k -> k.endsWith(":total")).findFirst().orElseThrow();
+        assertThat(redis.jedis.pttl(someTotal)).isEqualTo(-1L);
+        for (Resolution r : Resolution.all()) {
+            String k = expected.keySet().stream().filter(key -> key.contains("}:" + r.label + ":")).findFirst().orElseThrow();
+            assertThat(redis.jedis.pttl(k)).as("ttl of " + k).isBetween(r.ttlMillis - 600_000, r.ttlMillis);
+        }
+    }
+
+    private static String first(java.util.Collection<?> items) {
+        return items.stream().limit(10).map(String::valueOf).toList().toString();
+    }
+
+    private static void assertDeadLetters(Path dlq, Map<String, String> expected) throws IOException {
+        List<String> lines = Files.readAllLines(dlq, StandardCharsets.UTF_8);
+        Map<String, String> actual = new HashMap<>();
+        Pattern p = Pattern.compile("\"reason\":\"([a-z0-9_]+)\".*\"source\":\"([^\"]+)\"");
+        for (String line : lines) {
+            var m = p.matcher(line);
+            assertThat(m.find()).as(line).isTrue();
+            assertThat(actual.put(m.group(2), m.group(1))).as("dead letter twice: " + line).isNull();
+        }
+        assertThat(actual).isEqualTo(expected);
+    }
+}
