@@ -44,6 +44,8 @@ final class RunCommand implements Callable<Integer> {
         PrintStream err = System.err;
         long lastEvents = 0;
         long lastTime = System.nanoTime();
+        boolean terminal = System.console() != null;
+        int ticks = 0;
         while (!job.getJobExecutionResult().isDone()) {
             try {
                 job.getJobExecutionResult().get(1, TimeUnit.SECONDS);
@@ -56,9 +58,11 @@ final class RunCommand implements Callable<Integer> {
                 lastEvents = events;
                 lastTime = now;
                 String share = inputBytes > 0 ? String.format("%5.1f%% of input, ", Math.min(100.0, 100.0 * bytes / inputBytes)) : "";
-                err.printf("\rrollcount: %s%,d events read, %,.0f events/s, %,d Redis keys written   ", share, events, rate,
-                        RedisSink.KEYS_WRITTEN.sum());
-                err.flush();
+                if (terminal || ++ticks % 5 == 0) {
+                    err.printf("%srollcount: %s%,d events read, %,.0f events/s, %,d Redis keys written%s", terminal ? "\r" : "",
+                            share, events, rate, RedisSink.KEYS_WRITTEN.sum(), terminal ? "   " : "\n");
+                    err.flush();
+                }
             }
         }
         err.println();
