@@ -40,6 +40,9 @@ final class GenerateCommand implements Callable<Integer> {
     @Option(names = "--bad", defaultValue = "0.001", description = "Share of bad lines, of every kind in turn (default: ${DEFAULT-VALUE}).")
     double bad;
 
+    @Option(names = "--no-ts", description = "Leave out 'ts': event time is then the time a line is read (the bundled sample).")
+    boolean noTs;
+
     @Option(names = "--seed", defaultValue = "42", description = "Random seed (default: ${DEFAULT-VALUE}).")
     long seed;
 
@@ -57,7 +60,9 @@ final class GenerateCommand implements Callable<Integer> {
                 if (i % every == 0) {
                     o.write(badLines[(int) (badCount++ % badLines.length)][0].getBytes(StandardCharsets.UTF_8));
                 } else {
-                    o.write(gen.next().line().getBytes(StandardCharsets.UTF_8));
+                    String line = gen.next().line();
+                    if (noTs) line = line.replaceFirst(",\"ts\":\\d+", "");
+                    o.write(line.getBytes(StandardCharsets.UTF_8));
                 }
                 o.write('\n');
             }
