@@ -60,8 +60,15 @@ final class KafkaTestSupport {
      * start), read with {@code isolation.level=read_committed} up to the current last stable offsets.
      */
     static List<ConsumerRecord<byte[], byte[]>> readCommitted(Properties client, String topic, Map<TopicPartition, Long> from) {
+        return read(client, topic, from, "read_committed");
+    }
+
+    static List<ConsumerRecord<byte[], byte[]>> read(Properties client, String topic, Map<TopicPartition, Long> from, String isolation) {
         List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
-        try (KafkaConsumer<byte[], byte[]> c = consumer(client)) {
+        Properties p = new Properties();
+        p.putAll(client);
+        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, isolation);
+        try (KafkaConsumer<byte[], byte[]> c = consumer(p)) {
             List<TopicPartition> parts = c.partitionsFor(topic, Duration.ofSeconds(30)).stream()
                     .map(pi -> new TopicPartition(topic, pi.partition())).collect(Collectors.toList());
             c.assign(parts);
@@ -83,7 +90,7 @@ final class KafkaTestSupport {
     private static KafkaConsumer<byte[], byte[]> consumer(Properties client) {
         Properties p = new Properties();
         p.putAll(client);
-        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        p.putIfAbsent(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
         p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
