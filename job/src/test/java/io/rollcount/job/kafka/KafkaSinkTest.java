@@ -25,6 +25,7 @@ import org.apache.flink.connector.datagen.source.DataGeneratorSource;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -102,7 +103,20 @@ class KafkaSinkTest {
                 .sinkTo(KafkaIO.rollups(o)).name("rollups");
         numbers.filter(KafkaSinkTest::isDeadLetter).map(KafkaSinkTest::deadLetter).returns(Event.class)
                 .sinkTo(KafkaIO.deadLetters(o)).name("dead letters");
+        // The trending topic is not created by the test: the sink factory creates it.
+        numbers.filter(i -> i % 50 == 0).returns(Types.LONG)
+                .sinkTo(KafkaIO.<Long>trending(o, i -> "ns" + (i % 3), KafkaSinkTest::trendingValue)).name("trending");
         env.execute("kafka sink test");
+    }
+
+    static byte[] trendingValue(Long i) {
+        return utf8("{\"ns\":\"ns" + (i % 3) + "\",\"kind\":\"trending\",\"at\":" + i + "}");
+    }
+
+    private static List<KV> expectedTrending() {
+        List<KV> out = new ArrayList<>();
+        for (long i = 0; i < RECORDS; i += 50) out.add(KV.of(utf8("ns" + (i % 3)), trendingValue(i)));
+        return out;
     }
 
     private static List<KV> expectedRollups() {
@@ -144,6 +158,8 @@ class KafkaSinkTest {
     private void check(String prefix, int failAfter) throws Exception {
         Map<TopicPartition, Long> rollupsFrom = KafkaTestSupport.endOffsets(broker.adminProperties(), KafkaIO.ROLLUPS_TOPIC);
         Map<TopicPartition, Long> dlqFrom = KafkaTestSupport.endOffsets(broker.adminProperties(), KafkaIO.DEAD_LETTER_TOPIC);
+        Map<TopicPartition, Long> trendingFrom = topicExists(KafkaIO.TRENDING_TOPIC)
+                ? KafkaTestSupport.endOffsets(broker.adminProperties(), KafkaIO.TRENDING_TOPIC) : Map.of();
         runJob(options(prefix), failAfter, 300);
 
         List<KV> rollups = KafkaTestSupport.kvs(KafkaTestSupport.readCommitted(broker.adminProperties(), KafkaIO.ROLLUPS_TOPIC, rollupsFrom));
@@ -154,9 +170,17 @@ class KafkaSinkTest {
         List<KV> all = KafkaTestSupport.kvs(KafkaTestSupport.read(broker.adminProperties(), KafkaIO.ROLLUPS_TOPIC, rollupsFrom, "read_uncommitted"));
         System.out.println(prefix + ": " + rollups.size() + " rollups committed, " + all.size()
                 + " records written in all (aborted transactions included)");
+        List<KV> trending = KafkaTestSupport.kvs(KafkaTestSupport.readCommitted(broker.adminProperties(), KafkaIO.TRENDING_TOPIC, trendingFrom));
+        assertThat(trending).hasSize(expectedTrending().size()).containsExactlyInAnyOrderElementsOf(expectedTrending());
         assertThat(deadLetters).anySatisfy(kv -> assertThat(kv.key()).isNull());
         assertThat(new String(Json.deadLetter(deadLetter(10)), StandardCharsets.UTF_8))
                 .isEqualTo("{\"reason\":\"invalid_json\",\"detail\":\"detail 10\",\"payload\":\"bad 10\",\"source\":\"counter-events/0/10\"}");
+    }
+
+    private static boolean topicExists(String topic) throws Exception {
+        try (Admin admin = Admin.create(broker.adminProperties())) {
+            return admin.listTopics().names().get().contains(topic);
+        }
     }
 
     /**
