@@ -136,6 +136,7 @@ public final class KafkaBroker implements AutoCloseable {
         if (server != null) return this;
         Files.createDirectories(dir);
         if (port == 0) port = freePort();
+        else checkFree(port);
         internalPort = clientProtocol == SecurityProtocol.PLAINTEXT ? 0 : freePort();
         Properties props = serverProperties(freePort());
         Path config = dir.resolve("server.properties");
@@ -338,6 +339,15 @@ public final class KafkaBroker implements AutoCloseable {
                 if (System.nanoTime() > deadline) throw new IllegalStateException("SCRAM users not visible after 30 s");
                 Thread.sleep(50);
             }
+        }
+    }
+
+    private static void checkFree(int port) {
+        try (ServerSocket s = new ServerSocket()) {
+            s.setReuseAddress(true);
+            s.bind(new InetSocketAddress(InetAddress.getByName(HOST), port));
+        } catch (IOException e) {
+            throw new IllegalStateException("port " + port + " on " + HOST + " is in use (another broker?): choose another with --port");
         }
     }
 
