@@ -1,0 +1,154 @@
+package io.rollcount.job.kafka;
+
+import io.rollcount.job.JobOptions;
+import io.rollcount.job.model.Event;
+import io.rollcount.job.model.Json;
+import io.rollcount.job.model.Rollup;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Properties;
+import org.apache.flink.connector.base.DeliveryGuarantee;
+import org.apache.flink.connector.kafka.sink.KafkaRecordSerializationSchema;
+import org.apache.flink.connector.kafka.sink.KafkaSink;
+import org.apache.flink.connector.kafka.source.KafkaSource;
+import org.apache.flink.connector.kafka.source.KafkaSourceBuilder;
+import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
+import org.apache.flink.util.function.SerializableFunction;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.OffsetResetStrategy;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+
+/**
+ * The job's Kafka source and its exactly-once Kafka sinks (contract sections 1 and 4).
+ *
+ * <ul>
+ *   <li>{@link #source}: {@code --kafka.topic}, group {@code --kafka.group-id}, {@code --kafka.starting-offsets},
+ *       {@code --bounded}; offsets live in Flink's checkpoints (and are committed to the group on each
+ *       checkpoint, for lag monitoring only); every record becomes one {@link Event} through
+ *       {@link EventDeserializer}.</li>
+ *   <li>{@link #rollups}, {@link #deadLetters}, {@link #trending}: {@link DeliveryGuarantee#EXACTLY_ONCE}
+ *       (Kafka transactions committed on Flink checkpoints; consumers read with
+ *       {@code isolation.level=read_committed}); transactional ids {@code <--kafka.transactional-id-prefix>-rollups},
+ *       {@code -dlq}, {@code -trending}; {@code transaction.timeout.ms} from {@code --kafka.transaction-timeout}.</li>
+ * </ul>
+ * Every client gets the settings of {@code --kafka.properties} ({@link KafkaClients#properties}). Each sink
+ * factory first checks that the brokers answer and creates its topic if it is missing, so a wrong
+ * {@code --kafka.bootstrap} fails the job's start with a message rather than hanging it.
+ *
+ * <p>The output records carry no Flink timestamp but the producer's wall clock: a backfill's rollups have
+ * event times of long ago, and Kafka's time-based retention would delete them at once.
+ */
+public final class KafkaIO {
+    public static final String ROLLUPS_TOPIC = "counter-rollups";
+    public static final String TRENDING_TOPIC = "counter-trending";
+    public static final String DEAD_LETTER_TOPIC = "counter-events-dlq";
+    /** The topics the job writes, created at start when missing. */
+    public static final List<String> OUTPUT_TOPICS = List.of(ROLLUPS_TOPIC, TRENDING_TOPIC, DEAD_LETTER_TOPIC);
+
+    private KafkaIO() {}
+
+    // ---------------------------------------------------------------- source
+
+    /** The input of the job: every record of {@code --kafka.topic} as an {@link Event} (valid or dead letter). */
+    public static KafkaSource<Event> source(JobOptions options) {
+        KafkaSourceBuilder<Event> b = KafkaSource.<Event>builder()
+                .setProperties(KafkaClients.properties(options))
+                .setTopics(options.kafkaTopic)
+                .setGroupId(options.kafkaGroupId)
+                .setStartingOffsets(startingOffsets(options.kafkaStartingOffsets))
+                .setDeserializer(new EventDeserializer(options.maxFuture().toMillis()))
+                // Offsets are restored from Flink's checkpoints; the group's committed offsets are for
+                // monitoring (consumer lag) and for --kafka.starting-offsets committed on a fresh start.
+                .setProperty("commit.offsets.on.checkpoint", "true")
+                .setProperty(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        if (options.bounded) b.setBounded(OffsetsInitializer.latest());
+        return b.build();
+    }
+
+    /** {@code committed} falls back to the earliest offset for a partition the group has not committed. */
+    @SuppressWarnings("deprecation") // OffsetResetStrategy is what the connector's API takes
+    public static OffsetsInitializer startingOffsets(JobOptions.StartingOffsets s) {
+        return switch (s == null ? JobOptions.StartingOffsets.committed : s) {
+            case committed -> OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST);
+            case earliest -> OffsetsInitializer.earliest();
+            case latest -> OffsetsInitializer.latest();
+        };
+    }
+
+    // ---------------------------------------------------------------- sinks
+
+    /** {@code counter-rollups}: key = counter id, value = {@link Json#rollup}. */
+    public static KafkaSink<Rollup> rollups(JobOptions options) {
+        return exactlyOnce(options, ROLLUPS_TOPIC, "rollups", r -> utf8(r.counter), Json::rollup);
+    }
+
+    /** {@code counter-events-dlq}: key = the input record's key (may be null), value = {@link Json#deadLetter}. */
+    public static KafkaSink<Event> deadLetters(JobOptions options) {
+        return exactlyOnce(options, DEAD_LETTER_TOPIC, "dlq", e -> e.key, Json::deadLetter);
+    }
+
+    /** {@code counter-trending}: key = the namespace, value = the bytes the caller makes. */
+    public static <T> KafkaSink<T> trending(JobOptions options, SerializableFunction<T, String> namespace,
+            SerializableFunction<T, byte[]> value) {
+        return exactlyOnce(options, TRENDING_TOPIC, "trending", t -> utf8(namespace.apply(t)), value);
+    }
+
+    /**
+     * An exactly-once sink to {@code topic} with transactional ids {@code <prefix>-<idSuffix>}: every sink of
+     * one job needs its own suffix, and every job on one Kafka cluster its own prefix.
+     */
+    public static <T> KafkaSink<T> exactlyOnce(JobOptions options, String topic, String idSuffix,
+            SerializableFunction<T, byte[]> key, SerializableFunction<T, byte[]> value) {
+        KafkaClients.ensureTopics(options, KafkaClients.DEFAULT_CHECK_TIMEOUT, topic);
+        return KafkaSink.<T>builder()
+                .setKafkaProducerConfig(producerProperties(options))
+                .setDeliveryGuarantee(DeliveryGuarantee.EXACTLY_ONCE)
+                .setTransactionalIdPrefix(transactionalIdPrefix(options, idSuffix))
+                .setRecordSerializer(new Serializer<>(topic, key, value))
+                .build();
+    }
+
+    /** The producer settings of the sinks: {@code --kafka.properties}, the bootstrap and the transaction timeout. */
+    public static Properties producerProperties(JobOptions options) {
+        Properties p = KafkaClients.properties(options);
+        Duration timeout = options.kafkaTransactionTimeout();
+        p.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, String.valueOf(timeout.toMillis()));
+        return p;
+    }
+
+    public static String transactionalIdPrefix(JobOptions options, String suffix) {
+        String prefix = options.kafkaTransactionalIdPrefix == null || options.kafkaTransactionalIdPrefix.isBlank()
+                ? "rollcount" : options.kafkaTransactionalIdPrefix.trim();
+        return prefix + "-" + suffix;
+    }
+
+    /** Checks the brokers and creates the output topics that are missing (the sink factories do it for their own topic). */
+    public static void ensureOutputTopics(JobOptions options) {
+        KafkaClients.ensureTopics(options, KafkaClients.DEFAULT_CHECK_TIMEOUT, OUTPUT_TOPICS.toArray(String[]::new));
+    }
+
+    private static byte[] utf8(String s) {
+        return s == null ? null : s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** One record per element: key and value from the given functions, no partition (Kafka's hash of the key), no timestamp. */
+    static final class Serializer<T> implements KafkaRecordSerializationSchema<T> {
+        private static final long serialVersionUID = 1L;
+        private final String topic;
+        private final SerializableFunction<T, byte[]> key;
+        private final SerializableFunction<T, byte[]> value;
+
+        Serializer(String topic, SerializableFunction<T, byte[]> key, SerializableFunction<T, byte[]> value) {
+            this.topic = topic;
+            this.key = key;
+            this.value = value;
+        }
+
+        @Override
+        public ProducerRecord<byte[], byte[]> serialize(T element, KafkaSinkContext context, Long timestamp) {
+            return new ProducerRecord<>(topic, key.apply(element), value.apply(element));
+        }
+    }
+}
