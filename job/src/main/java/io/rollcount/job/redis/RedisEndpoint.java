@@ -19,6 +19,7 @@ import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSocketFactory;
 import javax.net.ssl.TrustManagerFactory;
+import redis.clients.jedis.ClientSetInfoConfig;
 import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.Jedis;
@@ -162,17 +163,16 @@ public final class RedisEndpoint implements Serializable {
                 .connectionTimeoutMillis(connectTimeoutMillis)
                 .socketTimeoutMillis(socketTimeoutMillis)
                 .database(database)
-                .clientName("rollcount")
+                // no CLIENT SETNAME / SETINFO: the ACL user needs no permission beyond the sink's commands
+                .clientSetInfoConfig(ClientSetInfoConfig.DISABLED)
                 .resp2();
         if (user != null) config.user(user);
         if (password != null) config.password(password);
         if (tls) {
-            config.ssl(true).sslSocketFactory(sslSocketFactory());
-            if (verifyHostname) {
-                SSLParameters params = new SSLParameters();
-                params.setEndpointIdentificationAlgorithm("HTTPS");
-                config.sslParameters(params);
-            }
+            // Jedis checks the host name (HTTPS identification) unless given parameters without it
+            SSLParameters params = new SSLParameters();
+            if (verifyHostname) params.setEndpointIdentificationAlgorithm("HTTPS");
+            config.ssl(true).sslSocketFactory(sslSocketFactory()).sslParameters(params);
         }
         Jedis jedis = new Jedis(new HostAndPort(host, port), config.build());
         try {

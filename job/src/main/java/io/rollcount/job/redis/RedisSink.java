@@ -40,6 +40,16 @@ import org.apache.flink.api.connector.sink2.WriterInitContext;
  * Commands sent by all writers of this JVM are counted in {@link #COMMANDS_SENT} (for benchmarks of local
  * runs); each writer also reports Flink metrics (see {@link RedisSinkWriter}).
  *
+ * <h2>Redis permissions</h2>
+ * The sink sends only {@code EVALSHA}, {@code SCRIPT LOAD} and, on connecting, {@code PING} (plus
+ * {@code AUTH}, always allowed, and {@code SELECT} for a database other than 0); the script runs
+ * {@code GET}, {@code SET}, {@code PEXPIRE}, {@code DEL}, {@code PFMERGE} and {@code ZADD}, which the ACL
+ * checks too. A least-privilege user for key prefix {@code rc}:
+ * <pre>{@code
+ * ACL SETUSER rollcount on >PASSWORD ~rc:* resetchannels -@all +evalsha +script|load +ping
+ *     +get +set +pexpire +del +pfmerge +zadd
+ * }</pre>
+ *
  * <p>Only a single Redis server (or a primary) is supported, not Redis Cluster; the key layout is
  * cluster-ready (one slot per counter) apart from keys without a hash tag.
  *
@@ -51,7 +61,10 @@ import org.apache.flink.api.connector.sink2.WriterInitContext;
 public final class RedisSink implements Sink<RedisWrite> {
     private static final long serialVersionUID = 1L;
 
-    /** Redis commands sent by every {@link RedisSinkWriter} of this JVM (EVALSHA, SCRIPT LOAD). */
+    /**
+     * Redis commands sent by every {@link RedisSinkWriter} of this JVM: EVALSHA and SCRIPT LOAD (the
+     * PING/AUTH of a new connection are not counted). Commands run inside a script are not counted either.
+     */
     public static final LongAdder COMMANDS_SENT = new LongAdder();
     /** Keys written (writes applied, not skipped as stale) by every writer of this JVM. */
     public static final LongAdder KEYS_WRITTEN = new LongAdder();

@@ -252,8 +252,12 @@ public final class RedisSinkWriter implements SinkWriter<RedisWrite> {
     static boolean isTransient(Throwable e) {
         if (e instanceof JedisAccessControlException) return false;
         if (e instanceof JedisConnectionException) {
-            for (Throwable c = e.getCause(); c != null; c = c.getCause()) {
-                if (c instanceof JedisAccessControlException) return false;
+            for (Throwable c = e.getCause(); c != null && c != c.getCause(); c = c.getCause()) {
+                // refused credentials and untrusted certificates do not heal by waiting
+                if (c instanceof JedisAccessControlException || c instanceof java.security.cert.CertificateException
+                        || c instanceof javax.net.ssl.SSLPeerUnverifiedException) {
+                    return false;
+                }
             }
             return true;
         }
@@ -270,7 +274,10 @@ public final class RedisSinkWriter implements SinkWriter<RedisWrite> {
         if (e instanceof JedisAccessControlException || e.getCause() instanceof JedisAccessControlException
                 || (e.getMessage() != null && (e.getMessage().startsWith("NOPERM") || e.getMessage().startsWith("WRONGPASS")
                         || e.getMessage().startsWith("NOAUTH")))) {
-            what = "Redis at " + endpoint + " refused access" + (endpoint.user() != null ? " for user " + endpoint.user() : "");
+            what = "Redis at " + endpoint + " refused access" + (endpoint.user() != null ? " for user " + endpoint.user() : "")
+                    + (call != null ? " to the batch of key " + call.firstKey : "");
+        } else if (hasCause(e, java.security.cert.CertificateException.class)) {
+            what = "Redis at " + endpoint + " presented a certificate that is not trusted or does not name the host";
         } else if (call != null) {
             what = "Redis at " + endpoint + " rejected a write of counter key " + call.firstKey + " and its batch";
         } else {
@@ -279,11 +286,20 @@ public final class RedisSinkWriter implements SinkWriter<RedisWrite> {
         return new RedisSinkException(what + ": " + describe(e), sanitized(e));
     }
 
+    private static boolean hasCause(Throwable e, Class<? extends Throwable> type) {
+        for (Throwable c = e; c != null; c = c.getCause() == c ? null : c.getCause()) {
+            if (type.isInstance(c)) return true;
+        }
+        return false;
+    }
+
+    /** The exception's class and message, with its root cause's message where that adds something; redacted. */
     private String describe(Throwable e) {
         String m = e.getMessage();
-        if (e.getCause() != null && e.getCause() != e && e.getCause().getMessage() != null
-                && (m == null || !m.contains(e.getCause().getMessage()))) {
-            m = (m == null ? "" : m + ": ") + e.getCause().getMessage();
+        Throwable root = e;
+        while (root.getCause() != null && root.getCause() != root) root = root.getCause();
+        if (root != e && root.getMessage() != null && (m == null || !m.contains(root.getMessage()))) {
+            m = (m == null ? "" : m + ": ") + root.getMessage();
         }
         return endpoint.redact(e.getClass().getSimpleName() + (m == null ? "" : " " + m));
     }

@@ -255,6 +255,19 @@ class RedisSinkWriterTest {
     }
 
     @Test
+    void aSkippedZsetDoesNotDisturbTheOtherWritesOfItsCall() throws Exception {
+        // a sorted set under a counter's hash tag shares the counter's script call
+        String z = prefix + ":{z}:list";
+        String zv = keys.versionOf("z", z);
+        write(RedisWrite.zset(z, zv, 5, new String[] {"a", "b"}, new double[] {2, 1}, 0));
+        long calls = writer.commandsSent.getCount();
+        write(RedisWrite.zset(z, zv, 4, new String[] {"x", "y", "w"}, new double[] {1, 2, 3}, 0), count("z", 9, 1, true, 0));
+        assertThat(writer.commandsSent.getCount() - calls).isEqualTo(1);
+        assertThat(redis.zrange(z, 0, -1)).containsExactly("b", "a");
+        assertThat(redis.get(keys.total("z"))).isEqualTo("9");
+    }
+
+    @Test
     void wrongTypeFailsNamingTheKey() throws Exception {
         String total = keys.total("bad");
         redis.lpush(total, "x");

@@ -1,0 +1,133 @@
+package io.rollcount.job.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.flink.api.common.functions.MapFunction;
+import org.apache.flink.api.common.state.CheckpointListener;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.PipelineOptions;
+import org.apache.flink.configuration.RestartStrategyOptions;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import redis.clients.jedis.Jedis;
+
+/**
+ * The real sink in a bounded Flink job on a MiniCluster, with checkpoints and a failure injected after
+ * the first completed checkpoint: the job restarts from the checkpoint, replays writes Redis has seen,
+ * and ends with exactly the final values, while a poller reading Redis never sees a total decrease.
+ */
+class RedisSinkJobTest {
+    @RegisterExtension
+    static final MiniClusterExtension MINI_CLUSTER = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
+            .setNumberTaskManagers(1).setNumberSlotsPerTaskManager(2).build());
+
+    static final int COUNTERS = 50;
+    static final int VERSIONS = 40;
+
+    static final AtomicBoolean CHECKPOINTED = new AtomicBoolean();
+    static final AtomicBoolean FAILED = new AtomicBoolean();
+    static final AtomicInteger SEEN_AFTER_CHECKPOINT = new AtomicInteger();
+
+    /** Slows the stream down a little and fails once, some records after the first completed checkpoint. */
+    static final class FailOnceAfterCheckpoint implements MapFunction<RedisWrite, RedisWrite>, CheckpointListener {
+        @Override
+        public RedisWrite map(RedisWrite w) throws Exception {
+            Thread.sleep(1);
+            if (CHECKPOINTED.get() && !FAILED.get() && SEEN_AFTER_CHECKPOINT.incrementAndGet() > 300) {
+                FAILED.set(true);
+                throw new RuntimeException("injected failure");
+            }
+            return w;
+        }
+
+        @Override
+        public void notifyCheckpointComplete(long checkpointId) {
+            CHECKPOINTED.set(true);
+        }
+    }
+
+    @Test
+    void restartFromCheckpointConvergesAndNeverGoesBackwards() throws Exception {
+        String prefix = RedisTestSupport.randomPrefix();
+        RedisKeys keys = new RedisKeys(prefix);
+        List<RedisWrite> writes = new ArrayList<>();
+        for (int v = 1; v <= VERSIONS; v++) {
+            for (int c = 0; c < COUNTERS; c++) {
+                String counter = "post:" + c;
+                String total = keys.total(counter);
+                writes.add(RedisWrite.count(total, keys.versionOf(counter, total), 3L * v + c, v, true, 0));
+            }
+            writes.add(RedisWrite.max(keys.watermark(), 1000L * v));
+        }
+
+        Map<String, Long> highest = new ConcurrentHashMap<>();
+        List<String> decreases = new CopyOnWriteArrayList<>();
+        AtomicBoolean polling = new AtomicBoolean(true);
+        Thread poller = new Thread(() -> {
+            try (Jedis j = new Jedis("127.0.0.1", 6379)) {
+                while (polling.get()) {
+                    for (int c = 0; c < COUNTERS; c++) {
+                        String k = keys.total("post:" + c);
+                        String s = j.get(k);
+                        if (s == null) continue;
+                        long now = Long.parseLong(s);
+                        Long before = highest.put(k, Math.max(now, highest.getOrDefault(k, Long.MIN_VALUE)));
+                        if (before != null && now < before) decreases.add(k + ": " + before + " -> " + now);
+                    }
+                }
+            }
+        }, "redis-poller");
+
+        Configuration conf = new Configuration();
+        conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
+        conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 2);
+        conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(100));
+        conf.set(PipelineOptions.GENERIC_TYPES, false);
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
+        env.enableCheckpointing(100);
+        env.setParallelism(2);
+        RedisSink sink = RedisSink.builder().setUrl(RedisTestSupport.SHARED_URL).setKeyPrefix(prefix)
+                .setRetryTimeout(Duration.ofSeconds(10)).setMaxBufferedKeys(20).build();
+        env.fromData(writes).setParallelism(1)
+                .map(new FailOnceAfterCheckpoint()).setParallelism(1)
+                .keyBy(w -> RedisWriteBuffer.hashTag(w.key) == null ? w.key : RedisWriteBuffer.hashTag(w.key))
+                .sinkTo(sink).name("redis");
+
+        poller.start();
+        try {
+            env.execute("redis-sink-test");
+        } finally {
+            polling.set(false);
+            poller.join();
+        }
+
+        try (Jedis j = new Jedis("127.0.0.1", 6379)) {
+            assertThat(FAILED).as("the failure was injected").isTrue();
+            assertThat(decreases).as("totals never decrease").isEmpty();
+            Map<String, String> expected = new HashMap<>();
+            for (int c = 0; c < COUNTERS; c++) {
+                String counter = "post:" + c;
+                String total = keys.total(counter);
+                expected.put(total, Long.toString(3L * VERSIONS + c));
+                expected.put(keys.versionOf(counter, total), Long.toString(VERSIONS));
+            }
+            expected.put(keys.watermark(), Long.toString(1000L * VERSIONS));
+            Map<String, String> actual = new HashMap<>();
+            for (String k : RedisTestSupport.keysOf(j, prefix)) actual.put(k, j.get(k));
+            assertThat(actual).isEqualTo(expected);
+            RedisTestSupport.deleteAll(j, prefix);
+        }
+    }
+}
