@@ -56,7 +56,8 @@ final class QueryCommand implements Callable<Integer> {
                 return 1;
             }
             String wm = jedis.get(keys.watermark());
-            long end = wm != null ? Long.parseLong(wm) : System.currentTimeMillis();
+            // No watermark yet, or the end of a bounded run (every window final): up to now.
+            long end = wm != null && Long.parseLong(wm) != Long.MAX_VALUE ? Long.parseLong(wm) : System.currentTimeMillis();
             long lastStart = r.windowStart(end);
             List<Long> starts = new ArrayList<>();
             for (int i = points - 1; i >= 0; i--) starts.add(lastStart - i * r.sizeMillis);
@@ -66,7 +67,7 @@ final class QueryCommand implements Callable<Integer> {
             for (int i = 0; i < series.length; i++) series[i] = values.get(i) == null ? 0 : Long.parseLong(values.get(i));
             System.out.printf("%s  total %s%n", counter, total);
             System.out.printf("%s windows from %s to %s (watermark %s)%n", r.label, TIME.format(Instant.ofEpochMilli(starts.get(0))),
-                    TIME.format(Instant.ofEpochMilli(lastStart + r.sizeMillis)), wm == null ? "unknown" : TIME.format(Instant.ofEpochMilli(end)));
+                    TIME.format(Instant.ofEpochMilli(lastStart + r.sizeMillis)), wm == null ? "unknown" : Long.parseLong(wm) == Long.MAX_VALUE ? "end of input" : TIME.format(Instant.ofEpochMilli(end)));
             System.out.println(Sparkline.of(series) + "  max " + java.util.Arrays.stream(series).max().orElse(0));
             for (int i = Math.max(0, series.length - 10); i < series.length; i++) {
                 System.out.printf("  %s  %,d%n", TIME.format(Instant.ofEpochMilli(starts.get(i))), series[i]);

@@ -2,6 +2,7 @@ package io.rollcount.job;
 
 import io.rollcount.job.files.DeadLetterFileSink;
 import io.rollcount.job.files.JsonLinesFormat;
+import io.rollcount.job.kafka.KafkaIO;
 import io.rollcount.job.model.Event;
 import io.rollcount.job.model.PartialSum;
 import io.rollcount.job.model.Rollup;
@@ -142,9 +143,13 @@ public final class RollcountJob {
     public static void assemble(StreamExecutionEnvironment env, JobOptions options) {
         Source<Event, ?, ?> source = switch (options.sourceKind()) {
             case files -> fileSource(options);
-            case kafka -> throw new IllegalArgumentException("--source kafka: not wired yet");
+            case kafka -> KafkaIO.source(options);
         };
-        Outputs outputs = new Outputs(RedisSink.fromOptions(options), new DeadLetterFileSink(options.dlq), 1, null);
+        boolean kafka = options.kafkaBootstrap != null && !options.kafkaBootstrap.isBlank();
+        if (kafka) KafkaIO.ensureOutputTopics(options);
+        Outputs outputs = kafka
+                ? new Outputs(RedisSink.fromOptions(options), KafkaIO.deadLetters(options), 0, KafkaIO.rollups(options))
+                : new Outputs(RedisSink.fromOptions(options), new DeadLetterFileSink(options.dlq), 1, null);
         build(env, options, source, outputs);
     }
 }

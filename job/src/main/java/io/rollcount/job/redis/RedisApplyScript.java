@@ -102,6 +102,23 @@ final class RedisApplyScript {
                   set(k, value, ttl)
                   applied = applied + 1
                 end
+              elseif kind == 'W' then
+                local subtask, parallelism, value = arg(), tonumber(arg()), arg()
+                local h, k = key(), key()
+                call(h, 'HSET', h, subtask, value)
+                call(h, 'PEXPIRE', h, '604800000')
+                local min = nil
+                if call(h, 'HLEN', h) >= parallelism then
+                  for _, v in ipairs(call(h, 'HVALS', h)) do
+                    if min == nil or cmp(v, min) < 0 then min = v end
+                  end
+                end
+                local cur = nil
+                if min then cur = call(k, 'GET', k) end
+                if min and (not cur or cmp(int(k, cur), min) < 0) then
+                  set(k, min, '0')
+                  applied = applied + 1
+                else skipped = skipped + 1 end
               elseif kind == 'H' then
                 local n, ttl = tonumber(arg()), arg()
                 local k, tmp = key(), key()
@@ -216,6 +233,26 @@ final class RedisApplyScript {
                 default -> throw new IllegalArgumentException("unknown RedisWrite kind " + w.kind + " for key " + w.key);
             }
         }
+    }
+
+    /**
+     * The job's watermark: subtask {@code subtask} of {@code parallelism} sink writers has written
+     * everything before {@code watermark}. Each writer's own watermark goes into the hash {@code perWriter}
+     * (one per job and parallelism, expiring a week after its last write); once every writer has reported,
+     * their minimum goes into {@code target} if larger. So {@code rc:meta:watermark} never runs ahead of
+     * a writer that still has window values to write.
+     */
+    static Call watermark(String perWriter, String target, int subtask, int parallelism, long watermark) {
+        Call c = new Call();
+        c.firstKey = target;
+        c.writes = 1;
+        c.args.add(b("W"));
+        c.args.add(b(Integer.toString(subtask)));
+        c.args.add(b(Integer.toString(parallelism)));
+        c.args.add(b(Long.toString(watermark)));
+        c.keys.add(b(perWriter));
+        c.keys.add(b(target));
+        return c;
     }
 
     /** A score as ZADD reads it: Java's shortest round-trip decimal, or +inf/-inf. */

@@ -58,12 +58,23 @@ public final class RedisSinkWriter implements SinkWriter<RedisWrite> {
 
     private Jedis jedis;
     private boolean closed;
+    private final String watermarkPerWriterKey;
+    private final String watermarkKey;
+    private final int subtask;
+    private final int parallelism;
+    private long pendingWatermark = Long.MIN_VALUE;
+    private long writtenWatermark = Long.MIN_VALUE;
 
     RedisSinkWriter(RedisSink sink, WriterInitContext context) {
         this.sink = sink;
         this.endpoint = sink.endpoint;
         this.buffer = new RedisWriteBuffer(sink.keyPrefix);
         this.timers = context.getProcessingTimeService();
+        this.subtask = context.getTaskInfo().getIndexOfThisSubtask();
+        this.parallelism = context.getTaskInfo().getNumberOfParallelSubtasks();
+        RedisKeys keys = new RedisKeys(sink.keyPrefix);
+        this.watermarkKey = keys.watermark();
+        this.watermarkPerWriterKey = sink.keyPrefix + ":_wm:" + context.getJobInfo().getJobId() + ":" + parallelism;
         SinkWriterMetricGroup metrics = context.metricGroup();
         metrics.counter("redisCommandsSent", commandsSent);
         metrics.counter("redisKeysWritten", keysWritten);
@@ -84,6 +95,16 @@ public final class RedisSinkWriter implements SinkWriter<RedisWrite> {
         if (buffer.keys() >= sink.maxBufferedKeys || buffer.bytes() >= sink.maxBufferedBytes) {
             flushBuffer();
         }
+    }
+
+    /**
+     * Every write before this watermark has been received; it goes to {@code rc:meta:watermark} (as the
+     * minimum over all writers) right after those writes are in Redis, at the next flush. The end of a
+     * bounded input ({@code Long.MAX_VALUE}) is written as such: every window is final.
+     */
+    @Override
+    public void writeWatermark(org.apache.flink.api.common.eventtime.Watermark watermark) {
+        if (watermark.getTimestamp() > pendingWatermark) pendingWatermark = watermark.getTimestamp();
     }
 
     /** Returns only once every write received so far is in Redis (or throws). */
@@ -115,7 +136,10 @@ public final class RedisSinkWriter implements SinkWriter<RedisWrite> {
     }
 
     private void flushBuffer() throws IOException, InterruptedException {
-        if (buffer.isEmpty()) return;
+        if (buffer.isEmpty()) {
+            flushWatermark();
+            return;
+        }
         long start = System.nanoTime();
         writesCoalesced.inc(buffer.takeCoalesced());
         List<RedisApplyScript.Call> calls = buffer.drain(sink.maxWritesPerCall);
@@ -130,6 +154,15 @@ public final class RedisSinkWriter implements SinkWriter<RedisWrite> {
         recordsSend.inc(writes);
         flushes.inc();
         lastFlushMillis = (System.nanoTime() - start) / 1_000_000;
+        flushWatermark();
+    }
+
+    /** Writes the watermark that arrived before the writes just flushed, if it moved and is a real time. */
+    private void flushWatermark() throws IOException, InterruptedException {
+        long wm = pendingWatermark;
+        if (wm <= writtenWatermark || wm < 0) return;
+        sendWithRetry(List.of(RedisApplyScript.watermark(watermarkPerWriterKey, watermarkKey, subtask, parallelism, wm)));
+        writtenWatermark = wm;
     }
 
     /** Sends the calls, retrying transient failures with backoff until the retry timeout has passed. */

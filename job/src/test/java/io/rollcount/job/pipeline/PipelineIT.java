@@ -168,6 +168,12 @@ class PipelineIT {
                 }
 
                 @Override
+                public void writeWatermark(org.apache.flink.api.common.eventtime.Watermark watermark)
+                        throws IOException, InterruptedException {
+                    inner.writeWatermark(watermark);
+                }
+
+                @Override
                 public void flush(boolean endOfInput) throws IOException, InterruptedException {
                     inner.flush(endOfInput);
                     if (!endOfInput) CHECKPOINTS.incrementAndGet();
@@ -241,6 +247,8 @@ class PipelineIT {
             }
             actual.put(key, Long.parseLong(redis.jedis.get(key)));
         }
+        assertThat(redis.jedis.get(redis.prefix + ":meta:watermark")).as("the watermark after the end of input: every window final")
+                .isEqualTo(Long.toString(Long.MAX_VALUE));
         assertThat(unexpected.size()).as("keys that should not exist, e.g. " + first(unexpected)).isZero();
         Map<String, String> wrong = new HashMap<>();
         expected.forEach((k, v) -> {
