@@ -41,11 +41,10 @@ public final class Hashing {
   /** MurmurHash64A of the UTF-8 encoding of {@code s}, computed without allocating. */
   public static long murmur64AUtf8(CharSequence s, long seed) {
     int n = s.length();
-    int utf8Len = utf8Length(s);
-    long h = (seed & 0xffffffffL) ^ (utf8Len * M);
-    if (utf8Len == n) {
-      return latin7(s, n, h);
+    if (isAscii(s, n)) {
+      return latin7(s, n, (seed & 0xffffffffL) ^ (n * M));
     }
+    long h = (seed & 0xffffffffL) ^ (utf8Length(s) * M);
     long acc = 0;
     int filled = 0;
     for (int i = 0; i < n; i++) {
@@ -100,6 +99,15 @@ public final class Hashing {
       h = mixTail(h, k);
     }
     return finish(h);
+  }
+
+  private static boolean isAscii(CharSequence s, int n) {
+    for (int i = 0; i < n; i++) {
+      if (s.charAt(i) >= 0x80) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** The number of bytes of the UTF-8 encoding of {@code s} (unpaired surrogates count as one). */
