@@ -128,9 +128,8 @@ public final class SpaceSavingTopK {
       siftDown(heapIndex[slot]);
       return;
     }
-    double u = Math.min(bound, floor + w);
     if (size < slots) {
-      admit(size, item, hash, u, w);
+      admit(size, item, hash, Math.min(bound, floor + w), w);
       heap[size] = size;
       heapIndex[size] = size;
       siftUp(size++);
@@ -138,6 +137,7 @@ public final class SpaceSavingTopK {
     }
     int min = heap[0];
     floor = Math.max(floor, upper[min]);
+    double u = Math.min(bound, floor + w);
     if (u > upper[min]) {
       tableRemove(min);
       admit(min, item, hash, u, w);
