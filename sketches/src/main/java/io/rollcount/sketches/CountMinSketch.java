@@ -1,0 +1,396 @@
+package io.rollcount.sketches;
+
+import java.util.Arrays;
+
+/**
+ * A Count-Min sketch (Cormode and Muthukrishnan, "An Improved Data Stream Summary: The Count-Min
+ * Sketch and its Applications", J. Algorithms 2005) with weighted updates, conservative update
+ * (Estan and Varghese, "New Directions in Traffic Measurement and Accounting", SIGCOMM 2002) and
+ * exponential time decay by forward decay (Cormode et al. 2009, see {@link ForwardDecay}).
+ *
+ * <p><b>Sizing and error.</b> {@code width = ceil(e / epsilon)}, {@code depth = ceil(ln(1 / delta))}.
+ * With non-negative weights, {@code estimate(x) >= count(x)} always, and
+ * {@code estimate(x) <= count(x) + epsilon * N} with probability at least {@code 1 - delta}, where
+ * {@code N} is the total weight; with decay, every count, N and estimate are the exponentially decayed
+ * ones: an event of weight w at time t counts {@code w * 2^(-(now - t) / halfLife)} at time {@code now}.
+ * Conservative update (on by default) only raises the counters of an item to its new minimum
+ * estimate; it keeps both guarantees and usually cuts the error several times over. It applies to
+ * non-negative weights; a negative weight is added to every row as a plain update (the turnstile
+ * model: estimates are then no longer guaranteed upper bounds).
+ *
+ * <p><b>Layout.</b> {@code depth} rows of {@code width} 64-bit cells in one {@code long[]}, row i at
+ * {@code i * width}. Row i's column for an item of 64-bit hash x is {@code fastrange32(h1 + i * h2)},
+ * with {@code h1 = mix64(x ^ seed)}, {@code h2 = mix64(h1 + golden) | 1} (Kirsch and Mitzenmacher's
+ * double hashing) and {@code fastrange32(y) = ((y >>> 32) * width) >>> 32} (Lemire: no division).
+ *
+ * <p><b>Counter representation.</b> Decayed weights are fractional, so each 64-bit cell holds the IEEE
+ * 754 binary64 bits of its value ({@link Double#doubleToRawLongBits}), not a fixed-point integer:
+ * renormalisation then halves exactly ({@link Math#scalb}, no bit lost per half-life, as a shift of a
+ * fixed-point counter would lose), a delta up to 10^12 and a weight as small as 2^-1000 both fit, and an
+ * estimate equals the closed-form decayed sum within a few ulps. Integer weights without decay are
+ * exact up to 2^53. Cells cannot wrap: a sum beyond {@link Double#MAX_VALUE} saturates there (and at
+ * {@code -MAX_VALUE} below); with forward decay stored values stay under twice the decayed total, so
+ * saturation needs totals near 10^308. Non-finite weights are rejected.
+ *
+ * <p><b>Serialized format</b> ({@link #toBytes()}), little-endian:
+ * <pre>
+ * byte  0      serial version, 1
+ * byte  1      family, 0x43 ('C')
+ * byte  2      flags: bit 0 conservative update, bit 1 sparse body
+ * byte  3      depth, 1..255
+ * byte  4..7   width, int32 &gt; 0
+ * byte  8..15  seed, int64
+ * byte 16..23  half-life in ms, int64 (0 = no decay)
+ * byte 24..31  landmark in epoch ms, int64
+ * byte 32..39  total weight N (stored, i.e. forward-decayed against the landmark), binary64
+ * dense body   byte 40..: depth * width cells, binary64 each, row after row
+ * sparse body  byte 40..43: n, int32, the number of non-zero cells; then n times
+ *              (cell index int32 strictly increasing, value binary64): 12 bytes per cell
+ * </pre>
+ * The sparse body is written when it is shorter than the dense one.
+ *
+ * <p>Not thread-safe.
+ */
+public final class CountMinSketch {
+  /** The seed of {@link #hash(String)}; the sketch's own seed picks the rows. */
+  public static final long ITEM_HASH_SEED = 0x9747b28cL;
+  static final byte SERIAL_VERSION = 1;
+  static final byte FAMILY = 0x43;
+  private static final int HEADER = 40;
+  private static final long GOLDEN = 0x9e3779b97f4a7c15L;
+
+  private final int width;
+  private final int depth;
+  private final long seed;
+  private final boolean conservative;
+  private final ForwardDecay decay;
+  private final long[] table;
+  private long landmark;
+  private double total;
+
+  /** A conservative-update sketch sized from (epsilon, delta); {@code halfLifeMillis} 0 = no decay. */
+  public CountMinSketch(double epsilon, double delta, long seed, long halfLifeMillis) {
+    this(widthFor(epsilon), depthFor(delta), seed, halfLifeMillis, true);
+  }
+
+  /** A sketch of explicit dimensions. */
+  public CountMinSketch(int width, int depth, long seed, long halfLifeMillis, boolean conservative) {
+    if (width < 1 || depth < 1 || depth > 255 || (long) width * depth > Integer.MAX_VALUE - 8) {
+      throw new IllegalArgumentException("Count-Min dimensions out of range: width " + width + ", depth " + depth);
+    }
+    this.width = width;
+    this.depth = depth;
+    this.seed = seed;
+    this.conservative = conservative;
+    this.decay = ForwardDecay.of(halfLifeMillis);
+    this.table = new long[width * depth];
+  }
+
+  /** {@code ceil(e / epsilon)}. */
+  public static int widthFor(double epsilon) {
+    if (!(epsilon > 0 && epsilon < 1)) {
+      throw new IllegalArgumentException("epsilon must be in (0, 1), got " + epsilon);
+    }
+    return (int) Math.ceil(Math.E / epsilon);
+  }
+
+  /** {@code ceil(ln(1 / delta))}. */
+  public static int depthFor(double delta) {
+    if (!(delta > 0 && delta < 1)) {
+      throw new IllegalArgumentException("delta must be in (0, 1), got " + delta);
+    }
+    return (int) Math.ceil(Math.log(1 / delta));
+  }
+
+  /** The 64-bit item hash used by {@link #updateHash} (MurmurHash64A over the UTF-16 code units). */
+  public static long hash(String item) {
+    return Hashing.murmur64AUtf16(item, ITEM_HASH_SEED);
+  }
+
+  // ------------------------------------------------------------------ updates
+
+  /** Adds {@code weight} for {@code item} at event time {@code eventTimeMillis}. */
+  public void update(String item, double weight, long eventTimeMillis) {
+    updateHash(hash(item), weight, eventTimeMillis);
+  }
+
+  /** Adds {@code weight} for the item of hash {@link #hash(String)} at event time {@code eventTimeMillis}. */
+  public void updateHash(long itemHash, double weight, long eventTimeMillis) {
+    checkWeight(weight);
+    advanceTo(eventTimeMillis);
+    addStored(itemHash, weight * decay.weight(eventTimeMillis, landmark));
+  }
+
+  /** Moves the landmark on to {@code timeMillis} if a half-life or more has passed (halving the counters). */
+  public void advanceTo(long timeMillis) {
+    if (decay.moves(landmark, timeMillis)) {
+      renormalize(decay.landmarkFor(timeMillis));
+    }
+  }
+
+  /** Adds a stored (forward-decayed) weight; returns the item's stored estimate after the update. */
+  double addStored(long itemHash, double stored) {
+    long h1 = Hashing.mix64(itemHash ^ seed);
+    long h2 = Hashing.mix64(h1 + GOLDEN) | 1;
+    total = saturate(total + stored);
+    if (conservative && stored >= 0) {
+      double target = saturate(minimum(h1, h2) + stored);
+      raiseTo(h1, h2, target);
+      return target;
+    }
+    return addToAll(h1, h2, stored);
+  }
+
+  private double minimum(long h1, long h2) {
+    double min = Double.POSITIVE_INFINITY;
+    long x = h1;
+    for (int row = 0, base = 0; row < depth; row++, base += width, x += h2) {
+      min = Math.min(min, Double.longBitsToDouble(table[base + column(x)]));
+    }
+    return min;
+  }
+
+  private void raiseTo(long h1, long h2, double target) {
+    long x = h1;
+    for (int row = 0, base = 0; row < depth; row++, base += width, x += h2) {
+      int cell = base + column(x);
+      if (Double.longBitsToDouble(table[cell]) < target) {
+        table[cell] = Double.doubleToRawLongBits(target);
+      }
+    }
+  }
+
+  private double addToAll(long h1, long h2, double stored) {
+    double min = Double.POSITIVE_INFINITY;
+    long x = h1;
+    for (int row = 0, base = 0; row < depth; row++, base += width, x += h2) {
+      int cell = base + column(x);
+      double v = saturate(Double.longBitsToDouble(table[cell]) + stored);
+      table[cell] = Double.doubleToRawLongBits(v);
+      min = Math.min(min, v);
+    }
+    return min;
+  }
+
+  private int column(long x) {
+    return (int) (((x >>> 32) * width) >>> 32);
+  }
+
+  private static double saturate(double v) {
+    return Math.max(-Double.MAX_VALUE, Math.min(Double.MAX_VALUE, v));
+  }
+
+  private static void checkWeight(double weight) {
+    if (!Double.isFinite(weight)) {
+      throw new IllegalArgumentException("weight must be finite, got " + weight);
+    }
+  }
+
+  private void renormalize(long newLandmark) {
+    int k = decay.halvings(landmark, newLandmark);
+    for (int i = 0; i < table.length; i++) {
+      if (table[i] != 0) {
+        table[i] = Double.doubleToRawLongBits(Math.scalb(Double.longBitsToDouble(table[i]), -k));
+      }
+    }
+    total = Math.scalb(total, -k);
+    landmark = newLandmark;
+  }
+
+  /**
+   * Adds {@code other} into this sketch, cell by cell, after bringing both to the later landmark.
+   *
+   * @throws IllegalArgumentException if the width, depth, seed or half-life differ
+   */
+  public void merge(CountMinSketch other) {
+    if (other.width != width || other.depth != depth || other.seed != seed
+        || other.decay.halfLifeMillis != decay.halfLifeMillis) {
+      throw new IllegalArgumentException("cannot merge Count-Min sketches of different shape: this is "
+          + describe() + ", the other " + other.describe());
+    }
+    if (other.landmark > landmark) {
+      renormalize(other.landmark);
+    }
+    double f = decay.decays() ? Math.scalb(1.0, -decay.halvings(other.landmark, landmark)) : 1;
+    for (int i = 0; i < table.length; i++) {
+      double v = Double.longBitsToDouble(other.table[i]) * f;
+      table[i] = Double.doubleToRawLongBits(saturate(Double.longBitsToDouble(table[i]) + v));
+    }
+    total = saturate(total + other.total * f);
+  }
+
+  // ------------------------------------------------------------------ queries
+
+  /** The estimated (decayed to {@code nowMillis}) count of {@code item}. */
+  public double estimate(String item, long nowMillis) {
+    return estimateHash(hash(item), nowMillis);
+  }
+
+  /** The estimated (decayed to {@code nowMillis}) count of the item of hash {@link #hash(String)}. */
+  public double estimateHash(long itemHash, long nowMillis) {
+    return storedEstimate(itemHash) * decay.toNow(nowMillis, landmark);
+  }
+
+  /** The total weight N decayed to {@code nowMillis}. */
+  public double totalWeight(long nowMillis) {
+    return total * decay.toNow(nowMillis, landmark);
+  }
+
+  /** The estimate in stored units (against the current landmark). */
+  double storedEstimate(long itemHash) {
+    long h1 = Hashing.mix64(itemHash ^ seed);
+    return minimum(h1, Hashing.mix64(h1 + GOLDEN) | 1);
+  }
+
+  public int width() {
+    return width;
+  }
+
+  public int depth() {
+    return depth;
+  }
+
+  public long seed() {
+    return seed;
+  }
+
+  public boolean isConservative() {
+    return conservative;
+  }
+
+  public long halfLifeMillis() {
+    return decay.halfLifeMillis;
+  }
+
+  /** The current landmark, epoch ms (a multiple of the half-life). */
+  public long landmarkMillis() {
+    return landmark;
+  }
+
+  ForwardDecay decay() {
+    return decay;
+  }
+
+  private String describe() {
+    return width + " x " + depth + ", seed " + seed + ", half-life " + decay.halfLifeMillis + " ms";
+  }
+
+  // ------------------------------------------------------------------ serialization
+
+  /** The compact serialized form (layout in the class comment). */
+  public byte[] toBytes() {
+    int nonZero = 0;
+    for (long cell : table) {
+      nonZero += cell != 0 ? 1 : 0;
+    }
+    boolean sparse = 4L + 12L * nonZero < 8L * table.length;
+    byte[] out = new byte[HEADER + (sparse ? 4 + 12 * nonZero : 8 * table.length)];
+    out[0] = SERIAL_VERSION;
+    out[1] = FAMILY;
+    out[2] = (byte) ((conservative ? 1 : 0) | (sparse ? 2 : 0));
+    out[3] = (byte) depth;
+    Bytes.putInt(out, 4, width);
+    Bytes.putLong(out, 8, seed);
+    Bytes.putLong(out, 16, decay.halfLifeMillis);
+    Bytes.putLong(out, 24, landmark);
+    Bytes.putLong(out, 32, Double.doubleToRawLongBits(total));
+    return sparse ? writeSparse(out, nonZero) : writeDense(out);
+  }
+
+  private byte[] writeDense(byte[] out) {
+    for (int i = 0; i < table.length; i++) {
+      Bytes.putLong(out, HEADER + 8 * i, table[i]);
+    }
+    return out;
+  }
+
+  private byte[] writeSparse(byte[] out, int nonZero) {
+    Bytes.putInt(out, HEADER, nonZero);
+    int at = HEADER + 4;
+    for (int i = 0; i < table.length; i++) {
+      if (table[i] != 0) {
+        Bytes.putInt(out, at, i);
+        Bytes.putLong(out, at + 4, table[i]);
+        at += 12;
+      }
+    }
+    return out;
+  }
+
+  /** Reads {@link #toBytes()}; rejects anything else with a {@link SketchFormatException}. */
+  public static CountMinSketch fromBytes(byte[] in) {
+    Bytes.need(in, 0, HEADER, "Count-Min sketch header");
+    if (in[1] != FAMILY) {
+      throw new SketchFormatException("not a Count-Min sketch: family byte " + in[1] + ", expected " + FAMILY);
+    }
+    if (in[0] != SERIAL_VERSION) {
+      throw new SketchFormatException("unsupported Count-Min serial version " + in[0] + ", expected " + SERIAL_VERSION);
+    }
+    int flags = in[2];
+    if ((flags & ~3) != 0) {
+      throw new SketchFormatException("unknown Count-Min flags " + flags);
+    }
+    int depth = in[3] & 0xff;
+    int width = Bytes.getInt(in, 4, "Count-Min header");
+    long halfLife = Bytes.getLong(in, 16, "Count-Min header");
+    if (width < 1 || depth < 1 || (long) width * depth > Integer.MAX_VALUE - 8 || halfLife < 0) {
+      throw new SketchFormatException("corrupt Count-Min header: width " + width + ", depth " + depth
+          + ", half-life " + halfLife);
+    }
+    CountMinSketch s = new CountMinSketch(width, depth, Bytes.getLong(in, 8, "header"), halfLife, (flags & 1) != 0);
+    s.landmark = Bytes.getLong(in, 24, "Count-Min header");
+    s.total = Bytes.getFiniteDouble(in, 32, "Count-Min total weight");
+    if ((flags & 2) != 0) {
+      s.readSparse(in);
+    } else {
+      s.readDense(in);
+    }
+    return s;
+  }
+
+  private void readDense(byte[] in) {
+    if (in.length != HEADER + 8L * table.length) {
+      throw new SketchFormatException("corrupt Count-Min sketch: dense body of " + (in.length - HEADER)
+          + " bytes, expected " + 8L * table.length);
+    }
+    for (int i = 0; i < table.length; i++) {
+      table[i] = cellAt(in, HEADER + 8 * i);
+    }
+  }
+
+  private void readSparse(byte[] in) {
+    int n = Bytes.getInt(in, HEADER, "Count-Min sparse body");
+    if (n < 0 || n > table.length || in.length != HEADER + 4L + 12L * n) {
+      throw new SketchFormatException("corrupt Count-Min sketch: sparse body of " + (in.length - HEADER)
+          + " bytes for " + n + " cells");
+    }
+    int previous = -1;
+    for (int j = 0, at = HEADER + 4; j < n; j++, at += 12) {
+      int index = Bytes.getInt(in, at, "Count-Min cell");
+      if (index <= previous || index >= table.length) {
+        throw new SketchFormatException("corrupt Count-Min sketch: cell index " + index + " after " + previous);
+      }
+      table[index] = cellAt(in, at + 4);
+      previous = index;
+    }
+  }
+
+  private static long cellAt(byte[] in, int at) {
+    return Double.doubleToRawLongBits(Bytes.getFiniteDouble(in, at, "Count-Min cell"));
+  }
+
+  /** A deep copy. */
+  public CountMinSketch copy() {
+    return fromBytes(toBytes());
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof CountMinSketch && Arrays.equals(((CountMinSketch) o).toBytes(), toBytes());
+  }
+
+  @Override
+  public int hashCode() {
+    return Arrays.hashCode(table);
+  }
+}

@@ -1,0 +1,461 @@
+package io.rollcount.sketches;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Space-Saving top-K (Metwally, Agrawal, El Abbadi, "Efficient Computation of Frequent and Top-k
+ * Elements in Data Streams", ICDT 2005) with exponential time decay (forward decay, same clock as
+ * {@link CountMinSketch}), newcomers that start from a Count-Min estimate, and merging (Agarwal,
+ * Cormode, Huang, Phillips, Wei, Yi, "Mergeable Summaries", PODS 2012).
+ *
+ * <p><b>State.</b> {@code capacity + 1} monitored items, each with an upper bound {@code c} (its
+ * Space-Saving count) and a lower bound {@code l} (the weight it received while monitored); a floor
+ * {@code F} bounding the count of every unmonitored item; the total weight {@code N}. All in stored
+ * (forward-decayed) units against one landmark. Items live in slots; a binary min-heap of slots keyed by
+ * {@code c} finds the minimum, an open-addressing table (linear probing, load at most 1/2) keyed by a
+ * 64-bit item hash finds an item's slot. Space-Saving with k + 1 counters is Misra-Gries with k
+ * (Agarwal et al.), hence the one extra slot.
+ *
+ * <p><b>Update</b> of item x with weight w &gt; 0 and an upper bound e of x's count including w (the
+ * Count-Min estimate; +infinity without one): a monitored x gets {@code c += w, l += w}. Otherwise
+ * x's bound is {@code u = min(e, F + w)}; with a free slot x enters with {@code c = u, l = w}; when full,
+ * {@code F = max(F, c_min)} and x replaces the minimum item if {@code u > c_min}, else it stays out
+ * (its count is at most {@code u <= F}). Without an estimate this is exactly Space-Saving.
+ *
+ * <p><b>Guarantees</b> (deterministic, also across merges): every monitored {@code c} and {@code l}
+ * bound the true decayed count from above and below; every unmonitored item's count is at most F; and
+ * {@code sum(max(0, c - F)) + (capacity + 1) * F <= N}. So F &lt;= N / (capacity + 1), at most
+ * {@code capacity} items have {@code c > N / (capacity + 1)}, and every item whose decayed count exceeds
+ * {@code N / (capacity + 1)} is among the {@code capacity} items {@link #topK} reports.
+ *
+ * <p><b>Merge</b> of summaries of equal capacity and half-life: with {@code g_i(x) = max(0, c_i(x) - F_i)}
+ * (0 if x is not monitored), {@code G = g_1 + g_2}, keep the {@code capacity + 1} items of largest G with
+ * {@code c = c_1 + c_2} (an absent side counting its floor), {@code l = l_1 + l_2}, and set
+ * {@code F = F_1 + F_2 + G*}, G* the largest G dropped (Agarwal et al.'s merge of Misra-Gries
+ * summaries, in Space-Saving form). The invariant above carries over, so do the guarantees.
+ *
+ * <p><b>Serialized format</b> ({@link #toBytes()}), little-endian:
+ * <pre>
+ * byte  0      serial version, 1
+ * byte  1      family, 0x54 ('T')
+ * byte  2..3   zero
+ * byte  4..7   capacity, int32 &gt; 0
+ * byte  8..15  half-life in ms, int64 (0 = no decay)
+ * byte 16..23  landmark in epoch ms, int64
+ * byte 24..31  total weight N, binary64 (stored units)
+ * byte 32..39  floor F, binary64 (stored units)
+ * byte 40..43  n, int32, monitored items, 0..capacity + 1
+ * then n times: UTF-8 length int32, the item's UTF-8 bytes, upper bound c binary64, lower bound l binary64
+ * </pre>
+ *
+ * <p>Not thread-safe.
+ */
+public final class SpaceSavingTopK {
+  static final byte SERIAL_VERSION = 1;
+  static final byte FAMILY = 0x54;
+  private static final int HEADER = 44;
+
+  private final int capacity;
+  private final int slots;
+  private final ForwardDecay decay;
+  private final String[] items;
+  private final long[] hashes;
+  private final double[] upper;
+  private final double[] lower;
+  private final int[] heap;
+  private final int[] heapIndex;
+  private final int[] table;
+  private final int mask;
+  private int size;
+  private long landmark;
+  private double total;
+  private double floor;
+
+  /** A summary reporting up to {@code capacity} items; {@code halfLifeMillis} 0 = no decay. */
+  public SpaceSavingTopK(int capacity, long halfLifeMillis) {
+    if (capacity < 1 || capacity > (1 << 28)) {
+      throw new IllegalArgumentException("capacity must be in 1..2^28, got " + capacity);
+    }
+    this.capacity = capacity;
+    this.slots = capacity + 1;
+    this.decay = ForwardDecay.of(halfLifeMillis);
+    this.items = new String[slots];
+    this.hashes = new long[slots];
+    this.upper = new double[slots];
+    this.lower = new double[slots];
+    this.heap = new int[slots];
+    this.heapIndex = new int[slots];
+    this.table = new int[Integer.highestOneBit(slots * 2 - 1) << 1];
+    this.mask = table.length - 1;
+  }
+
+  // ------------------------------------------------------------------ updates
+
+  /** Counts {@code weight} (&gt;= 0; 0 is ignored) for {@code item} at event time {@code eventTimeMillis}. */
+  public void update(String item, double weight, long eventTimeMillis) {
+    checkWeight(weight);
+    if (weight == 0) {
+      return;
+    }
+    advanceTo(eventTimeMillis);
+    offer(item, CountMinSketch.hash(item), weight * decay.weight(eventTimeMillis, landmark),
+        Double.POSITIVE_INFINITY);
+  }
+
+  /** Moves the landmark on to {@code timeMillis} if a half-life or more has passed. */
+  public void advanceTo(long timeMillis) {
+    if (decay.moves(landmark, timeMillis)) {
+      renormalize(decay.landmarkFor(timeMillis));
+    }
+  }
+
+  /**
+   * Offers a stored weight {@code w > 0} for {@code item} (of 64-bit hash {@code hash}) whose stored
+   * count, this weight included, is at most {@code bound} (a Count-Min estimate, or +infinity).
+   */
+  void offer(String item, long hash, double w, double bound) {
+    total += w;
+    int slot = find(item, hash);
+    if (slot >= 0) {
+      upper[slot] += w;
+      lower[slot] += w;
+      siftDown(heapIndex[slot]);
+      return;
+    }
+    if (size < slots) {
+      admit(size, item, hash, Math.min(bound, floor + w), w);
+      heap[size] = size;
+      heapIndex[size] = size;
+      siftUp(size++);
+      return;
+    }
+    int min = heap[0];
+    floor = Math.max(floor, upper[min]);
+    double u = Math.min(bound, floor + w);
+    if (u > upper[min]) {
+      tableRemove(min);
+      admit(min, item, hash, u, w);
+      siftDown(0);
+    }
+  }
+
+  private void admit(int slot, String item, long hash, double u, double w) {
+    items[slot] = item;
+    hashes[slot] = hash;
+    upper[slot] = u;
+    lower[slot] = w;
+    tableInsert(slot);
+  }
+
+  private static void checkWeight(double weight) {
+    if (!(weight >= 0) || weight == Double.POSITIVE_INFINITY) {
+      throw new IllegalArgumentException("top-K weight must be finite and >= 0, got " + weight);
+    }
+  }
+
+  private void renormalize(long newLandmark) {
+    int k = decay.halvings(landmark, newLandmark);
+    for (int s = 0; s < size; s++) {
+      upper[s] = Math.scalb(upper[s], -k);
+      lower[s] = Math.scalb(lower[s], -k);
+    }
+    total = Math.scalb(total, -k);
+    floor = Math.scalb(floor, -k);
+    landmark = newLandmark;
+  }
+
+  // ------------------------------------------------------------------ heap (min on upper)
+
+  private void siftUp(int i) {
+    int slot = heap[i];
+    while (i > 0) {
+      int parent = (i - 1) >>> 1;
+      if (upper[heap[parent]] <= upper[slot]) {
+        break;
+      }
+      place(i, heap[parent]);
+      i = parent;
+    }
+    place(i, slot);
+  }
+
+  private void siftDown(int i) {
+    int slot = heap[i];
+    int half = size >>> 1;
+    while (i < half) {
+      int child = 2 * i + 1;
+      int right = child + 1;
+      if (right < size && upper[heap[right]] < upper[heap[child]]) {
+        child = right;
+      }
+      if (upper[slot] <= upper[heap[child]]) {
+        break;
+      }
+      place(i, heap[child]);
+      i = child;
+    }
+    place(i, slot);
+  }
+
+  private void place(int i, int slot) {
+    heap[i] = slot;
+    heapIndex[slot] = i;
+  }
+
+  // ------------------------------------------------------------------ item table
+
+  private int home(long hash) {
+    return (int) Hashing.mix64(hash) & mask;
+  }
+
+  private int find(String item, long hash) {
+    for (int i = home(hash); ; i = (i + 1) & mask) {
+      int entry = table[i];
+      if (entry == 0) {
+        return -1;
+      }
+      int slot = entry - 1;
+      if (hashes[slot] == hash && items[slot].equals(item)) {
+        return slot;
+      }
+    }
+  }
+
+  private void tableInsert(int slot) {
+    int i = home(hashes[slot]);
+    while (table[i] != 0) {
+      i = (i + 1) & mask;
+    }
+    table[i] = slot + 1;
+  }
+
+  /** Removes a slot's entry, shifting later entries of the probe run back (Knuth's Algorithm R). */
+  private void tableRemove(int slot) {
+    int i = home(hashes[slot]);
+    while (table[i] != slot + 1) {
+      i = (i + 1) & mask;
+    }
+    for (int j = (i + 1) & mask; table[j] != 0; j = (j + 1) & mask) {
+      int h = home(hashes[table[j] - 1]);
+      boolean stays = i <= j ? (i < h && h <= j) : (i < h || h <= j);
+      if (!stays) {
+        table[i] = table[j];
+        i = j;
+      }
+    }
+    table[i] = 0;
+  }
+
+  // ------------------------------------------------------------------ queries
+
+  /** Up to {@code min(k, capacity)} items by decreasing upper bound, counts decayed to {@code nowMillis}. */
+  public List<RankedItem> topK(int k, long nowMillis) {
+    return ranked(k, nowMillis, null);
+  }
+
+  /** As {@link #topK}, upper bounds tightened by {@code cms} estimates when it is not null. */
+  List<RankedItem> ranked(int k, long nowMillis, CountMinSketch cms) {
+    double[] bound = new double[size];
+    Integer[] order = new Integer[size];
+    for (int s = 0; s < size; s++) {
+      bound[s] = cms == null ? upper[s] : Math.min(upper[s], cms.storedEstimate(hashes[s]));
+      order[s] = s;
+    }
+    Arrays.sort(order, Comparator.<Integer>comparingDouble(s -> -bound[s]).thenComparing(s -> items[s]));
+    double f = decay.toNow(nowMillis, landmark);
+    int n = Math.min(Math.min(k, capacity), size);
+    List<RankedItem> out = new ArrayList<>(n);
+    for (int j = 0; j < n; j++) {
+      int s = order[j];
+      out.add(new RankedItem(items[s], bound[s] * f, lower[s] * f, bound[s] * f));
+    }
+    return out;
+  }
+
+  /** The total weight N decayed to {@code nowMillis}. */
+  public double totalWeight(long nowMillis) {
+    return total * decay.toNow(nowMillis, landmark);
+  }
+
+  /** The bound F on every unmonitored item's count, decayed to {@code nowMillis}. */
+  public double unmonitoredBound(long nowMillis) {
+    return effectiveFloor() * decay.toNow(nowMillis, landmark);
+  }
+
+  /** Number of monitored items, at most {@code capacity + 1}. */
+  public int size() {
+    return size;
+  }
+
+  public int capacity() {
+    return capacity;
+  }
+
+  public long halfLifeMillis() {
+    return decay.halfLifeMillis;
+  }
+
+  public long landmarkMillis() {
+    return landmark;
+  }
+
+  private double effectiveFloor() {
+    return size == slots ? Math.max(floor, upper[heap[0]]) : floor;
+  }
+
+  // ------------------------------------------------------------------ merge
+
+  /**
+   * Merges {@code other} into this summary (see the class comment).
+   *
+   * @throws IllegalArgumentException if the capacities or half-lives differ
+   */
+  public void merge(SpaceSavingTopK other) {
+    if (other.capacity != capacity || other.decay.halfLifeMillis != decay.halfLifeMillis) {
+      throw new IllegalArgumentException("cannot merge top-K summaries of capacity " + capacity + ", half-life "
+          + decay.halfLifeMillis + " ms and capacity " + other.capacity + ", half-life "
+          + other.decay.halfLifeMillis + " ms");
+    }
+    if (other.landmark > landmark) {
+      renormalize(other.landmark);
+    }
+    double f = decay.decays() ? Math.scalb(1.0, -decay.halvings(other.landmark, landmark)) : 1;
+    double f1 = effectiveFloor();
+    double f2 = other.effectiveFloor() * f;
+    Map<String, Merged> union = new HashMap<>();
+    for (int s = 0; s < size; s++) {
+      union.put(items[s], new Merged(items[s], hashes[s], upper[s] + f2, lower[s], Math.max(0, upper[s] - f1)));
+    }
+    for (int s = 0; s < other.size; s++) {
+      double c2 = other.upper[s] * f;
+      double g2 = Math.max(0, c2 - f2);
+      Merged m = union.get(other.items[s]);
+      if (m == null) {
+        union.put(other.items[s], new Merged(other.items[s], other.hashes[s], f1 + c2, other.lower[s] * f, g2));
+      } else {
+        m.upper += c2 - f2;
+        m.lower += other.lower[s] * f;
+        m.g += g2;
+      }
+    }
+    List<Merged> all = new ArrayList<>(union.values());
+    all.sort(Comparator.<Merged>comparingDouble(m -> -m.g).thenComparing(m -> m.item));
+    double dropped = all.size() > slots ? all.get(slots).g : 0;
+    rebuild(all.subList(0, Math.min(slots, all.size())), f1 + f2 + dropped, total + other.total * f);
+  }
+
+  private static final class Merged {
+    final String item;
+    final long hash;
+    double upper;
+    double lower;
+    double g;
+
+    Merged(String item, long hash, double upper, double lower, double g) {
+      this.item = item;
+      this.hash = hash;
+      this.upper = upper;
+      this.lower = lower;
+      this.g = g;
+    }
+  }
+
+  private void rebuild(List<Merged> kept, double newFloor, double newTotal) {
+    Arrays.fill(table, 0);
+    size = 0;
+    for (Merged m : kept) {
+      admit(size, m.item, m.hash, m.upper, m.lower);
+      heap[size] = size;
+      heapIndex[size] = size;
+      siftUp(size++);
+    }
+    floor = newFloor;
+    total = newTotal;
+  }
+
+  // ------------------------------------------------------------------ serialization
+
+  /** The serialized form (layout in the class comment). */
+  public byte[] toBytes() {
+    byte[][] utf8 = new byte[size][];
+    int length = HEADER;
+    for (int s = 0; s < size; s++) {
+      utf8[s] = items[s].getBytes(StandardCharsets.UTF_8);
+      length += 4 + utf8[s].length + 16;
+    }
+    byte[] out = new byte[length];
+    out[0] = SERIAL_VERSION;
+    out[1] = FAMILY;
+    Bytes.putInt(out, 4, capacity);
+    Bytes.putLong(out, 8, decay.halfLifeMillis);
+    Bytes.putLong(out, 16, landmark);
+    Bytes.putLong(out, 24, Double.doubleToRawLongBits(total));
+    Bytes.putLong(out, 32, Double.doubleToRawLongBits(floor));
+    Bytes.putInt(out, 40, size);
+    int at = HEADER;
+    for (int s = 0; s < size; s++) {
+      Bytes.putInt(out, at, utf8[s].length);
+      System.arraycopy(utf8[s], 0, out, at + 4, utf8[s].length);
+      at += 4 + utf8[s].length;
+      Bytes.putLong(out, at, Double.doubleToRawLongBits(upper[s]));
+      Bytes.putLong(out, at + 8, Double.doubleToRawLongBits(lower[s]));
+      at += 16;
+    }
+    return out;
+  }
+
+  /** Reads {@link #toBytes()}; rejects anything else with a {@link SketchFormatException}. */
+  public static SpaceSavingTopK fromBytes(byte[] in) {
+    Bytes.need(in, 0, HEADER, "top-K header");
+    if (in[1] != FAMILY) {
+      throw new SketchFormatException("not a top-K summary: family byte " + in[1] + ", expected " + FAMILY);
+    }
+    if (in[0] != SERIAL_VERSION) {
+      throw new SketchFormatException("unsupported top-K serial version " + in[0] + ", expected " + SERIAL_VERSION);
+    }
+    int capacity = Bytes.getInt(in, 4, "top-K header");
+    long halfLife = Bytes.getLong(in, 8, "top-K header");
+    int n = Bytes.getInt(in, 40, "top-K header");
+    if (capacity < 1 || capacity > (1 << 28) || halfLife < 0 || n < 0 || n > capacity + 1) {
+      throw new SketchFormatException("corrupt top-K header: capacity " + capacity + ", half-life " + halfLife
+          + ", " + n + " items");
+    }
+    SpaceSavingTopK t = new SpaceSavingTopK(capacity, halfLife);
+    t.landmark = Bytes.getLong(in, 16, "top-K header");
+    t.total = Bytes.getFiniteDouble(in, 24, "top-K total weight");
+    t.floor = Bytes.getFiniteDouble(in, 32, "top-K floor");
+    t.readItems(in, n);
+    return t;
+  }
+
+  private void readItems(byte[] in, int n) {
+    int at = HEADER;
+    for (int j = 0; j < n; j++) {
+      int length = Bytes.getInt(in, at, "top-K item");
+      if (length < 0) {
+        throw new SketchFormatException("corrupt top-K summary: item " + j + " has length " + length);
+      }
+      Bytes.need(in, at + 4, length + 16, "top-K item " + j);
+      String item = new String(in, at + 4, length, StandardCharsets.UTF_8);
+      at += 4 + length;
+      if (find(item, CountMinSketch.hash(item)) >= 0) {
+        throw new SketchFormatException("corrupt top-K summary: item '" + item + "' appears twice");
+      }
+      admit(size, item, CountMinSketch.hash(item), Bytes.getFiniteDouble(in, at, "top-K upper bound"),
+          Bytes.getFiniteDouble(in, at + 8, "top-K lower bound"));
+      heap[size] = size;
+      heapIndex[size] = size;
+      siftUp(size++);
+      at += 16;
+    }
+    if (at != in.length) {
+      throw new SketchFormatException("corrupt top-K summary: " + (in.length - at) + " trailing bytes");
+    }
+  }
+}
