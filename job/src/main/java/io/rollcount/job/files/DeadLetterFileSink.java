@@ -25,7 +25,9 @@ import org.apache.flink.core.io.SimpleVersionedSerializer;
  * <p>Exactly once with one writer (run it at parallelism 1): {@link SinkWriter#flush} writes and forces
  * every buffered line to disk before each checkpoint barrier, the checkpoint records the file's length,
  * and a writer restored from that checkpoint truncates the file back to it, so the lines the replay
- * writes again are not there twice. A new run (nothing restored) appends to an existing file.
+ * writes again are not there twice. A new run (nothing restored) appends to an existing file; it notes
+ * the length it started from in a side file ({@code PATH.start}, with the job id), so that a restart
+ * before the first completed checkpoint, which replays the input from its beginning, truncates back to it.
  */
 public final class DeadLetterFileSink implements Sink<Event>, SupportsWriterState<Event, Long> {
     private static final long serialVersionUID = 1L;
@@ -39,7 +41,19 @@ public final class DeadLetterFileSink implements Sink<Event>, SupportsWriterStat
 
     @Override
     public StatefulSinkWriter<Event, Long> createWriter(WriterInitContext context) throws IOException {
-        return new Writer(Paths.get(path), -1);
+        Path file = Paths.get(path);
+        Path start = Paths.get(path + ".start");
+        String job = context.getJobInfo().getJobId().toString();
+        long startLength = -1;
+        if (context.getTaskInfo().getAttemptNumber() > 0 && Files.exists(start)) {
+            String[] saved = Files.readString(start).trim().split(" ");
+            if (saved.length == 2 && saved[0].equals(job)) startLength = Long.parseLong(saved[1]);
+        }
+        if (startLength < 0) {
+            long length = Files.exists(file) ? Files.size(file) : 0;
+            Files.writeString(start, job + " " + length + "\n");
+        }
+        return new Writer(file, startLength);
     }
 
     @Override

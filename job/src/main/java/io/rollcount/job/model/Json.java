@@ -58,6 +58,29 @@ public final class Json {
         });
     }
 
+    /** {@code {"ns","kind","res","start","at","items":[{"counter","score","estimate"}]}}; res and start null for trending. */
+    public static byte[] topList(TopList t) {
+        return write(g -> {
+            g.writeStartObject();
+            g.writeStringField("ns", t.ns);
+            g.writeStringField("kind", t.kind);
+            g.writeStringField("res", t.res);
+            if (t.start == null) g.writeNullField("start");
+            else g.writeNumberField("start", t.start);
+            g.writeNumberField("at", t.at);
+            g.writeArrayFieldStart("items");
+            for (int i = 0; i < t.counters.length; i++) {
+                g.writeStartObject();
+                g.writeStringField("counter", t.counters[i]);
+                g.writeNumberField("score", t.scores[i]);
+                g.writeNumberField("estimate", t.estimates[i]);
+                g.writeEndObject();
+            }
+            g.writeEndArray();
+            g.writeEndObject();
+        });
+    }
+
     /** Decodes strictly: null where the bytes are not valid UTF-8. */
     public static String utf8OrNull(byte[] bytes) {
         try {

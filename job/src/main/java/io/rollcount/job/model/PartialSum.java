@@ -16,6 +16,14 @@ public class PartialSum {
     public long events;
     /** Whether any combined delta was negative (such windows are not monotone in Redis). */
     public boolean negative;
+    /**
+     * Trending weight at the bucket's start: the sum over positive deltas {@code d} at event time {@code t}
+     * of {@code d * 2^((t - bucket) / halfLife)} (forward decay with the bucket start as landmark), so that
+     * the trending operator adds it exactly as if each event had been added at its own time.
+     */
+    public double trend;
+    /** Distinct MurmurHash64A hashes (Redis's HyperLogLog hash) of the users of the combined events; empty if none. */
+    public long[] users = new long[0];
 
     public PartialSum() {}
 
@@ -28,6 +36,12 @@ public class PartialSum {
         sum = Math.addExact(sum, delta);
         events++;
         negative |= delta < 0;
+    }
+
+    /** Adds an event at time {@code ts} with the trending weight of a positive delta. */
+    public void add(long delta, long ts, double halfLifeMillis) {
+        add(delta);
+        if (delta > 0) trend += delta * Math.pow(2.0, (ts - bucket) / halfLifeMillis);
     }
 
     @Override

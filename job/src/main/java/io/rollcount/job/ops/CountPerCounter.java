@@ -3,6 +3,12 @@ package io.rollcount.job.ops;
 import io.rollcount.job.model.PartialSum;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.model.Rollup;
+import io.rollcount.job.model.WindowSum;
+import io.rollcount.sketches.RedisHyperLogLog;
+import org.apache.flink.api.common.state.MapState;
+import org.apache.flink.api.common.state.MapStateDescriptor;
+import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
+import org.apache.flink.api.common.typeinfo.Types;
 import io.rollcount.job.redis.RedisKeys;
 import io.rollcount.job.redis.RedisWrite;
 import org.apache.flink.api.common.functions.OpenContext;
@@ -34,11 +40,17 @@ public final class CountPerCounter extends KeyedProcessFunction<String, PartialS
     private static final long serialVersionUID = 1L;
 
     public static final OutputTag<Rollup> ROLLUPS = new OutputTag<>("rollups") {};
+    /** Sums of closed 1m, 1h and 1d windows, for the window top-K per namespace. */
+    public static final OutputTag<WindowSum> CLOSED_WINDOWS = new OutputTag<>("closed-windows") {};
+
+    private static final String ALL_TIME = "all";
 
     private final RedisKeys keys;
     private final long lateness;
     private final long flushIntervalMillis;
     private transient ValueState<CounterState> state;
+    /** Unique-users sketches in Redis's own format: "all", and "1h:<start>" / "1d:<start>" of open windows. */
+    private transient MapState<String, byte[]> uniques;
 
     public CountPerCounter(RedisKeys keys, long allowedLatenessMillis, long flushIntervalMillis) {
         this.keys = keys;
@@ -49,6 +61,8 @@ public final class CountPerCounter extends KeyedProcessFunction<String, PartialS
     @Override
     public void open(OpenContext ctx) {
         state = getRuntimeContext().getState(new ValueStateDescriptor<>("counter", TypeInformation.of(CounterState.class)));
+        uniques = getRuntimeContext().getMapState(new MapStateDescriptor<>("uniques", Types.STRING,
+                PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO));
     }
 
     @Override
@@ -70,6 +84,7 @@ public final class CountPerCounter extends KeyedProcessFunction<String, PartialS
             if (p.negative) s.set(i, CounterState.NEGATIVE);
             if (s.has(i, CounterState.CLOSED)) s.set(i, CounterState.REVISE);
         }
+        if (p.users.length > 0) addUsers(s, p);
         s.total = Math.addExact(s.total, p.sum);
         s.totalEvents += p.events;
         s.negative |= p.negative;
@@ -98,18 +113,56 @@ public final class CountPerCounter extends KeyedProcessFunction<String, PartialS
                     s.set(i, CounterState.CLOSED);
                     s.clear(i, CounterState.REVISE);
                     ctx.output(ROLLUPS, rollup(counter, s, i));
+                    Resolution r = s.resolution(i);
+                    if (r == Resolution.M1 || r == Resolution.H1 || r == Resolution.D1) {
+                        ctx.output(CLOSED_WINDOWS, new WindowSum(counter, r.label, s.start[i], s.sum[i]));
+                    }
                 }
             }
             reviseChangedWindows(counter, s, ctx);
             writeDirty(counter, s, out);
             for (int i = s.size - 1; i >= 0; i--) {
-                if (watermark >= s.end(i) + lateness) s.remove(i);
+                if (watermark >= s.end(i) + lateness) {
+                    if (s.has(i, CounterState.HAS_USERS)) uniques.remove(uniquesName(s.resolution(i), s.start[i]));
+                    s.remove(i);
+                }
             }
         }
         state.update(s);
     }
 
-    private void reviseChangedWindows(String counter, CounterState s, Context ctx) {
+    /** Adds the partial's user hashes to the all-time, 1h and 1d sketches; marks those that changed. */
+    private void addUsers(CounterState s, PartialSum p) throws Exception {
+        if (addHashes(ALL_TIME, p.users)) s.usersDirty = true;
+        for (Resolution r : UNIQUE_RESOLUTIONS) {
+            int i = s.find(r, r.windowStart(p.bucket));
+            s.set(i, CounterState.HAS_USERS);
+            if (addHashes(uniquesName(r, s.start[i]), p.users)) s.set(i, CounterState.USERS_DIRTY);
+        }
+    }
+
+    private static final Resolution[] UNIQUE_RESOLUTIONS = {Resolution.H1, Resolution.D1};
+
+    private static String uniquesName(Resolution r, long start) {
+        return r.label + ":" + start;
+    }
+
+    private boolean addHashes(String name, long[] hashes) throws Exception {
+        byte[] bytes = uniques.get(name);
+        RedisHyperLogLog hll = bytes == null ? new RedisHyperLogLog() : RedisHyperLogLog.fromRedisBytes(bytes);
+        boolean changed = bytes == null;
+        for (long h : hashes) changed |= hll.addHash(h);
+        if (changed) uniques.put(name, hll.toRedisBytes());
+        return changed;
+    }
+
+    private Long uniquesOf(CounterState s, int i) throws Exception {
+        if (!s.has(i, CounterState.HAS_USERS)) return null;
+        byte[] bytes = uniques.get(uniquesName(s.resolution(i), s.start[i]));
+        return bytes == null ? null : RedisHyperLogLog.fromRedisBytes(bytes).count();
+    }
+
+    private void reviseChangedWindows(String counter, CounterState s, Context ctx) throws Exception {
         for (int i = 0; i < s.size; i++) {
             if (s.has(i, CounterState.REVISE)) {
                 s.revision[i]++;
@@ -119,7 +172,7 @@ public final class CountPerCounter extends KeyedProcessFunction<String, PartialS
         }
     }
 
-    private void writeDirty(String counter, CounterState s, Collector<RedisWrite> out) {
+    private void writeDirty(String counter, CounterState s, Collector<RedisWrite> out) throws Exception {
         if (s.totalDirty) {
             String key = keys.total(counter);
             out.collect(RedisWrite.count(key, keys.versionOf(counter, key), s.total, s.totalEvents, !s.negative, 0));
@@ -133,10 +186,21 @@ public final class CountPerCounter extends KeyedProcessFunction<String, PartialS
                         !s.has(i, CounterState.NEGATIVE), r.ttlMillis));
                 s.clear(i, CounterState.DIRTY);
             }
+            if (s.has(i, CounterState.USERS_DIRTY)) {
+                Resolution r = s.resolution(i);
+                byte[] sketch = uniques.get(uniquesName(r, s.start[i]));
+                if (sketch != null) out.collect(RedisWrite.hll(keys.uniques(counter, r, s.start[i]), sketch, r.ttlMillis));
+                s.clear(i, CounterState.USERS_DIRTY);
+            }
+        }
+        if (s.usersDirty) {
+            byte[] sketch = uniques.get(ALL_TIME);
+            if (sketch != null) out.collect(RedisWrite.hll(keys.uniquesAll(counter), sketch, 0));
+            s.usersDirty = false;
         }
     }
 
-    private static Rollup rollup(String counter, CounterState s, int i) {
-        return new Rollup(counter, s.resolution(i).label, s.start[i], s.end(i), s.sum[i], s.events[i], null, s.revision[i]);
+    private Rollup rollup(String counter, CounterState s, int i) throws Exception {
+        return new Rollup(counter, s.resolution(i).label, s.start[i], s.end(i), s.sum[i], s.events[i], uniquesOf(s, i), s.revision[i]);
     }
 }

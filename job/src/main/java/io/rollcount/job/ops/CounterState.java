@@ -19,12 +19,18 @@ public class CounterState {
     public static final byte REVISE = 4;
     /** Slot flag: a negative delta went in, so the value may go down. */
     public static final byte NEGATIVE = 8;
+    /** Slot flag (1h and 1d): the window's unique-users sketch changed since the last Redis write. */
+    public static final byte USERS_DIRTY = 16;
+    /** Slot flag (1h and 1d): the window has a unique-users sketch. */
+    public static final byte HAS_USERS = 32;
 
     public long total;
     public long totalEvents;
     public boolean negative;
     public boolean totalDirty;
     public boolean flushPending;
+    /** The all-time unique-users sketch changed since the last Redis write. */
+    public boolean usersDirty;
 
     public int size;
     public byte[] res = new byte[0];

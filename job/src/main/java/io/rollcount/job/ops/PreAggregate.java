@@ -4,6 +4,7 @@ import io.rollcount.job.model.Event;
 import io.rollcount.job.model.PartialSum;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.parse.EventParser;
+import io.rollcount.sketches.RedisHyperLogLog;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
@@ -42,20 +43,25 @@ public final class PreAggregate extends AbstractStreamOperator<PartialSum>
     public static final String LATE_COUNTER = RouteEvents.DLQ_PREFIX + EventParser.LATE;
     public static final String COUNTED = "events.counted";
 
+    /** A partial sum carries at most this many distinct users; past it, it is sent on at once. */
+    static final int MAX_USERS_PER_PARTIAL = 4096;
+
     private final long lateness;
     private final int maxEntries;
     private final long flushIntervalMillis;
+    private final double halfLifeMillis;
 
-    private transient Map<BucketKey, PartialSum> buffer;
+    private transient Map<BucketKey, Acc> buffer;
     private transient BucketKey probe;
     private transient long watermark;
     private transient LongCounter late;
     private transient LongCounter counted;
 
-    public PreAggregate(long allowedLatenessMillis, int maxEntries, long flushIntervalMillis) {
+    public PreAggregate(long allowedLatenessMillis, int maxEntries, long flushIntervalMillis, long trendingHalfLifeMillis) {
         this.lateness = allowedLatenessMillis;
         this.maxEntries = maxEntries;
         this.flushIntervalMillis = flushIntervalMillis;
+        this.halfLifeMillis = trendingHalfLifeMillis;
     }
 
     @Override
@@ -91,12 +97,20 @@ public final class PreAggregate extends AbstractStreamOperator<PartialSum>
         long bucket = Resolution.S5.windowStart(e.ts);
         probe.counter = e.counter;
         probe.bucket = bucket;
-        PartialSum p = buffer.get(probe);
-        if (p == null) {
-            p = new PartialSum(e.counter, bucket);
-            buffer.put(new BucketKey(e.counter, bucket), p);
+        Acc acc = buffer.get(probe);
+        if (acc == null) {
+            acc = new Acc(new PartialSum(e.counter, bucket));
+            buffer.put(new BucketKey(e.counter, bucket), acc);
         }
-        p.add(e.delta);
+        acc.partial.add(e.delta, e.ts, halfLifeMillis);
+        if (e.user != null) {
+            if (acc.users == null) acc.users = new LongSet();
+            acc.users.add(RedisHyperLogLog.hash(e.user));
+            if (acc.users.size() >= MAX_USERS_PER_PARTIAL) {
+                buffer.remove(probe);
+                emit(acc, new StreamRecord<>(null));
+            }
+        }
         if (buffer.size() >= maxEntries) flush();
     }
 
@@ -121,10 +135,24 @@ public final class PreAggregate extends AbstractStreamOperator<PartialSum>
     private void flush() {
         if (buffer.isEmpty()) return;
         StreamRecord<PartialSum> reuse = new StreamRecord<>(null);
-        for (PartialSum p : buffer.values()) {
-            output.collect(reuse.replace(p, p.bucket));
-        }
+        for (Acc acc : buffer.values()) emit(acc, reuse);
         buffer.clear();
+    }
+
+    private void emit(Acc acc, StreamRecord<PartialSum> reuse) {
+        PartialSum p = acc.partial;
+        if (acc.users != null) p.users = acc.users.toArray();
+        output.collect(reuse.replace(p, p.bucket));
+    }
+
+    /** A partial sum being built, and the distinct hashes of its users. */
+    private static final class Acc {
+        final PartialSum partial;
+        LongSet users;
+
+        Acc(PartialSum partial) {
+            this.partial = partial;
+        }
     }
 
     /** A (counter, bucket) map key; one mutable instance probes the map so a hit allocates nothing. */

@@ -16,6 +16,8 @@ final class GroundTruth {
     final Map<String, Map<String, Long>> byCounter = new HashMap<>();
     final Map<String, Long> eventsPerWindow = new HashMap<>();
     final Set<String> negativeCounters = new HashSet<>();
+    /** Distinct users per uniques key suffix ({@code u:all}, {@code u:1h:<start>}, {@code u:1d:<start>}) per counter. */
+    final Map<String, Map<String, Set<String>>> users = new HashMap<>();
     private final Set<String> seenIds = new HashSet<>();
     long counted;
     long duplicates;
@@ -33,7 +35,20 @@ final class GroundTruth {
             String suffix = r.label + ":" + Math.floorDiv(r.windowStart(g.ts()), 1000L);
             m.merge(suffix, g.delta(), Long::sum);
             eventsPerWindow.merge(g.counter() + "|" + suffix, 1L, Long::sum);
+            if (g.user() != null && (r == Resolution.H1 || r == Resolution.D1)) {
+                users.computeIfAbsent(g.counter(), c -> new HashMap<>()).computeIfAbsent("u:" + suffix, k -> new HashSet<>()).add(g.user());
+            }
         }
+        if (g.user() != null) {
+            users.computeIfAbsent(g.counter(), c -> new HashMap<>()).computeIfAbsent("u:all", k -> new HashSet<>()).add(g.user());
+        }
+    }
+
+    /** Full Redis uniques keys and their users under a prefix. */
+    Map<String, Set<String>> uniquesKeys(String prefix) {
+        Map<String, Set<String>> out = new HashMap<>();
+        users.forEach((c, m) -> m.forEach((suffix, u) -> out.put(prefix + ":{" + c + "}:" + suffix, u)));
+        return out;
     }
 
     /** Full Redis keys and values under a prefix. */

@@ -201,6 +201,8 @@ class PipelineIT {
         List<String> hot = new ArrayList<>();
         EventGenerator names = new EventGenerator(1, EventGenerator.Workload.zipf, 3_000, 1, START, 1, 0, 0);
         for (int rank = 0; rank < 30; rank++) hot.add(redis.prefix + ":{" + names.counterId(rank) + "}:total");
+        List<String> hotUniques = new ArrayList<>();
+        for (int rank = 0; rank < 10; rank++) hotUniques.add(redis.prefix + ":{" + names.counterId(rank) + "}:u:all");
         Map<String, Long> maxSeen = new ConcurrentHashMap<>();
         List<String> decreases = new ArrayList<>();
         AtomicBoolean running = new AtomicBoolean(true);
@@ -213,6 +215,12 @@ class PipelineIT {
                         long v = Long.parseLong(values.get(i));
                         Long before = maxSeen.put(hot.get(i), Math.max(v, maxSeen.getOrDefault(hot.get(i), Long.MIN_VALUE)));
                         if (before != null && v < before) decreases.add(hot.get(i) + ": " + before + " -> " + v);
+                    }
+                    // Sketches only grow: a restart from a checkpoint never shrinks what Redis holds.
+                    for (String k : hotUniques) {
+                        long v = j.pfcount(k);
+                        Long before = maxSeen.put(k, Math.max(v, maxSeen.getOrDefault(k, Long.MIN_VALUE)));
+                        if (before != null && v < before) decreases.add(k + ": " + before + " -> " + v);
                     }
                     Thread.sleep(20);
                 }
@@ -239,8 +247,20 @@ class PipelineIT {
         Pattern bookkeeping = Pattern.compile(Pattern.quote(redis.prefix) + ":(\\{[^}]*\\}:)?_.*");
         Map<String, Long> actual = new HashMap<>();
         List<String> unexpected = new ArrayList<>();
+        Map<String, java.util.Set<String>> uniques = truth.uniquesKeys(redis.prefix);
+        int uniquesSeen = 0;
         for (String key : redis.keys()) {
             if (bookkeeping.matcher(key).matches() || key.equals(redis.prefix + ":meta:watermark")) continue;
+            if (uniques.containsKey(key)) {
+                // Byte compatibility through the whole job: Redis counts our sketch exactly as a PFADD-built one.
+                String scratch = redis.prefix + ":_scratch";
+                redis.jedis.del(scratch);
+                redis.jedis.pfadd(scratch, uniques.get(key).toArray(String[]::new));
+                assertThat(redis.jedis.pfcount(key)).as("PFCOUNT " + key).isEqualTo(redis.jedis.pfcount(scratch));
+                redis.jedis.del(scratch);
+                uniquesSeen++;
+                continue;
+            }
             if (!expected.containsKey(key)) {
                 unexpected.add(key);
                 continue;
@@ -250,6 +270,26 @@ class PipelineIT {
         assertThat(redis.jedis.get(redis.prefix + ":meta:watermark")).as("the watermark after the end of input: every window final")
                 .isEqualTo(Long.toString(Long.MAX_VALUE));
         assertThat(unexpected.size()).as("keys that should not exist, e.g. " + first(unexpected)).isZero();
+        assertThat(uniquesSeen).as("every uniques key exists").isEqualTo(uniques.size());
+        // PFMERGE of a day's hourly keys counts as the daily key does.
+        int merged = 0;
+        for (String daily : uniques.keySet()) {
+            if (!daily.contains("}:u:1d:") || merged >= 50) continue;
+            String base = daily.substring(0, daily.indexOf("u:1d:"));
+            long dayStart = Long.parseLong(daily.substring(daily.lastIndexOf(':') + 1));
+            List<String> hourly = new ArrayList<>();
+            for (int h = 0; h < 24; h++) {
+                String k = base + "u:1h:" + (dayStart + h * 3600L);
+                if (redis.jedis.exists(k)) hourly.add(k);
+            }
+            String scratch = redis.prefix + ":_merged";
+            redis.jedis.del(scratch);
+            redis.jedis.pfmerge(scratch, hourly.toArray(String[]::new));
+            assertThat(redis.jedis.pfcount(scratch)).as("PFMERGE of the hours of " + daily).isEqualTo(redis.jedis.pfcount(daily));
+            redis.jedis.del(scratch);
+            merged++;
+        }
+        assertThat(merged).isPositive();
         Map<String, String> wrong = new HashMap<>();
         expected.forEach((k, v) -> {
             if (!v.equals(actual.get(k))) wrong.put(k, "expected " + v + " got " + actual.get(k));
