@@ -123,7 +123,12 @@ public final class RollcountJob {
     public static void main(String[] args) throws Exception {
         JobOptions options = new JobOptions();
         CommandLine cli = new CommandLine(options);
-        cli.setCommandName("rollcount-job");
+        cli.setCommandName("flink run job/target/rollcount-job.jar");
+        cli.getCommandSpec().usageMessage().description("The Rollcount job: exact multi-resolution counts, uniques and trending into Redis and Kafka.");
+        if (java.util.Arrays.asList(args).contains("--help") || java.util.Arrays.asList(args).contains("-h")) {
+            cli.usage(System.out);
+            return;
+        }
         try {
             cli.parseArgs(args);
             options.validate();
