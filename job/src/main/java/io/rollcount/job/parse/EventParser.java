@@ -83,6 +83,11 @@ public final class EventParser implements Serializable {
         if (payload == null || payload.length == 0) {
             return e.deadLetter(INVALID_JSON, payload == null ? "the record has no value" : "the record is empty");
         }
+        // JSON parsers are lenient with some malformed UTF-8 (overlong forms such as C0 AF for '/'), which
+        // would let one counter id pass for another: a payload that is not plain ASCII is checked strictly.
+        if (!isAscii(payload) && Json.utf8OrNull(payload) == null) {
+            return e.deadLetter(INVALID_UTF8, "the record is not valid UTF-8");
+        }
         try (JsonParser p = JSON.createParser(payload)) {
             String reason = readObject(p, e);
             if (reason != null) return e;
@@ -97,6 +102,13 @@ public final class EventParser implements Serializable {
                     + maxFutureMillis + " ms allowed)");
         }
         return e;
+    }
+
+    private static boolean isAscii(byte[] bytes) {
+        for (byte b : bytes) {
+            if (b < 0) return false;
+        }
+        return true;
     }
 
     private static Event malformed(Event e, byte[] payload, Exception ex) {

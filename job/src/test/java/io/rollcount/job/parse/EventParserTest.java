@@ -105,6 +105,15 @@ class EventParserTest {
     }
 
     @Test
+    void overlongAndSurrogateUtf8FormsAreInvalidNotAnotherCounter() {
+        byte[] overlongSlash = {'{', '"', 'c', 'o', 'u', 'n', 't', 'e', 'r', '"', ':', '"', 'a', (byte) 0xC0, (byte) 0xAF, '"', '}'};
+        assertThat(parser.parse(overlongSlash, null, "t/0/1", NOW, NOW).reason).isEqualTo(EventParser.INVALID_UTF8);
+        byte[] encodedSurrogate = {'{', '"', 'c', 'o', 'u', 'n', 't', 'e', 'r', '"', ':', '"', 'a', (byte) 0xED, (byte) 0xA0, (byte) 0x80, '"', '}'};
+        assertThat(parser.parse(encodedSurrogate, null, "t/0/2", NOW, NOW).reason).isEqualTo(EventParser.INVALID_UTF8);
+        assertThat(parse("{\"counter\":\"caf\u00e9:1\"}").counter).isEqualTo("caf\u00e9:1");
+    }
+
+    @Test
     void futureTimestampsFromKafkaAreDeadLettered() {
         Event ok = parse("{\"counter\":\"a\",\"ts\":" + (NOW + 600_000) + "}");
         assertThat(ok.isDeadLetter()).isFalse();
