@@ -34,6 +34,7 @@ import java.util.stream.Stream;
 import org.apache.flink.api.common.JobExecutionResult;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.RestOptions;
+import org.apache.flink.configuration.WebOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -182,6 +183,7 @@ public final class DemoCommand implements Callable<Integer> {
             rest.set(RestOptions.ADDRESS, "127.0.0.1");
             rest.set(RestOptions.BIND_PORT, String.valueOf(restPort));
             rest.set(RestOptions.PORT, restPort);
+            rest.set(WebOptions.UPLOAD_DIR, dir.resolve("web-upload").toString());
             StreamExecutionEnvironment env = LocalFlink.environment(options, rest);
             RollcountJob.assemble(env, options);
             if (stopRequested) return 130;
@@ -198,6 +200,7 @@ public final class DemoCommand implements Callable<Integer> {
                 Map<String, Object> acc = accumulators(job);
                 long now = System.nanoTime();
                 long produced = generator.produced();
+                long lag = lag(admin, options.kafkaGroupId);
                 read = Math.max(read, RunCommand.longOf(acc, RouteEvents.EVENTS_READ));
                 long commands = RedisSink.COMMANDS_SENT.sum();
                 samples.add(new long[] {now, produced, read});
@@ -209,7 +212,7 @@ public final class DemoCommand implements Callable<Integer> {
                 long commandsThen = back == 0 && samples.size() < 4 ? 0 : commandSamples.get(back);
                 double secs = Math.max(1e-3, (now - then[0]) / 1e9);
                 View v = new View((now - started) / 1e9, runFor.toSeconds(), (produced - then[1]) / secs, (read - then[2]) / secs,
-                        produced, read, lag(admin, options.kafkaGroupId), checkpoints.completedCount(), checkpoints.lastDuration(),
+                        produced, read, lag, checkpoints.completedCount(), checkpoints.lastDuration(),
                         (commands - commandsThen) / secs, commands, hotCounters(jedis, keys, workload));
                 if (terminal) {
                     out.print("\033[H\033[2J");
@@ -231,8 +234,9 @@ public final class DemoCommand implements Callable<Integer> {
                 generator.close();
                 generatorStoppedAt = System.nanoTime();
             }
-            JobExecutionResult result = job == null ? null : stopJob(job, dir, err);
+            // The REST API goes with the job's MiniCluster: read the checkpoints' figures before stopping it.
             if (checkpoints != null) checkpoints.poll();
+            JobExecutionResult result = job == null ? null : stopJob(job, dir, err);
             if (result != null) read = Math.max(read, RunCommand.longOf(result.getAllAccumulatorResults(), RouteEvents.EVENTS_READ));
             if (admin != null) admin.close(Duration.ofSeconds(5));
             if (broker != null) broker.close();
@@ -423,7 +427,8 @@ public final class DemoCommand implements Callable<Integer> {
         List<Long> d = s.checkpointMillis();
         out.printf("rollcount demo: stopped after %.1f s%n", s.seconds());
         out.printf("  events produced     %,d (%,.0f/s)%n", s.produced(), s.produced() / Math.max(1e-9, s.seconds()));
-        out.printf("  events read         %,d%n", s.read());
+        out.printf("  events read         %,d%s%n", s.read(),
+                s.read() < s.produced() ? String.format(" (%,d still unread in Kafka when the job stopped)", s.produced() - s.read()) : "");
         out.printf("  steady events/s     %,.0f (read by the job, after the warm-up)%n", s.steadyPerSecond());
         if (d.isEmpty()) {
             out.printf("  checkpoints         none completed%n");
@@ -435,7 +440,7 @@ public final class DemoCommand implements Callable<Integer> {
         }
         if (checkpoints != null && checkpoints.failedCount() > 0) {
             out.printf("  checkpoints failed  %d%s%n", checkpoints.failedCount(),
-                    checkpoints.failures().isEmpty() ? "" : " (" + String.join("; ", checkpoints.failures()) + ")");
+                    " (" + String.join("; ", checkpoints.failures()) + ")");
         }
         out.printf("  Redis commands sent %,d%n", s.redisCommands());
     }
