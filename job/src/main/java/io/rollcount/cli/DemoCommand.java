@@ -78,7 +78,7 @@ public final class DemoCommand implements Callable<Integer> {
     @Option(names = "--duration", defaultValue = "60s", description = "How long to run (default: ${DEFAULT-VALUE}).")
     String duration;
 
-    @Option(names = "--rate", defaultValue = "20000", description = "Events per second the generator produces (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--rate", defaultValue = "20000", description = "Events per second the generator produces, at most: a busy machine may send fewer (default: ${DEFAULT-VALUE}).")
     double rate;
 
     @Option(names = "--counters", defaultValue = "100000", description = "Distinct counters of the workload (default: ${DEFAULT-VALUE}).")
