@@ -17,6 +17,11 @@ final class LocalFlink {
     private LocalFlink() {}
 
     static StreamExecutionEnvironment environment(JobOptions options) {
+        return environment(options, new Configuration());
+    }
+
+    /** As {@link #environment(JobOptions)}, with {@code extra} settings applied last (the demo turns on Flink's REST API). */
+    static StreamExecutionEnvironment environment(JobOptions options, Configuration extra) {
         Configuration conf = RollcountJob.configuration(options);
         if (options.checkpointDir == null) {
             String dir = Path.of(".rollcount", "checkpoints").toAbsolutePath().toUri().toString();
@@ -31,6 +36,7 @@ final class LocalFlink {
         conf.set(TaskManagerOptions.MANAGED_MEMORY_SIZE, MemorySize.ofMebiBytes(256));
         int parallelism = options.parallelism != null ? options.parallelism : Runtime.getRuntime().availableProcessors();
         conf.set(TaskManagerOptions.NUM_TASK_SLOTS, parallelism);
+        conf.addAll(extra);
         StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(parallelism, conf);
         return env;
     }
