@@ -123,7 +123,8 @@ public final class RollcountJob {
                 .keyBy(w -> w.key, Types.STRING); // one sink subtask per sorted set: its lists arrive in order
         counts.union(topWrites).sinkTo(outputs.redis()).name("redis").uid("redis");
         if (outputs.trending() != null) {
-            topLists.sinkTo(outputs.trending()).name("trending").uid("trending");
+            // Keyed by namespace: one producer per namespace, so its lists land in its partition in order.
+            topLists.keyBy(t -> t.ns, Types.STRING).sinkTo(outputs.trending()).name("trending").uid("trending");
         }
 
         // 5. Closed windows and their revisions, for consumers.

@@ -48,7 +48,7 @@ import redis.clients.jedis.resps.Tuple;
  * taken at parallelism 2 is restored at parallelism 1 and 3 on the same input, and both must end with
  * the same lists.
  */
-class TrendingIT {
+public class TrendingIT {
     private static final long START = 1_764_000_000_000L; // 2025-11-24T16:00:00Z
     private static final long SPAN = Duration.ofMinutes(90).toMillis();
     private static final long HALF_LIFE = Duration.ofMinutes(10).toMillis();
@@ -83,10 +83,10 @@ class TrendingIT {
         return r;
     }
 
-    record Ev(String counter, long delta, long ts) {}
+    public record Ev(String counter, long delta, long ts) {}
 
     /** A skewed stream in time order (jitter up to 2 s back, inside the 5 s out-of-orderness), popularity shifting at two thirds. */
-    static List<Ev> generate(int n, long seed) {
+    public static List<Ev> generate(int n, long seed) {
         Random rnd = new Random(seed);
         double[][] zipf = new double[SIZES.length][];
         for (int k = 0; k < SIZES.length; k++) {
@@ -115,7 +115,7 @@ class TrendingIT {
         return out;
     }
 
-    static void write(List<Ev> events, Path file) throws IOException {
+    public static void write(List<Ev> events, Path file) throws IOException {
         try (BufferedWriter w = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
             for (Ev e : events) {
                 w.write("{\"counter\":\"" + e.counter + "\",\"delta\":" + e.delta + ",\"ts\":" + e.ts + "}\n");
@@ -138,7 +138,7 @@ class TrendingIT {
     }
 
     /** The exact window top 100s: key suffix "<ns>:<res>:<start s>" -> counter -> sum, best first (sum desc, id asc). */
-    static Map<String, LinkedHashMap<String, Long>> windowTops(List<Ev> events) {
+    public static Map<String, LinkedHashMap<String, Long>> windowTops(List<Ev> events) {
         Map<String, Map<String, Long>> sums = new HashMap<>();
         for (Ev e : events) {
             for (Resolution r : new Resolution[] {Resolution.M1, Resolution.H1, Resolution.D1}) {
