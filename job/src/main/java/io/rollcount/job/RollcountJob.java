@@ -103,6 +103,7 @@ public final class RollcountJob {
         // 4b. Trending: one decayed sketch per trending shard, merged into the top K per namespace.
         long halfLife = options.trendingHalfLife().toMillis();
         DataStream<TopList> trending = partials
+                .map(TrendPerShard::weightOnly).returns(PartialSum.class).name("trend-weights").uid("trend-weights")
                 .keyBy(p -> TrendPerShard.shardOf(p.counter), Types.INT)
                 .transform("trend-per-shard", TypeInformation.of(TrendCandidates.class),
                         new TrendPerShard(halfLife, options.topk, TREND_EMIT_MILLIS))

@@ -92,6 +92,13 @@ public final class TrendPerShard extends AbstractStreamOperator<TrendCandidates>
         return Math.max(TrendingSketch.DEFAULT_CAPACITY, 4 * topk);
     }
 
+    /** The part of a partial sum trending needs (counter, bucket, trend): no user hashes across the shuffle. */
+    public static PartialSum weightOnly(PartialSum p) {
+        PartialSum w = new PartialSum(p.counter, p.bucket);
+        w.trend = p.trend;
+        return w;
+    }
+
     /** The trending shard of a counter: a 64-bit hash of its id modulo {@link #SHARDS}. */
     public static int shardOf(String counter) {
         return (int) Math.floorMod(CountMinSketch.hash(counter), (long) SHARDS);
