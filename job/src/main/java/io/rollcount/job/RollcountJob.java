@@ -4,8 +4,17 @@ import io.rollcount.job.files.DeadLetterFileSink;
 import io.rollcount.job.files.JsonLinesFormat;
 import io.rollcount.job.kafka.KafkaIO;
 import io.rollcount.job.model.Event;
+import io.rollcount.job.model.Json;
 import io.rollcount.job.model.PartialSum;
 import io.rollcount.job.model.Rollup;
+import io.rollcount.job.model.TopList;
+import io.rollcount.job.model.TrendCandidates;
+import io.rollcount.job.model.WindowTop;
+import io.rollcount.job.ops.LocalWindowTopK;
+import io.rollcount.job.ops.TrendPerShard;
+import io.rollcount.job.ops.TrendingMerge;
+import io.rollcount.job.ops.WindowTopMerge;
+import io.rollcount.job.redis.TopListWrites;
 import io.rollcount.job.ops.CountPerCounter;
 import io.rollcount.job.ops.DropDuplicates;
 import io.rollcount.job.ops.PreAggregate;
@@ -42,13 +51,23 @@ public final class RollcountJob {
 
     private RollcountJob() {}
 
+    /** How often each trending shard reports its candidates, and how often the merge publishes (processing time). */
+    static final long TREND_EMIT_MILLIS = 2_000;
+    static final long TREND_PUBLISH_MILLIS = 1_000;
+
     /**
      * The sinks of the pipeline; tests pass the same real sinks, pointed at their own prefix and topics.
      *
      * @param rollups may be null: no {@code counter-rollups} output (no Kafka)
      * @param deadLetterParallelism parallelism of the dead-letter sink, 0 for the job's (the file sink needs 1)
      */
-    public record Outputs(Sink<RedisWrite> redis, Sink<Event> deadLetters, int deadLetterParallelism, Sink<Rollup> rollups) {}
+    public record Outputs(Sink<RedisWrite> redis, Sink<Event> deadLetters, int deadLetterParallelism, Sink<Rollup> rollups,
+            Sink<TopList> trending) {
+        /** Without a {@code counter-trending} output. */
+        public Outputs(Sink<RedisWrite> redis, Sink<Event> deadLetters, int deadLetterParallelism, Sink<Rollup> rollups) {
+            this(redis, deadLetters, deadLetterParallelism, rollups, null);
+        }
+    }
 
     /** Builds the whole pipeline, top to bottom, from an injected source to injected sinks. */
     public static void build(StreamExecutionEnvironment env, JobOptions options, Source<Event, ?, ?> source, Outputs outputs) {
@@ -80,7 +99,34 @@ public final class RollcountJob {
                 .keyBy(p -> p.counter, Types.STRING)
                 .process(new CountPerCounter(keys, lateness, flushInterval))
                 .name("count-per-counter").uid("count-per-counter");
-        counts.sinkTo(outputs.redis()).name("redis").uid("redis");
+
+        // 4b. Trending: one decayed sketch per trending shard, merged into the top K per namespace.
+        long halfLife = options.trendingHalfLife().toMillis();
+        DataStream<TopList> trending = partials
+                .map(TrendPerShard::weightOnly).returns(PartialSum.class).name("trend-weights").uid("trend-weights")
+                .keyBy(p -> TrendPerShard.shardOf(p.counter), Types.INT)
+                .transform("trend-per-shard", TypeInformation.of(TrendCandidates.class),
+                        new TrendPerShard(halfLife, options.topk, TREND_EMIT_MILLIS))
+                .uid("trend-per-shard")
+                .transform("trending-merge", TypeInformation.of(TopList.class),
+                        new TrendingMerge(options.topk, halfLife, TREND_PUBLISH_MILLIS))
+                .uid("trending-merge").setParallelism(1).setMaxParallelism(1);
+
+        // 4c. Window top-K: a local top K per subtask when the window closes, then one merge per window.
+        DataStream<TopList> windowTops = counts.getSideOutput(CountPerCounter.CLOSED_WINDOWS)
+                .transform("local-window-top-k", TypeInformation.of(WindowTop.class), new LocalWindowTopK(options.topk))
+                .uid("local-window-top-k")
+                .keyBy(WindowTop::groupKey, Types.STRING)
+                .process(new WindowTopMerge(options.topk))
+                .name("window-top-k").uid("window-top-k");
+        DataStream<TopList> topLists = trending.union(windowTops);
+        DataStream<RedisWrite> topWrites = topLists.map(new TopListWrites(keys)).name("top-lists-to-redis").uid("top-lists-to-redis")
+                .keyBy(w -> w.key, Types.STRING); // one sink subtask per sorted set: its lists arrive in order
+        counts.union(topWrites).sinkTo(outputs.redis()).name("redis").uid("redis");
+        if (outputs.trending() != null) {
+            // Keyed by namespace: one producer per namespace, so its lists land in its partition in order.
+            topLists.keyBy(t -> t.ns, Types.STRING).sinkTo(outputs.trending()).name("trending").uid("trending");
+        }
 
         // 5. Closed windows and their revisions, for consumers.
         if (outputs.rollups() != null) {
@@ -153,7 +199,8 @@ public final class RollcountJob {
         boolean kafka = options.kafkaBootstrap != null && !options.kafkaBootstrap.isBlank();
         if (kafka) KafkaIO.ensureOutputTopics(options);
         Outputs outputs = kafka
-                ? new Outputs(RedisSink.fromOptions(options), KafkaIO.deadLetters(options), 0, KafkaIO.rollups(options))
+                ? new Outputs(RedisSink.fromOptions(options), KafkaIO.deadLetters(options), 0, KafkaIO.rollups(options),
+                        KafkaIO.trending(options, t -> t.ns, Json::topList))
                 : new Outputs(RedisSink.fromOptions(options), new DeadLetterFileSink(options.dlq), 1, null);
         build(env, options, source, outputs);
     }
