@@ -213,7 +213,7 @@ public final class DemoCommand implements Callable<Integer> {
                 double secs = Math.max(1e-3, (now - then[0]) / 1e9);
                 View v = new View((now - started) / 1e9, runFor.toSeconds(), (produced - then[1]) / secs, (read - then[2]) / secs,
                         produced, read, lag, checkpoints.completedCount(), checkpoints.lastDuration(),
-                        (commands - commandsThen) / secs, commands, hotCounters(jedis, keys, workload));
+                        (commands - commandsThen) / secs, commands, hotCounters(jedis, keys, workload), trending(jedis, keys));
                 if (terminal) {
                     out.print("\033[H\033[2J");
                     out.print(v.frame(broker.bootstrap(), endpoint.toString(), prefix, counters));
@@ -366,9 +366,24 @@ public final class DemoCommand implements Callable<Integer> {
 
     record Hot(String counter, Long total, long[] windows) {}
 
+    /** The head of the trending list across namespaces ({@code rc:trending:_all}), as "counter score". */
+    static List<String> trending(Jedis jedis, RedisKeys keys) {
+        try {
+            List<String> out = new ArrayList<>();
+            for (var t : jedis.zrevrangeWithScores(keys.trending("_all"), 0, TRENDING - 1)) {
+                out.add(String.format("%-22s %,14.1f", t.getElement(), t.getScore()));
+            }
+            return out;
+        } catch (RuntimeException e) {
+            return List.of();
+        }
+    }
+
+    private static final int TRENDING = 5;
+
     /** One refresh of the view. */
     record View(double elapsed, long duration, double inPerSecond, double outPerSecond, long produced, long read, long lag,
-            long checkpoints, long lastCheckpointMillis, double commandsPerSecond, long commands, List<Hot> hot) {
+            long checkpoints, long lastCheckpointMillis, double commandsPerSecond, long commands, List<Hot> hot, List<String> trending) {
 
         String frame(String bootstrap, String redis, String prefix, int counters) {
             StringBuilder sb = new StringBuilder();
@@ -387,6 +402,9 @@ public final class DemoCommand implements Callable<Integer> {
                 sb.append(String.format("%4d %-22s %14s   %s  max %,d%n", i, h.counter(), h.total() == null ? "-" : String.format("%,d", h.total()),
                         Sparkline.of(h.windows()), max));
             }
+            sb.append(String.format("%ntrending now (decayed score, half-life 1 h; rc:trending:_all)%n"));
+            if (trending.isEmpty()) sb.append("     (not yet written)\n");
+            for (int i = 0; i < trending.size(); i++) sb.append(String.format("%4d %s%n", i, trending.get(i)));
             return sb.toString();
         }
 
@@ -395,7 +413,8 @@ public final class DemoCommand implements Callable<Integer> {
             return String.format("rollcount demo: %3.0f s  in %,.0f/s  out %,.0f/s  produced %,d  read %,d  consumer lag %s  checkpoints %d (last %s)  Redis %,.0f cmd/s%s",
                     elapsed, inPerSecond, outPerSecond, produced, read, lag < 0 ? "?" : String.format("%,d", lag), checkpoints,
                     lastCheckpointMillis < 0 ? "-" : lastCheckpointMillis + " ms", commandsPerSecond,
-                    top == null ? "" : String.format("  %s total %s %s", top.counter(), top.total() == null ? "-" : String.format("%,d", top.total()), Sparkline.of(top.windows())));
+                    top == null ? "" : String.format("  %s total %s %s", top.counter(), top.total() == null ? "-" : String.format("%,d", top.total()), Sparkline.of(top.windows())))
+                    + (trending.isEmpty() ? "" : "  trending #1 " + trending.get(0).replaceAll("\\s+", " "));
         }
     }
 
