@@ -1,0 +1,183 @@
+# Shared by the scripts of deploy/local-cluster/ (sourced, not run).
+#
+# A Flink session cluster on this machine from Flink's Maven artifacts: lib/ is assembled once by Maven
+# (pom.xml next to this file, versions from the root pom) into deploy/local-cluster/target/lib; the
+# cluster's own folder (conf, logs, pid files, checkpoints, savepoints, tmp) is $ROLLCOUNT_CLUSTER_DIR,
+# by default .rollcount/cluster at the repository root.
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+REPO="$(cd "$HERE/../.." && pwd)"
+LIB_DIR="$HERE/target/lib"
+CLUSTER_DIR="${ROLLCOUNT_CLUSTER_DIR:-$REPO/.rollcount/cluster}"
+mkdir -p "$CLUSTER_DIR"
+CLUSTER_DIR="$(cd "$CLUSTER_DIR" && pwd)"
+CONF_DIR="$CLUSTER_DIR/conf"
+LOG_DIR="$CLUSTER_DIR/log"
+RUN_DIR="$CLUSTER_DIR/run"
+JAVA="${JAVA_HOME:+$JAVA_HOME/bin/}java"
+export FLINK_CONF_DIR="$CONF_DIR" FLINK_PLUGINS_DIR="$CLUSTER_DIR/plugins"
+
+# Flink's default env.java.opts.all for Java 17 (what its own scripts pass to every JVM).
+JAVA_17_OPTS=(
+  --add-exports=java.base/sun.net.util=ALL-UNNAMED
+  --add-exports=java.rmi/sun.rmi.registry=ALL-UNNAMED
+  --add-exports=jdk.compiler/com.sun.tools.javac.api=ALL-UNNAMED
+  --add-exports=jdk.compiler/com.sun.tools.javac.file=ALL-UNNAMED
+  --add-exports=jdk.compiler/com.sun.tools.javac.parser=ALL-UNNAMED
+  --add-exports=jdk.compiler/com.sun.tools.javac.tree=ALL-UNNAMED
+  --add-exports=jdk.compiler/com.sun.tools.javac.util=ALL-UNNAMED
+  --add-exports=java.security.jgss/sun.security.krb5=ALL-UNNAMED
+  --add-opens=java.base/java.lang=ALL-UNNAMED
+  --add-opens=java.base/java.net=ALL-UNNAMED
+  --add-opens=java.base/java.io=ALL-UNNAMED
+  --add-opens=java.base/java.nio=ALL-UNNAMED
+  --add-opens=java.base/sun.nio.ch=ALL-UNNAMED
+  --add-opens=java.base/java.lang.reflect=ALL-UNNAMED
+  --add-opens=java.base/java.text=ALL-UNNAMED
+  --add-opens=java.base/java.time=ALL-UNNAMED
+  --add-opens=java.base/java.util=ALL-UNNAMED
+  --add-opens=java.base/java.util.concurrent=ALL-UNNAMED
+  --add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED
+  --add-opens=java.base/java.util.concurrent.locks=ALL-UNNAMED
+)
+
+log() { echo "local-cluster: $*" >&2; }
+die() { echo "local-cluster: $*" >&2; exit 1; }
+
+# Flink's runtime jars, assembled once by Maven (offline first: ~/.m2 is usually warm).
+lib_stamp() { cat "$HERE/pom.xml" "$REPO/pom.xml" | md5sum | cut -d' ' -f1; }
+
+ensure_lib() {
+  if [[ -f "$LIB_DIR/.complete" && "$(cat "$LIB_DIR/.complete")" == "$(lib_stamp)" ]]; then return 0; fi
+  command -v mvn >/dev/null 2>&1 || die "Maven (mvn) is needed once to assemble Flink's jars into $LIB_DIR"
+  log "assembling Flink's runtime jars into $LIB_DIR (once)"
+  rm -rf "$LIB_DIR"
+  local args=(-B -q -f "$HERE/pom.xml" dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$LIB_DIR")
+  if ! mvn -o "${args[@]}" >"$HERE/target-mvn.log" 2>&1; then
+    mvn "${args[@]}" >"$HERE/target-mvn.log" 2>&1 || { cat "$HERE/target-mvn.log" >&2; die "assembling lib/ failed"; }
+  fi
+  rm -f "$HERE/target-mvn.log"
+  ls "$LIB_DIR"/flink-runtime-*.jar >/dev/null 2>&1 || die "no flink-runtime jar in $LIB_DIR"
+  lib_stamp >"$LIB_DIR/.complete"
+}
+
+conf_value() { # conf_value KEY: the value of a flat key in config.yaml
+  sed -n "s/^$1: *//p" "$CONF_DIR/config.yaml" | tail -n 1
+}
+
+rest_url() { echo "http://$(conf_value rest.address):$(conf_value rest.port)"; }
+
+require_conf() {
+  [[ -f "$CONF_DIR/config.yaml" ]] || die "no cluster configuration in $CONF_DIR: run deploy/local-cluster/start.sh first"
+  [[ -f "$LIB_DIR/.complete" ]] || die "no Flink jars in $LIB_DIR: run deploy/local-cluster/start.sh first"
+}
+
+free_port() {
+  python3 - <<'PY' 2>/dev/null || shuf -i 20000-60000 -n 1
+import socket
+s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()
+PY
+}
+
+pid_alive() { [[ -n "${1:-}" ]] && kill -0 "$1" 2>/dev/null; }
+
+pid_of() { # pid_of NAME: the pid in run/NAME.pid if that process is alive
+  local f="$RUN_DIR/$1.pid" pid
+  [[ -f "$f" ]] || return 1
+  pid="$(cat "$f")"
+  pid_alive "$pid" && echo "$pid"
+}
+
+# resource_params JM|TM: the JVM flags (line 1) and -D arguments (line 2) Flink's own scripts compute.
+resource_params() {
+  local out
+  out="$("$JAVA" -Xmx128m -cp "$LIB_DIR/*" -Dlog4j2.level=ERROR org.apache.flink.runtime.util.bash.BashJavaUtils \
+    "GET_$1_RESOURCE_PARAMS" --configDir "$CONF_DIR" 2>&1)" || { echo "$out" >&2; die "BashJavaUtils GET_$1_RESOURCE_PARAMS failed"; }
+  echo "$out" | sed -n 's/^BASH_JAVA_UTILS_EXEC_RESULT://p' | tail -n 2
+}
+
+# launch NAME MAINCLASS [ARGS...]: a background JVM with the memory flags of its role, pid in run/NAME.pid.
+launch() {
+  local name="$1" main="$2"; shift 2
+  local role=TM; [[ "$name" == jobmanager ]] && role=JM
+  local params jvm dyn
+  params="$(resource_params "$role")"
+  jvm="$(echo "$params" | sed -n 1p)"
+  dyn="$(echo "$params" | sed -n 2p)"
+  [[ -n "$jvm" && -n "$dyn" ]] || die "no resource parameters for $name"
+  mkdir -p "$LOG_DIR" "$RUN_DIR"
+  # shellcheck disable=SC2086 # jvm and dyn are lists of flags
+  nohup "$JAVA" $jvm "${JAVA_17_OPTS[@]}" -XX:+UseG1GC \
+    -Dlog.file="$LOG_DIR/$name.log" \
+    -Dlog4j.configuration="file:$CONF_DIR/log4j.properties" \
+    -Dlog4j.configurationFile="file:$CONF_DIR/log4j.properties" \
+    -classpath "$LIB_DIR/*" "$main" --configDir "$CONF_DIR" $dyn "$@" \
+    </dev/null >"$LOG_DIR/$name.out" 2>&1 &
+  echo $! >"$RUN_DIR/$name.pid"
+}
+
+start_jobmanager() {
+  if pid="$(pid_of jobmanager)"; then log "JobManager already running (pid $pid)"; return 0; fi
+  launch jobmanager org.apache.flink.runtime.entrypoint.StandaloneSessionClusterEntrypoint
+  log "JobManager started (pid $(cat "$RUN_DIR/jobmanager.pid")), log $LOG_DIR/jobmanager.log"
+}
+
+start_taskmanager() { # start_taskmanager N
+  local n="$1" pid
+  if pid="$(pid_of "taskmanager-$n")"; then log "TaskManager $n already running (pid $pid)"; return 0; fi
+  launch "taskmanager-$n" org.apache.flink.runtime.taskexecutor.TaskManagerRunner -D "taskmanager.resource-id=tm-$n"
+  log "TaskManager $n started (pid $(cat "$RUN_DIR/taskmanager-$n.pid")), log $LOG_DIR/taskmanager-$n.log"
+}
+
+# kill_process NAME SIGNAL: signal the process of run/NAME.pid (only that pid); KILL also drops the pid file.
+kill_process() {
+  local name="$1" sig="$2" pid
+  pid="$(pid_of "$name")" || { log "$name is not running"; rm -f "$RUN_DIR/$name.pid"; return 0; }
+  kill "-$sig" "$pid" 2>/dev/null || true
+  if [[ "$sig" == KILL || "$sig" == 9 ]]; then
+    for _ in $(seq 1 50); do pid_alive "$pid" || break; sleep 0.1; done
+    rm -f "$RUN_DIR/$name.pid"
+    log "$name (pid $pid) killed"
+  fi
+}
+
+# stop_process NAME: TERM, up to 20 s for a clean exit, then KILL.
+stop_process() {
+  local name="$1" pid
+  pid="$(pid_of "$name")" || { rm -f "$RUN_DIR/$name.pid"; return 0; }
+  kill -TERM "$pid" 2>/dev/null || true
+  for _ in $(seq 1 200); do pid_alive "$pid" || break; sleep 0.1; done
+  if pid_alive "$pid"; then kill -KILL "$pid" 2>/dev/null || true; sleep 0.2; fi
+  rm -f "$RUN_DIR/$name.pid"
+  log "$name (pid $pid) stopped"
+}
+
+rest_get() { curl -fsS --max-time 3 "$(rest_url)$1" 2>/dev/null; }
+
+# wait_rest SECONDS: until the JobManager's REST API answers.
+wait_rest() {
+  local deadline=$((SECONDS + $1))
+  while ((SECONDS < deadline)); do
+    rest_get /overview >/dev/null && return 0
+    pid_of jobmanager >/dev/null || die "the JobManager exited; see $LOG_DIR/jobmanager.log and jobmanager.out"
+    sleep 0.3
+  done
+  die "the REST API at $(rest_url) did not answer within $1 s; see $LOG_DIR/jobmanager.log"
+}
+
+registered_taskmanagers() { # the ids of the TaskManagers registered at the JobManager, one a line
+  rest_get /taskmanagers | python3 -c 'import json,sys; [print(t["id"]) for t in json.load(sys.stdin)["taskmanagers"]]' 2>/dev/null
+}
+
+# wait_taskmanagers SECONDS ID...: until every given TaskManager id is registered.
+wait_taskmanagers() {
+  local deadline=$((SECONDS + $1)) ids; shift
+  while ((SECONDS < deadline)); do
+    ids="$(registered_taskmanagers)"
+    local missing=0
+    for id in "$@"; do grep -qx "$id" <<<"$ids" || missing=1; done
+    ((missing == 0)) && return 0
+    sleep 0.3
+  done
+  die "TaskManagers $* not all registered within the time; registered: $(registered_taskmanagers | tr '\n' ' ')"
+}

@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# Starts a Flink session cluster on this machine: one JobManager (StandaloneSessionClusterEntrypoint) and
+# N TaskManagers (TaskManagerRunner), each its own background JVM, from Flink's Maven artifacts.
+#
+#   deploy/local-cluster/start.sh [--taskmanagers N] [--slots S] [--rest-port P]
+#
+#   --taskmanagers N   TaskManagers to start (default 2), 1536m and S slots each
+#   --slots S          slots per TaskManager (default 2)
+#   --rest-port P      REST API / web UI port on 127.0.0.1 (default 8081; 0: a free port)
+#
+# The cluster's folder is $ROLLCOUNT_CLUSTER_DIR (default .rollcount/cluster): conf/config.yaml, log/,
+# run/*.pid, checkpoints/, savepoints/, tmp/. Flink's jars are assembled once into
+# deploy/local-cluster/target/lib. Prints the REST address once every TaskManager is registered.
+# Stop it with deploy/local-cluster/stop.sh; submit with deploy/local-cluster/flink run ...
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+taskmanagers=2
+slots=2
+rest_port=8081
+while (($#)); do
+  case "$1" in
+    --taskmanagers) taskmanagers="$2"; shift 2 ;;
+    --slots) slots="$2"; shift 2 ;;
+    --rest-port) rest_port="$2"; shift 2 ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) die "unknown option $1 (see --help)" ;;
+  esac
+done
+[[ "$taskmanagers" =~ ^[1-9][0-9]*$ ]] || die "--taskmanagers must be a positive number"
+[[ "$slots" =~ ^[1-9][0-9]*$ ]] || die "--slots must be a positive number"
+[[ "$rest_port" =~ ^[0-9]+$ ]] || die "--rest-port must be a port number"
+
+if pid="$(pid_of jobmanager)"; then
+  die "a cluster is already running in $CLUSTER_DIR (JobManager pid $pid, $(rest_url)); stop it with deploy/local-cluster/stop.sh"
+fi
+for f in "$RUN_DIR"/taskmanager-*.pid; do
+  [[ -e "$f" ]] || continue
+  name="$(basename "$f" .pid)"
+  pid_of "$name" >/dev/null && die "$name of an earlier cluster is still running; stop it with deploy/local-cluster/stop.sh"
+  rm -f "$f"
+done
+
+ensure_lib
+((rest_port == 0)) && rest_port="$(free_port)"
+if (echo >"/dev/tcp/127.0.0.1/$rest_port") 2>/dev/null; then die "port $rest_port on 127.0.0.1 is in use: choose another with --rest-port"; fi
+rpc_port="$(free_port)"
+
+mkdir -p "$CONF_DIR" "$LOG_DIR" "$RUN_DIR" "$CLUSTER_DIR/checkpoints" "$CLUSTER_DIR/savepoints" "$CLUSTER_DIR/tmp" "$CLUSTER_DIR/plugins"
+cat >"$CONF_DIR/config.yaml" <<YAML
+# Written by deploy/local-cluster/start.sh: a session cluster on the loopback interface of this machine.
+jobmanager.rpc.address: 127.0.0.1
+jobmanager.rpc.port: $rpc_port
+jobmanager.bind-host: 127.0.0.1
+taskmanager.bind-host: 127.0.0.1
+taskmanager.host: 127.0.0.1
+rest.address: 127.0.0.1
+rest.bind-address: 127.0.0.1
+rest.port: $rest_port
+
+jobmanager.memory.process.size: 1024m
+taskmanager.memory.process.size: 1536m
+taskmanager.numberOfTaskSlots: $slots
+parallelism.default: 2
+# Spread a job's slots over the TaskManagers, so that one TaskManager's loss leaves spare slots.
+taskmanager.load-balance.mode: SLOTS
+
+state.backend.type: rocksdb
+execution.checkpointing.incremental: true
+execution.checkpointing.storage: filesystem
+execution.checkpointing.dir: file://$CLUSTER_DIR/checkpoints
+execution.checkpointing.savepoint-dir: file://$CLUSTER_DIR/savepoints
+execution.checkpointing.externalized-checkpoint-retention: RETAIN_ON_CANCELLATION
+execution.checkpointing.num-retained: 2
+
+restart-strategy.type: fixed-delay
+restart-strategy.fixed-delay.attempts: 10
+restart-strategy.fixed-delay.delay: 1 s
+
+heartbeat.interval: 2000
+heartbeat.timeout: 10000
+
+io.tmp.dirs: $CLUSTER_DIR/tmp
+web.tmpdir: $CLUSTER_DIR/tmp/web
+YAML
+
+cat >"$CONF_DIR/log4j.properties" <<'PROPS'
+# The JobManager's and TaskManagers' log: ${sys:log.file} (log/<process>.log), rolled at 50 MB.
+monitorInterval = 30
+rootLogger.level = INFO
+rootLogger.appenderRef.file.ref = MainAppender
+logger.pekko.name = org.apache.pekko
+logger.pekko.level = INFO
+logger.kafka.name = org.apache.kafka
+logger.kafka.level = WARN
+logger.zookeeper.name = org.apache.zookeeper
+logger.zookeeper.level = WARN
+logger.netty.name = org.jboss.netty.channel.DefaultChannelPipeline
+logger.netty.level = OFF
+appender.main.name = MainAppender
+appender.main.type = RollingFile
+appender.main.append = true
+appender.main.fileName = ${sys:log.file}
+appender.main.filePattern = ${sys:log.file}.%i
+appender.main.layout.type = PatternLayout
+appender.main.layout.pattern = %d{yyyy-MM-dd HH:mm:ss,SSS} %-5p %-60c %x - %m%n
+appender.main.policies.type = Policies
+appender.main.policies.size.type = SizeBasedTriggeringPolicy
+appender.main.policies.size.size = 50MB
+appender.main.strategy.type = DefaultRolloverStrategy
+appender.main.strategy.max = 5
+PROPS
+sed 's/^# The JobManager.*/# The flink client: log\/flink-client.log (its results go to the terminal)./' \
+  "$CONF_DIR/log4j.properties" >"$CONF_DIR/log4j-cli.properties"
+
+# From here on, a failure stops whatever this script started.
+started=0
+cleanup() { if ((started == 0)); then log "start failed; stopping what was started"; "$HERE/stop.sh" >&2 || true; fi; }
+trap cleanup EXIT
+
+start_jobmanager
+wait_rest 90
+ids=()
+for n in $(seq 1 "$taskmanagers"); do
+  start_taskmanager "$n"
+  ids+=("tm-$n")
+done
+wait_taskmanagers 120 "${ids[@]}"
+started=1
+log "$taskmanagers TaskManager(s) with $slots slots each registered"
+echo "Flink cluster running: REST $(rest_url) (folder $CLUSTER_DIR)"

@@ -1,0 +1,252 @@
+package io.rollcount.job.cluster;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
+
+/**
+ * The Flink session cluster of {@code deploy/local-cluster/}, driven from a test through its own scripts
+ * (ProcessBuilder): {@code start.sh}, {@code stop.sh}, {@code taskmanager.sh}, {@code jobmanager.sh} and
+ * {@code flink} (Flink's CliFrontend). The cluster lives in its own folder under {@code target/} with a free
+ * REST port, so it never meets a developer's cluster. {@link #close()} stops every process it started; a
+ * JVM shutdown hook does the same if the test JVM ends early.
+ */
+final class LocalCluster implements AutoCloseable {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final Pattern JOB_ID = Pattern.compile("JobID ([0-9a-f]{32})");
+    private static final Pattern SAVEPOINT = Pattern.compile("Savepoint completed\\. Path: (\\S+)");
+
+    final Path repo;
+    final Path scripts;
+    final Path dir;
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(3)).build();
+    private final Thread hook;
+    private String restUrl;
+
+    /** A result of one script call. */
+    record Result(int exit, String output) {}
+
+    private LocalCluster(Path repo, Path dir) {
+        this.repo = repo;
+        this.scripts = repo.resolve("deploy/local-cluster");
+        this.dir = dir;
+        this.hook = new Thread(() -> {
+            try {
+                run(Duration.ofSeconds(60), "stop.sh");
+            } catch (RuntimeException ignored) {
+                // best effort at JVM exit
+            }
+        }, "local-cluster-stop");
+    }
+
+    /** The repository root: the working directory of a test is the {@code job} module. */
+    static Path repoRoot() {
+        Path p = Path.of("").toAbsolutePath();
+        while (p != null && !Files.isRegularFile(p.resolve("deploy/local-cluster/start.sh"))) p = p.getParent();
+        if (p == null) throw new IllegalStateException("no deploy/local-cluster/start.sh above " + Path.of("").toAbsolutePath());
+        return p;
+    }
+
+    /** The shaded job jar: {@code mvn package} builds it (failsafe runs after package in {@code verify}). */
+    static Path jobJar() {
+        Path jar = repoRoot().resolve("job/target/rollcount-job.jar");
+        if (!Files.isRegularFile(jar)) {
+            throw new IllegalStateException(jar + " is missing: run `mvn -B verify -Pcluster-tests` (or `mvn package` first)");
+        }
+        return jar;
+    }
+
+    /** Starts a cluster of {@code taskmanagers} TaskManagers (2 slots each) in a fresh folder under job/target. */
+    static LocalCluster start(int taskmanagers) throws IOException {
+        Path repo = repoRoot();
+        Path dir = repo.resolve("job/target/local-cluster-" + UUID.randomUUID().toString().substring(0, 8));
+        Files.createDirectories(dir);
+        LocalCluster c = new LocalCluster(repo, dir);
+        Runtime.getRuntime().addShutdownHook(c.hook);
+        Result r = c.run(Duration.ofMinutes(5), "start.sh", "--taskmanagers", Integer.toString(taskmanagers), "--rest-port", "0");
+        if (r.exit() != 0) {
+            c.close();
+            throw new IllegalStateException("start.sh failed (" + r.exit() + "):\n" + r.output());
+        }
+        Matcher m = Pattern.compile("REST (http://\\S+)").matcher(r.output());
+        if (!m.find()) {
+            c.close();
+            throw new IllegalStateException("start.sh printed no REST address:\n" + r.output());
+        }
+        c.restUrl = m.group(1);
+        return c;
+    }
+
+    String restUrl() {
+        return restUrl;
+    }
+
+    /** Runs a script of deploy/local-cluster with this cluster's folder; output is stdout and stderr together. */
+    Result run(Duration timeout, String script, String... args) {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(scripts.resolve(script).toString());
+        cmd.addAll(List.of(args));
+        ProcessBuilder pb = new ProcessBuilder(cmd).directory(repo.toFile()).redirectErrorStream(true);
+        pb.environment().put("ROLLCOUNT_CLUSTER_DIR", dir.toString());
+        try {
+            Path out = Files.createTempFile(dir, "script-", ".out");
+            pb.redirectOutput(out.toFile());
+            Process p = pb.start();
+            if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                p.destroyForcibly();
+                p.waitFor(10, TimeUnit.SECONDS);
+                throw new IllegalStateException(String.join(" ", cmd) + " took over " + timeout.toSeconds() + " s:\n" + Files.readString(out));
+            }
+            String output = Files.readString(out, StandardCharsets.UTF_8);
+            Files.deleteIfExists(out);
+            return new Result(p.exitValue(), output);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Runs a script and fails on a non-zero exit. */
+    String ok(Duration timeout, String script, String... args) {
+        Result r = run(timeout, script, args);
+        if (r.exit() != 0) throw new IllegalStateException(script + " " + String.join(" ", args) + " failed (" + r.exit() + "):\n" + r.output());
+        return r.output();
+    }
+
+    /** {@code flink <args>}: Flink's CliFrontend against this cluster. */
+    String flink(String... args) {
+        return ok(Duration.ofMinutes(3), "flink", args);
+    }
+
+    /** {@code flink run -d [extra] jar jobArgs}; returns the job id. */
+    String submit(List<String> runOptions, List<String> jobArgs) {
+        List<String> args = new ArrayList<>(List.of("run", "-d"));
+        args.addAll(runOptions);
+        args.add(jobJar().toString());
+        args.addAll(jobArgs);
+        String out = flink(args.toArray(String[]::new));
+        Matcher m = JOB_ID.matcher(out);
+        if (!m.find()) throw new IllegalStateException("flink run printed no job id:\n" + out);
+        return m.group(1);
+    }
+
+    /** {@code flink stop --savepointPath dir jobId}; returns the savepoint's path. */
+    String stopWithSavepoint(String jobId, Path savepoints) {
+        String out = flink("stop", "--savepointPath", savepoints.toUri().toString(), jobId);
+        Matcher m = SAVEPOINT.matcher(out);
+        if (!m.find()) throw new IllegalStateException("flink stop printed no savepoint path:\n" + out);
+        return m.group(1);
+    }
+
+    void cancel(String jobId) {
+        run(Duration.ofMinutes(2), "flink", "cancel", jobId);
+    }
+
+    void killTaskManager(int n) { ok(Duration.ofSeconds(30), "taskmanager.sh", "kill", Integer.toString(n)); }
+    void startTaskManager(int n) { ok(Duration.ofMinutes(3), "taskmanager.sh", "start", Integer.toString(n)); }
+    void killJobManager() { ok(Duration.ofSeconds(30), "jobmanager.sh", "kill"); }
+    void startJobManager() { ok(Duration.ofMinutes(3), "jobmanager.sh", "start"); }
+
+    /** GET of the REST API as JSON, or empty when it does not answer (e.g. the JobManager is down). */
+    Optional<JsonNode> rest(String path) {
+        try {
+            HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(restUrl + path)).timeout(Duration.ofSeconds(5)).GET().build(),
+                    HttpResponse.BodyHandlers.ofString());
+            if (r.statusCode() != 200) return Optional.empty();
+            return Optional.of(JSON.readTree(r.body()));
+        } catch (IOException e) {
+            return Optional.empty();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return Optional.empty();
+        }
+    }
+
+    /** The job's state, e.g. RUNNING, RESTARTING, or "?" when the REST API does not know it. */
+    String jobState(String jobId) {
+        return rest("/jobs/" + jobId).map(j -> j.path("state").asText("?")).orElse("?");
+    }
+
+    /** The job is RUNNING and so is every subtask of every vertex (sources read, state restored). */
+    boolean allRunning(String jobId) {
+        Optional<JsonNode> job = rest("/jobs/" + jobId);
+        if (job.isEmpty() || !"RUNNING".equals(job.get().path("state").asText())) return false;
+        for (JsonNode v : job.get().path("vertices")) {
+            if (!"RUNNING".equals(v.path("status").asText())) return false;
+        }
+        return job.get().path("vertices").size() > 0;
+    }
+
+    /** Waits until {@link #allRunning}; returns the time it took. */
+    Duration awaitAllRunning(String jobId, Duration timeout) throws InterruptedException {
+        long t0 = System.nanoTime();
+        while (!allRunning(jobId)) {
+            if (System.nanoTime() - t0 > timeout.toNanos()) {
+                throw new AssertionError("job " + jobId + " not running with every task after " + timeout.toSeconds() + " s; state "
+                        + jobState(jobId) + "; exceptions: " + rest("/jobs/" + jobId + "/exceptions").map(String::valueOf).orElse("?").lines().limit(5).toList());
+            }
+            Thread.sleep(100);
+        }
+        return Duration.ofNanos(System.nanoTime() - t0);
+    }
+
+    /** The TaskManager ids (tm-N) that run subtasks of the job. */
+    List<String> taskManagersOf(String jobId) {
+        List<String> ids = new ArrayList<>();
+        rest("/jobs/" + jobId).ifPresent(job -> {
+            for (JsonNode v : job.path("vertices")) {
+                rest("/jobs/" + jobId + "/vertices/" + v.path("id").asText() + "/taskmanagers").ifPresent(tms -> {
+                    for (JsonNode tm : tms.path("taskmanagers")) {
+                        String id = tm.path("taskmanager-id").asText();
+                        if (!id.isEmpty() && !ids.contains(id)) ids.add(id);
+                    }
+                });
+            }
+        });
+        ids.sort(Comparator.naturalOrder());
+        return ids;
+    }
+
+    /** The newest complete retained checkpoint of a job (a chk-N folder with its _metadata), if any. */
+    Optional<Path> latestCheckpoint(String jobId) throws IOException {
+        Path jobDir = dir.resolve("checkpoints").resolve(jobId);
+        if (!Files.isDirectory(jobDir)) return Optional.empty();
+        try (Stream<Path> s = Files.list(jobDir)) {
+            return s.filter(p -> p.getFileName().toString().matches("chk-\\d+") && Files.isRegularFile(p.resolve("_metadata")))
+                    .max(Comparator.comparingLong(p -> Long.parseLong(p.getFileName().toString().substring(4))));
+        }
+    }
+
+    @Override
+    public void close() {
+        try {
+            run(Duration.ofSeconds(90), "stop.sh");
+        } finally {
+            try {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            } catch (IllegalStateException ignored) {
+                // the JVM is already shutting down
+            }
+        }
+    }
+}
