@@ -137,7 +137,7 @@ public final class SpaceSavingTopK {
     }
     int min = heap[0];
     floor = Math.max(floor, upper[min]);
-    double u = Math.min(bound, floor + w);
+    double u = bound < floor + w ? bound : floor + w;
     if (u > upper[min]) {
       tableRemove(min);
       admit(min, item, hash, u, w);
@@ -211,7 +211,7 @@ public final class SpaceSavingTopK {
   // ------------------------------------------------------------------ item table
 
   private int home(long hash) {
-    return (int) Hashing.mix64(hash) & mask;
+    return (int) (hash >>> 32) & mask; // item hashes are mixed already
   }
 
   private int find(String item, long hash) {
