@@ -207,11 +207,7 @@ public final class CountMinSketch {
    * @throws IllegalArgumentException if the width, depth, seed or half-life differ
    */
   public void merge(CountMinSketch other) {
-    if (other.width != width || other.depth != depth || other.seed != seed
-        || other.decay.halfLifeMillis != decay.halfLifeMillis) {
-      throw new IllegalArgumentException("cannot merge Count-Min sketches of different shape: this is "
-          + describe() + ", the other " + other.describe());
-    }
+    checkMergeable(other);
     if (other.landmark > landmark) {
       renormalize(other.landmark);
     }
@@ -221,6 +217,15 @@ public final class CountMinSketch {
       table[i] = Double.doubleToRawLongBits(saturate(Double.longBitsToDouble(table[i]) + v));
     }
     total = saturate(total + other.total * f);
+  }
+
+  /** Throws the error {@link #merge} would throw, changing nothing. */
+  void checkMergeable(CountMinSketch other) {
+    if (other.width != width || other.depth != depth || other.seed != seed
+        || other.decay.halfLifeMillis != decay.halfLifeMillis) {
+      throw new IllegalArgumentException("cannot merge Count-Min sketches of different shape: this is "
+          + describe() + ", the other " + other.describe());
+    }
   }
 
   // ------------------------------------------------------------------ queries
