@@ -30,9 +30,10 @@ import java.util.Map;
  *
  * <p><b>Guarantees</b> (deterministic, also across merges): every monitored {@code c} and {@code l}
  * bound the true decayed count from above and below; every unmonitored item's count is at most F; and
- * {@code sum(max(0, c - F)) + (capacity + 1) * F <= N}. So F &lt;= N / (capacity + 1), at most
- * {@code capacity} items have {@code c > N / (capacity + 1)}, and every item whose decayed count exceeds
- * {@code N / (capacity + 1)} is among the {@code capacity} items {@link #topK} reports.
+ * {@code sum(max(0, c - F)) + (capacity + 1) * F <= N}; and {@code c - l <= F}. So F &lt;= N / (capacity + 1),
+ * at most {@code capacity} items have {@code c > N / (capacity + 1)}, and every item whose decayed count
+ * exceeds {@code N / (capacity + 1)} is among the {@code capacity} items {@link #topK} reports (ranked by
+ * c, or by any tighter upper bound such as a Count-Min estimate: the same argument holds).
  *
  * <p><b>Merge</b> of summaries of equal capacity and half-life: with {@code g_i(x) = max(0, c_i(x) - F_i)}
  * (0 if x is not monitored), {@code G = g_1 + g_2}, keep the {@code capacity + 1} items of largest G with
@@ -60,8 +61,9 @@ import java.util.Map;
  * byte 24..31  total weight N, binary64 (stored units)
  * byte 32..39  floor F, binary64 (stored units)
  * byte 40..43  n, int32, monitored items, 0..capacity + 1
- * then n times: UTF-8 length int32, the item's UTF-8 bytes, upper bound c, lower bound l and pending
- *              weight (0 without a Count-Min sketch), binary64 each
+ * then n times, in the heap's array order (kept on reading, so a restored summary evolves exactly
+ *              as the original): UTF-8 length int32, the item's UTF-8 bytes, upper bound c, lower bound
+ *              l and pending weight (0 without a Count-Min sketch), binary64 each
  * </pre>
  *
  * <p>Not thread-safe.

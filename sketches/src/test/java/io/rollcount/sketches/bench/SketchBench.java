@@ -43,7 +43,9 @@ public final class SketchBench {
     if (quick) {
       options.warmupIterations(1).measurementIterations(3);
     }
+    String loadBefore = loadAverage();
     Collection<RunResult> results = new Runner(options.build()).run();
+    String loadAfter = loadAverage();
     Map<String, Statistics> stats = new HashMap<>();
     for (RunResult r : results) {
       BenchmarkParams params = r.getParams();
@@ -54,6 +56,17 @@ public final class SketchBench {
     printTimes(stats);
     printSizes();
     printRecall();
+    System.out.printf("RESULT bench.env cpus=%d load_before=%s load_after=%s java=%s%n",
+        Runtime.getRuntime().availableProcessors(), loadBefore, loadAfter, System.getProperty("java.version"));
+  }
+
+  /** The 1-minute load average, to judge how busy the shared machine was. */
+  private static String loadAverage() {
+    try {
+      return java.nio.file.Files.readString(java.nio.file.Path.of("/proc/loadavg")).split(" ")[0];
+    } catch (java.io.IOException | RuntimeException e) {
+      return "unknown";
+    }
   }
 
   private static double median(Statistics s) {
