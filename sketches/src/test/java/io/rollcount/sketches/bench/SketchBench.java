@@ -53,7 +53,8 @@ public final class SketchBench {
       stats.put(name, r.getPrimaryResult().getStatistics());
     }
     System.out.println();
-    printTimes(stats);
+    Map<String, double[]> interleaved = only >= 0 ? Map.of() : interleaved();
+    printTimes(stats, interleaved);
     printSizes();
     printRecall();
     System.out.printf("RESULT bench.env cpus=%d load_before=%s load_after=%s java=%s%n",
@@ -77,20 +78,39 @@ public final class SketchBench {
     return String.format(Locale.ROOT, "%.1f%%", 100 * (s.getMax() - s.getMin()) / 2 / median(s));
   }
 
-  private static void compare(Map<String, Statistics> stats, String figure, String ours, String ref, String refName) {
+  private static void compare(Map<String, Statistics> stats, Map<String, double[]> interleaved, String figure,
+      String ours, String ref, String refName) {
     Statistics o = stats.get(ours);
     Statistics r = stats.get(ref);
     if (o == null || r == null) {
       return;
     }
-    System.out.printf(Locale.ROOT, "RESULT %s ours_ns=%.2f ref_ns=%.2f ratio=%.2f ref=%s ours_spread=%s ref_spread=%s%n",
-        figure, median(o), median(r), median(o) / median(r), refName, spread(o), spread(r));
+    double[] i = interleaved.get(figure);
+    String alternating = i == null ? "" : String.format(Locale.ROOT, " ratio_interleaved=%.2f iqr=%.2f-%.2f", i[0], i[1], i[2]);
+    System.out.printf(Locale.ROOT, "RESULT %s ours_ns=%.2f ref_ns=%.2f ratio=%.2f%s ref=%s ours_spread=%s ref_spread=%s%n",
+        figure, median(o), median(r), median(o) / median(r), alternating, refName, spread(o), spread(r));
   }
 
-  private static void printTimes(Map<String, Statistics> stats) {
-    compare(stats, "hll.add", "HllBench.oursBytes", "HllBench.refHll8Bytes", "datasketches-6.2.0-HLL_8");
-    compare(stats, "hll.add_vs_hll6", "HllBench.oursBytes", "HllBench.refHll6Bytes", "datasketches-6.2.0-HLL_6");
-    compare(stats, "hll.add_string", "HllBench.oursString", "HllBench.refHll8String", "datasketches-6.2.0-HLL_8");
+  /** The same benchmark methods, timed in alternating rounds in this JVM (see {@link Interleaved}). */
+  private static Map<String, double[]> interleaved() {
+    HllBench hll = new HllBench();
+    hll.setUp();
+    FrequencyBench freq = new FrequencyBench();
+    freq.setUp();
+    Map<String, double[]> out = new HashMap<>();
+    out.put("hll.add", Interleaved.ratio(hll::oursBytes, hll::refHll8Bytes, 500));
+    out.put("hll.add_vs_hll6", Interleaved.ratio(hll::oursBytes, hll::refHll6Bytes, 500));
+    out.put("hll.add_string", Interleaved.ratio(hll::oursString, hll::refHll8String, 500));
+    out.put("topk.update", Interleaved.ratio(freq::oursTrending, freq::refItems2048, 300));
+    out.put("topk.update_space_saving_only", Interleaved.ratio(freq::oursTopK, freq::refItems2048, 300));
+    out.put("exact.update", Interleaved.ratio(freq::oursTrending, freq::refHashMap, 300));
+    return out;
+  }
+
+  private static void printTimes(Map<String, Statistics> stats, Map<String, double[]> interleaved) {
+    compare(stats, interleaved, "hll.add", "HllBench.oursBytes", "HllBench.refHll8Bytes", "datasketches-6.2.0-HLL_8");
+    compare(stats, interleaved, "hll.add_vs_hll6", "HllBench.oursBytes", "HllBench.refHll6Bytes", "datasketches-6.2.0-HLL_6");
+    compare(stats, interleaved, "hll.add_string", "HllBench.oursString", "HllBench.refHll8String", "datasketches-6.2.0-HLL_8");
     Statistics cms = stats.get("FrequencyBench.oursCms");
     Statistics cmsHash = stats.get("FrequencyBench.oursCmsHash");
     if (cms != null && cmsHash != null) {
@@ -98,16 +118,12 @@ public final class SketchBench {
               + " conservative=true decay=1h ours_spread=%s%n", median(cms), median(cmsHash), spread(cms));
     }
     String ref = "FrequencyBench.refItems2048";
-    String refName = "datasketches-6.2.0-ItemsSketch-2048";
     Statistics r1024 = stats.get("FrequencyBench.refItems1024");
-    Statistics r2048 = stats.get(ref);
-    if (r1024 != null && r2048 != null && median(r1024) < median(r2048)) {
-      ref = "FrequencyBench.refItems1024";
-      refName = "datasketches-6.2.0-ItemsSketch-1024";
-    }
-    compare(stats, "topk.update", "FrequencyBench.oursTrending", ref, refName + " ours=cms+space-saving-400");
-    compare(stats, "topk.update_space_saving_only", "FrequencyBench.oursTopK", ref, refName + " ours=space-saving-400");
-    compare(stats, "exact.update", "FrequencyBench.oursTrending", "FrequencyBench.refHashMap", "java.util.HashMap-exact");
+    String refName = "datasketches-6.2.0-ItemsSketch-2048"
+        + (r1024 == null ? "" : String.format(Locale.ROOT, " ref1024_ns=%.2f", median(r1024)));
+    compare(stats, interleaved, "topk.update", "FrequencyBench.oursTrending", ref, refName + " ours=cms+space-saving-400");
+    compare(stats, interleaved, "topk.update_space_saving_only", "FrequencyBench.oursTopK", ref, refName + " ours=space-saving-400");
+    compare(stats, interleaved, "exact.update", "FrequencyBench.oursTrending", "FrequencyBench.refHashMap", "java.util.HashMap-exact");
   }
 
   private static void printSizes() {
