@@ -38,7 +38,7 @@ import java.util.Arrays;
  *
  * <p><b>Serialized format</b> ({@link #toBytes()}), little-endian:
  * <pre>
- * byte  0      serial version, 1
+ * byte  0      serial version, 2 (version 1 hashed items differently: refused, not misread)
  * byte  1      family, 0x43 ('C')
  * byte  2      flags: bit 0 conservative update, bit 1 sparse body
  * byte  3      depth, 1..255
@@ -58,7 +58,7 @@ import java.util.Arrays;
 public final class CountMinSketch {
   /** The seed of {@link #hash(String)}; the sketch's own seed picks the rows. */
   public static final long ITEM_HASH_SEED = 0x9747b28cL;
-  static final byte SERIAL_VERSION = 1;
+  static final byte SERIAL_VERSION = 2;
   static final byte FAMILY = 0x43;
   private static final int HEADER = 40;
 
@@ -331,6 +331,10 @@ public final class CountMinSketch {
     Bytes.need(in, 0, HEADER, "Count-Min sketch header");
     if (in[1] != FAMILY) {
       throw new SketchFormatException("not a Count-Min sketch: family byte " + in[1] + ", expected " + FAMILY);
+    }
+    if (in[0] == 1) {
+      throw new SketchFormatException("Count-Min serial version 1 placed items by an earlier item hash"
+          + " (MurmurHash64A over UTF-16); its cells cannot be read with this one: rebuild the sketch");
     }
     if (in[0] != SERIAL_VERSION) {
       throw new SketchFormatException("unsupported Count-Min serial version " + in[0] + ", expected " + SERIAL_VERSION);

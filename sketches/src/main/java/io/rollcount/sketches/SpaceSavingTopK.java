@@ -52,7 +52,7 @@ import java.util.Map;
  *
  * <p><b>Serialized format</b> ({@link #toBytes()}), little-endian:
  * <pre>
- * byte  0      serial version, 1
+ * byte  0      serial version, 2 (version 1, still read, had no pending weight and any item order)
  * byte  1      family, 0x54 ('T')
  * byte  2..3   zero
  * byte  4..7   capacity, int32 &gt; 0
@@ -69,7 +69,9 @@ import java.util.Map;
  * <p>Not thread-safe.
  */
 public final class SpaceSavingTopK {
-  static final byte SERIAL_VERSION = 1;
+  static final byte SERIAL_VERSION = 2;
+  /** Version 1 had no pending weights and listed items in slot order; still read. */
+  static final byte SERIAL_VERSION_1 = 1;
   static final byte FAMILY = 0x54;
   private static final int HEADER = 44;
 
@@ -503,7 +505,7 @@ public final class SpaceSavingTopK {
     if (in[1] != FAMILY) {
       throw new SketchFormatException("not a top-K summary: family byte " + in[1] + ", expected " + FAMILY);
     }
-    if (in[0] != SERIAL_VERSION) {
+    if (in[0] != SERIAL_VERSION && in[0] != SERIAL_VERSION_1) {
       throw new SketchFormatException("unsupported top-K serial version " + in[0] + ", expected " + SERIAL_VERSION);
     }
     int capacity = Bytes.getInt(in, 4, "top-K header");
@@ -517,8 +519,38 @@ public final class SpaceSavingTopK {
     t.landmark = Bytes.getLong(in, 16, "top-K header");
     t.total = Bytes.getFiniteDouble(in, 24, "top-K total weight");
     t.floor = Bytes.getFiniteDouble(in, 32, "top-K floor");
-    t.readItems(in, n);
+    if (in[0] == SERIAL_VERSION_1) {
+      t.readItemsVersion1(in, n);
+    } else {
+      t.readItems(in, n);
+    }
     return t;
+  }
+
+  private void readItemsVersion1(byte[] in, int n) {
+    int at = HEADER;
+    for (int j = 0; j < n; j++) {
+      int length = Bytes.getInt(in, at, "top-K item");
+      if (length < 0) {
+        throw new SketchFormatException("corrupt top-K summary: item " + j + " has length " + length);
+      }
+      Bytes.need(in, at + 4, length + 16, "top-K item " + j);
+      String item = new String(in, at + 4, length, StandardCharsets.UTF_8);
+      at += 4 + length;
+      long hash = CountMinSketch.hash(item);
+      if (find(item, hash) >= 0) {
+        throw new SketchFormatException("corrupt top-K summary: item '" + item + "' appears twice");
+      }
+      admit(j, item, hash, Bytes.getFiniteDouble(in, at, "top-K upper bound"),
+          Bytes.getFiniteDouble(in, at + 8, "top-K lower bound"));
+      place(j, j);
+      siftUp(j);
+      size = j + 1;
+      at += 16;
+    }
+    if (at != in.length) {
+      throw new SketchFormatException("corrupt top-K summary: " + (in.length - at) + " trailing bytes");
+    }
   }
 
   /** Items come in heap order and keep it, so a restored summary evolves exactly as the original. */

@@ -252,6 +252,28 @@ class SpaceSavingTopKTest {
   }
 
   @Test
+  void readsVersionOneBytes() {
+    SpaceSavingTopK s = new SpaceSavingTopK(20, HOUR);
+    for (int i = 0; i < 50_000; i++) {
+      s.update(names[stream[i]], 1, T0 + i * 1000L);
+    }
+    byte[] v2 = s.toBytes();
+    java.io.ByteArrayOutputStream v1 = new java.io.ByteArrayOutputStream();
+    v1.write(v2, 0, 44);
+    int at = 44;
+    for (int j = 0; j < s.size(); j++) { // version 1: no pending weight after each item
+      int length = java.nio.ByteBuffer.wrap(v2, at, 4).order(java.nio.ByteOrder.LITTLE_ENDIAN).getInt();
+      v1.write(v2, at, 4 + length + 16);
+      at += 4 + length + 24;
+    }
+    byte[] old = v1.toByteArray();
+    old[0] = 1;
+    SpaceSavingTopK back = SpaceSavingTopK.fromBytes(old);
+    assertThat(back.topK(20, T0)).isEqualTo(s.topK(20, T0));
+    assertThat(back.toBytes()).isEqualTo(v2);
+  }
+
+  @Test
   void mergeRefusesDifferentCapacitiesOrClocks() {
     assertThatThrownBy(() -> new SpaceSavingTopK(10, 0).merge(new SpaceSavingTopK(11, 0)))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("capacity 10").hasMessageContaining("capacity 11");
