@@ -20,8 +20,12 @@ import java.util.Arrays;
  *
  * <p><b>Layout.</b> {@code depth} rows of {@code width} 64-bit cells in one {@code long[]}, row i at
  * {@code i * width}. Row i's column for an item of 64-bit hash x is {@code fastrange32(h1 + i * h2)},
- * with {@code h1 = mix64(x ^ seed)}, {@code h2 = mix64(h1 + golden) | 1} (Kirsch and Mitzenmacher's
+ * with {@code h1 = mix64(x ^ seed)}, {@code h2 = rotateLeft(h1, 32) | 1} (Kirsch and Mitzenmacher's
  * double hashing) and {@code fastrange32(y) = ((y >>> 32) * width) >>> 32} (Lemire: no division).
+ * The item hash x of a string ({@link #hash(String)}) is {@code mix64((hashCode << 32 | length) ^ seed)}:
+ * free once the String has cached its {@code hashCode} (DataSketches' ItemsSketch relies on it too);
+ * two distinct items share every row only if their 32-bit hash codes and lengths are equal, a pair
+ * probability of about 2^-32, far below the sketch's own per-row collision probability 1/width.
  *
  * <p><b>Counter representation.</b> Decayed weights are fractional, so each 64-bit cell holds the IEEE
  * 754 binary64 bits of its value ({@link Double#doubleToRawLongBits}), not a fixed-point integer:
@@ -34,7 +38,7 @@ import java.util.Arrays;
  *
  * <p><b>Serialized format</b> ({@link #toBytes()}), little-endian:
  * <pre>
- * byte  0      serial version, 1
+ * byte  0      serial version, 2 (version 1 hashed items differently: refused, not misread)
  * byte  1      family, 0x43 ('C')
  * byte  2      flags: bit 0 conservative update, bit 1 sparse body
  * byte  3      depth, 1..255
@@ -54,10 +58,9 @@ import java.util.Arrays;
 public final class CountMinSketch {
   /** The seed of {@link #hash(String)}; the sketch's own seed picks the rows. */
   public static final long ITEM_HASH_SEED = 0x9747b28cL;
-  static final byte SERIAL_VERSION = 1;
+  static final byte SERIAL_VERSION = 2;
   static final byte FAMILY = 0x43;
   private static final int HEADER = 40;
-  private static final long GOLDEN = 0x9e3779b97f4a7c15L;
 
   private final int width;
   private final int depth;
@@ -102,9 +105,9 @@ public final class CountMinSketch {
     return (int) Math.ceil(Math.log(1 / delta));
   }
 
-  /** The 64-bit item hash used by {@link #updateHash} (MurmurHash64A over the UTF-16 code units). */
+  /** The 64-bit item hash used by {@link #updateHash}: the String's hash code and length, mixed. */
   public static long hash(String item) {
-    return Hashing.murmur64AUtf16(item, ITEM_HASH_SEED);
+    return Hashing.mix64(((long) item.hashCode() << 32 | item.length()) ^ ITEM_HASH_SEED);
   }
 
   // ------------------------------------------------------------------ updates
@@ -131,7 +134,7 @@ public final class CountMinSketch {
   /** Adds a stored (forward-decayed) weight; returns the item's stored estimate after the update. */
   double addStored(long itemHash, double stored) {
     long h1 = Hashing.mix64(itemHash ^ seed);
-    long h2 = Hashing.mix64(h1 + GOLDEN) | 1;
+    long h2 = Long.rotateLeft(h1, 32) | 1;
     total = saturate(total + stored);
     if (conservative && stored >= 0) {
       double target = saturate(minimum(h1, h2) + stored);
@@ -145,7 +148,8 @@ public final class CountMinSketch {
     double min = Double.POSITIVE_INFINITY;
     long x = h1;
     for (int row = 0, base = 0; row < depth; row++, base += width, x += h2) {
-      min = Math.min(min, Double.longBitsToDouble(table[base + column(x)]));
+      double v = Double.longBitsToDouble(table[base + column(x)]);
+      min = v < min ? v : min;
     }
     return min;
   }
@@ -167,7 +171,7 @@ public final class CountMinSketch {
       int cell = base + column(x);
       double v = saturate(Double.longBitsToDouble(table[cell]) + stored);
       table[cell] = Double.doubleToRawLongBits(v);
-      min = Math.min(min, v);
+      min = v < min ? v : min;
     }
     return min;
   }
@@ -177,7 +181,7 @@ public final class CountMinSketch {
   }
 
   private static double saturate(double v) {
-    return Math.max(-Double.MAX_VALUE, Math.min(Double.MAX_VALUE, v));
+    return v > Double.MAX_VALUE ? Double.MAX_VALUE : v < -Double.MAX_VALUE ? -Double.MAX_VALUE : v;
   }
 
   private static void checkWeight(double weight) {
@@ -203,11 +207,7 @@ public final class CountMinSketch {
    * @throws IllegalArgumentException if the width, depth, seed or half-life differ
    */
   public void merge(CountMinSketch other) {
-    if (other.width != width || other.depth != depth || other.seed != seed
-        || other.decay.halfLifeMillis != decay.halfLifeMillis) {
-      throw new IllegalArgumentException("cannot merge Count-Min sketches of different shape: this is "
-          + describe() + ", the other " + other.describe());
-    }
+    checkMergeable(other);
     if (other.landmark > landmark) {
       renormalize(other.landmark);
     }
@@ -217,6 +217,15 @@ public final class CountMinSketch {
       table[i] = Double.doubleToRawLongBits(saturate(Double.longBitsToDouble(table[i]) + v));
     }
     total = saturate(total + other.total * f);
+  }
+
+  /** Throws the error {@link #merge} would throw, changing nothing. */
+  void checkMergeable(CountMinSketch other) {
+    if (other.width != width || other.depth != depth || other.seed != seed
+        || other.decay.halfLifeMillis != decay.halfLifeMillis) {
+      throw new IllegalArgumentException("cannot merge Count-Min sketches of different shape: this is "
+          + describe() + ", the other " + other.describe());
+    }
   }
 
   // ------------------------------------------------------------------ queries
@@ -239,7 +248,7 @@ public final class CountMinSketch {
   /** The estimate in stored units (against the current landmark). */
   double storedEstimate(long itemHash) {
     long h1 = Hashing.mix64(itemHash ^ seed);
-    return minimum(h1, Hashing.mix64(h1 + GOLDEN) | 1);
+    return minimum(h1, Long.rotateLeft(h1, 32) | 1);
   }
 
   public int width() {
@@ -322,6 +331,10 @@ public final class CountMinSketch {
     Bytes.need(in, 0, HEADER, "Count-Min sketch header");
     if (in[1] != FAMILY) {
       throw new SketchFormatException("not a Count-Min sketch: family byte " + in[1] + ", expected " + FAMILY);
+    }
+    if (in[0] == 1) {
+      throw new SketchFormatException("Count-Min serial version 1 placed items by an earlier item hash"
+          + " (MurmurHash64A over UTF-16); its cells cannot be read with this one: rebuild the sketch");
     }
     if (in[0] != SERIAL_VERSION) {
       throw new SketchFormatException("unsupported Count-Min serial version " + in[0] + ", expected " + SERIAL_VERSION);

@@ -12,9 +12,7 @@ import java.nio.ByteOrder;
  * the seed a 32-bit unsigned integer widened to 64 bits). {@link #murmur64AUtf8(CharSequence, long)}
  * computes the same value over the UTF-8 encoding of a string (as {@link String#getBytes} with UTF-8
  * would produce it, an unpaired surrogate becoming {@code '?'}) without materialising the bytes.
- *
- * <p>{@link #murmur64AUtf16(CharSequence, long)} is MurmurHash64A over the UTF-16LE code units of a
- * string: no encoding step, so it is the cheap item hash of the Count-Min sketch and the top-K.
+ * {@link #mix64(long)} is the 64-bit finaliser the Count-Min sketch and the top-K mix item hashes with.
  */
 public final class Hashing {
   private static final long M = 0xc6a4a7935bd1e995L;
@@ -77,26 +75,6 @@ public final class Hashing {
     }
     if (filled != 0) {
       h = mixTail(h, acc);
-    }
-    return finish(h);
-  }
-
-  /** MurmurHash64A of the UTF-16LE code units of {@code s} (no encoding step). */
-  public static long murmur64AUtf16(CharSequence s, long seed) {
-    int n = s.length();
-    long h = (seed & 0xffffffffL) ^ ((2L * n) * M);
-    int end = n & ~3;
-    for (int i = 0; i < end; i += 4) {
-      long k = s.charAt(i) | (long) s.charAt(i + 1) << 16 | (long) s.charAt(i + 2) << 32
-          | (long) s.charAt(i + 3) << 48;
-      h = mixBlock(h, k);
-    }
-    if (end != n) {
-      long k = 0;
-      for (int i = end; i < n; i++) {
-        k |= (long) s.charAt(i) << (16 * (i - end));
-      }
-      h = mixTail(h, k);
     }
     return finish(h);
   }

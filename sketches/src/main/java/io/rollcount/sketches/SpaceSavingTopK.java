@@ -30,9 +30,10 @@ import java.util.Map;
  *
  * <p><b>Guarantees</b> (deterministic, also across merges): every monitored {@code c} and {@code l}
  * bound the true decayed count from above and below; every unmonitored item's count is at most F; and
- * {@code sum(max(0, c - F)) + (capacity + 1) * F <= N}. So F &lt;= N / (capacity + 1), at most
- * {@code capacity} items have {@code c > N / (capacity + 1)}, and every item whose decayed count exceeds
- * {@code N / (capacity + 1)} is among the {@code capacity} items {@link #topK} reports.
+ * {@code sum(max(0, c - F)) + (capacity + 1) * F <= N}; and {@code c - l <= F}. So F &lt;= N / (capacity + 1),
+ * at most {@code capacity} items have {@code c > N / (capacity + 1)}, and every item whose decayed count
+ * exceeds {@code N / (capacity + 1)} is among the {@code capacity} items {@link #topK} reports (ranked by
+ * c, or by any tighter upper bound such as a Count-Min estimate: the same argument holds).
  *
  * <p><b>Merge</b> of summaries of equal capacity and half-life: with {@code g_i(x) = max(0, c_i(x) - F_i)}
  * (0 if x is not monitored), {@code G = g_1 + g_2}, keep the {@code capacity + 1} items of largest G with
@@ -40,9 +41,18 @@ import java.util.Map;
  * {@code F = F_1 + F_2 + G*}, G* the largest G dropped (Agarwal et al.'s merge of Misra-Gries
  * summaries, in Space-Saving form). The invariant above carries over, so do the guarantees.
  *
+ * <p><b>With a Count-Min sketch</b> ({@link TrendingSketch}) the summary filters the sketch, as in the
+ * Augmented Sketch (Roy, Khan, Alonso, "Augmented Sketch: Faster and More Accurate Stream Processing",
+ * SIGMOD 2016): the weight of an unmonitored item goes into the sketch at once (its estimate, after
+ * the update, is the newcomer bound e), while a monitored item's weight is held back in a per-item
+ * {@code pending} sum and given to the sketch (one conservative update) when the item is evicted, or
+ * dropped by a merge. Every item's cells still hold at least the weight the sketch has been given for
+ * it, so {@code estimate + pending} bounds every count from above; most updates of a skewed stream
+ * (the head) skip the sketch, and the head's weight no longer inflates the tail's estimates.
+ *
  * <p><b>Serialized format</b> ({@link #toBytes()}), little-endian:
  * <pre>
- * byte  0      serial version, 1
+ * byte  0      serial version, 2 (version 1, still read, had no pending weight and any item order)
  * byte  1      family, 0x54 ('T')
  * byte  2..3   zero
  * byte  4..7   capacity, int32 &gt; 0
@@ -51,13 +61,17 @@ import java.util.Map;
  * byte 24..31  total weight N, binary64 (stored units)
  * byte 32..39  floor F, binary64 (stored units)
  * byte 40..43  n, int32, monitored items, 0..capacity + 1
- * then n times: UTF-8 length int32, the item's UTF-8 bytes, upper bound c binary64, lower bound l binary64
+ * then n times, in the heap's array order (kept on reading, so a restored summary evolves exactly
+ *              as the original): UTF-8 length int32, the item's UTF-8 bytes, upper bound c, lower bound
+ *              l and pending weight (0 without a Count-Min sketch), binary64 each
  * </pre>
  *
  * <p>Not thread-safe.
  */
 public final class SpaceSavingTopK {
-  static final byte SERIAL_VERSION = 1;
+  static final byte SERIAL_VERSION = 2;
+  /** Version 1 had no pending weights and listed items in slot order; still read. */
+  static final byte SERIAL_VERSION_1 = 1;
   static final byte FAMILY = 0x54;
   private static final int HEADER = 44;
 
@@ -68,6 +82,7 @@ public final class SpaceSavingTopK {
   private final long[] hashes;
   private final double[] upper;
   private final double[] lower;
+  private final double[] pending;
   private final int[] heap;
   private final int[] heapIndex;
   private final int[] table;
@@ -89,6 +104,7 @@ public final class SpaceSavingTopK {
     this.hashes = new long[slots];
     this.upper = new double[slots];
     this.lower = new double[slots];
+    this.pending = new double[slots];
     this.heap = new int[slots];
     this.heapIndex = new int[slots];
     this.table = new int[Integer.highestOneBit(slots * 2 - 1) << 1];
@@ -117,32 +133,71 @@ public final class SpaceSavingTopK {
 
   /**
    * Offers a stored weight {@code w > 0} for {@code item} (of 64-bit hash {@code hash}) whose stored
-   * count, this weight included, is at most {@code bound} (a Count-Min estimate, or +infinity).
+   * count, this weight included, is at most {@code bound} (+infinity when nothing better is known).
    */
   void offer(String item, long hash, double w, double bound) {
-    total += w;
     int slot = find(item, hash);
     if (slot >= 0) {
-      upper[slot] += w;
-      lower[slot] += w;
-      siftDown(heapIndex[slot]);
+      addMonitored(slot, w);
+    } else if (size < slots) {
+      insertNew(item, hash, w, bound);
+    } else {
+      replaceMinimum(item, hash, w, bound);
+    }
+  }
+
+  /**
+   * Offers a stored weight {@code w > 0} for {@code item}, the Count-Min sketch {@code cms} (on the same
+   * clock) receiving unmonitored weight now and monitored weight on eviction (see the class comment).
+   */
+  void offer(String item, long hash, double w, CountMinSketch cms) {
+    int slot = find(item, hash);
+    if (slot >= 0) {
+      addMonitored(slot, w);
+      pending[slot] += w;
       return;
     }
+    double bound = cms.addStored(hash, w);
     if (size < slots) {
-      admit(size, item, hash, Math.min(bound, floor + w), w);
-      heap[size] = size;
-      heapIndex[size] = size;
-      siftUp(size++);
+      insertNew(item, hash, w, bound);
       return;
     }
     int min = heap[0];
-    floor = Math.max(floor, upper[min]);
-    double u = Math.min(bound, floor + w);
-    if (u > upper[min]) {
-      tableRemove(min);
-      admit(min, item, hash, u, w);
-      siftDown(0);
+    long evictedHash = hashes[min];
+    double evictedPending = pending[min];
+    if (replaceMinimum(item, hash, w, bound) && evictedPending > 0) {
+      cms.addStored(evictedHash, evictedPending);
     }
+  }
+
+  private void addMonitored(int slot, double w) {
+    total += w;
+    upper[slot] += w;
+    lower[slot] += w;
+    siftDown(heapIndex[slot]);
+  }
+
+  private void insertNew(String item, long hash, double w, double bound) {
+    total += w;
+    admit(size, item, hash, bound < floor + w ? bound : floor + w, w);
+    heap[size] = size;
+    heapIndex[size] = size;
+    siftUp(size++);
+  }
+
+  /** The newcomer replaces the minimum item if its bound beats the minimum's; true if it did. */
+  private boolean replaceMinimum(String item, long hash, double w, double bound) {
+    total += w;
+    int min = heap[0];
+    floor = Math.max(floor, upper[min]);
+    double u = bound < floor + w ? bound : floor + w;
+    if (u <= upper[min]) {
+      return false;
+    }
+    tableRemove(min);
+    admit(min, item, hash, u, w);
+    siftDown(0);
+    return true;
   }
 
   private void admit(int slot, String item, long hash, double u, double w) {
@@ -150,6 +205,7 @@ public final class SpaceSavingTopK {
     hashes[slot] = hash;
     upper[slot] = u;
     lower[slot] = w;
+    pending[slot] = 0;
     tableInsert(slot);
   }
 
@@ -164,6 +220,7 @@ public final class SpaceSavingTopK {
     for (int s = 0; s < size; s++) {
       upper[s] = Math.scalb(upper[s], -k);
       lower[s] = Math.scalb(lower[s], -k);
+      pending[s] = Math.scalb(pending[s], -k);
     }
     total = Math.scalb(total, -k);
     floor = Math.scalb(floor, -k);
@@ -211,7 +268,7 @@ public final class SpaceSavingTopK {
   // ------------------------------------------------------------------ item table
 
   private int home(long hash) {
-    return (int) Hashing.mix64(hash) & mask;
+    return (int) (hash >>> 32) & mask; // item hashes are mixed already
   }
 
   private int find(String item, long hash) {
@@ -264,7 +321,7 @@ public final class SpaceSavingTopK {
     double[] bound = new double[size];
     Integer[] order = new Integer[size];
     for (int s = 0; s < size; s++) {
-      bound[s] = cms == null ? upper[s] : Math.min(upper[s], cms.storedEstimate(hashes[s]));
+      bound[s] = cms == null ? upper[s] : Math.min(upper[s], cms.storedEstimate(hashes[s]) + pending[s]);
       order[s] = s;
     }
     Arrays.sort(order, Comparator.<Integer>comparingDouble(s -> -bound[s]).thenComparing(s -> items[s]));
@@ -276,6 +333,12 @@ public final class SpaceSavingTopK {
       out.add(new RankedItem(items[s], bound[s] * f, lower[s] * f, bound[s] * f));
     }
     return out;
+  }
+
+  /** The stored weight of {@code item} not yet given to the Count-Min sketch (0 if unmonitored). */
+  double pendingOf(String item, long hash) {
+    int slot = find(item, hash);
+    return slot >= 0 ? pending[slot] : 0;
   }
 
   /** The total weight N decayed to {@code nowMillis}. */
@@ -317,11 +380,15 @@ public final class SpaceSavingTopK {
    * @throws IllegalArgumentException if the capacities or half-lives differ
    */
   public void merge(SpaceSavingTopK other) {
-    if (other.capacity != capacity || other.decay.halfLifeMillis != decay.halfLifeMillis) {
-      throw new IllegalArgumentException("cannot merge top-K summaries of capacity " + capacity + ", half-life "
-          + decay.halfLifeMillis + " ms and capacity " + other.capacity + ", half-life "
-          + other.decay.halfLifeMillis + " ms");
-    }
+    merge(other, null);
+  }
+
+  /**
+   * Merges {@code other}; pending weights add up, and those of items the merge drops go to
+   * {@code cms} (the merge of both summaries' sketches), if there is one.
+   */
+  void merge(SpaceSavingTopK other, CountMinSketch cms) {
+    checkMergeable(other);
     if (other.landmark > landmark) {
       renormalize(other.landmark);
     }
@@ -330,24 +397,41 @@ public final class SpaceSavingTopK {
     double f2 = other.effectiveFloor() * f;
     Map<String, Merged> union = new HashMap<>();
     for (int s = 0; s < size; s++) {
-      union.put(items[s], new Merged(items[s], hashes[s], upper[s] + f2, lower[s], Math.max(0, upper[s] - f1)));
+      union.put(items[s], new Merged(items[s], hashes[s], upper[s] + f2, lower[s], pending[s],
+          Math.max(0, upper[s] - f1)));
     }
     for (int s = 0; s < other.size; s++) {
       double c2 = other.upper[s] * f;
       double g2 = Math.max(0, c2 - f2);
       Merged m = union.get(other.items[s]);
       if (m == null) {
-        union.put(other.items[s], new Merged(other.items[s], other.hashes[s], f1 + c2, other.lower[s] * f, g2));
+        union.put(other.items[s], new Merged(other.items[s], other.hashes[s], f1 + c2, other.lower[s] * f,
+            other.pending[s] * f, g2));
       } else {
         m.upper += c2 - f2;
         m.lower += other.lower[s] * f;
+        m.pending += other.pending[s] * f;
         m.g += g2;
       }
     }
     List<Merged> all = new ArrayList<>(union.values());
     all.sort(Comparator.<Merged>comparingDouble(m -> -m.g).thenComparing(m -> m.item));
     double dropped = all.size() > slots ? all.get(slots).g : 0;
+    for (Merged m : all.subList(Math.min(slots, all.size()), all.size())) {
+      if (cms != null && m.pending > 0) {
+        cms.addStored(m.hash, m.pending);
+      }
+    }
     rebuild(all.subList(0, Math.min(slots, all.size())), f1 + f2 + dropped, total + other.total * f);
+  }
+
+  /** Throws the error {@link #merge} would throw, changing nothing. */
+  void checkMergeable(SpaceSavingTopK other) {
+    if (other.capacity != capacity || other.decay.halfLifeMillis != decay.halfLifeMillis) {
+      throw new IllegalArgumentException("cannot merge top-K summaries of capacity " + capacity + ", half-life "
+          + decay.halfLifeMillis + " ms and capacity " + other.capacity + ", half-life "
+          + other.decay.halfLifeMillis + " ms");
+    }
   }
 
   private static final class Merged {
@@ -355,13 +439,15 @@ public final class SpaceSavingTopK {
     final long hash;
     double upper;
     double lower;
+    double pending;
     double g;
 
-    Merged(String item, long hash, double upper, double lower, double g) {
+    Merged(String item, long hash, double upper, double lower, double pending, double g) {
       this.item = item;
       this.hash = hash;
       this.upper = upper;
       this.lower = lower;
+      this.pending = pending;
       this.g = g;
     }
   }
@@ -371,6 +457,7 @@ public final class SpaceSavingTopK {
     size = 0;
     for (Merged m : kept) {
       admit(size, m.item, m.hash, m.upper, m.lower);
+      pending[size] = m.pending;
       heap[size] = size;
       heapIndex[size] = size;
       siftUp(size++);
@@ -385,9 +472,9 @@ public final class SpaceSavingTopK {
   public byte[] toBytes() {
     byte[][] utf8 = new byte[size][];
     int length = HEADER;
-    for (int s = 0; s < size; s++) {
-      utf8[s] = items[s].getBytes(StandardCharsets.UTF_8);
-      length += 4 + utf8[s].length + 16;
+    for (int i = 0; i < size; i++) {
+      utf8[i] = items[heap[i]].getBytes(StandardCharsets.UTF_8);
+      length += 4 + utf8[i].length + 24;
     }
     byte[] out = new byte[length];
     out[0] = SERIAL_VERSION;
@@ -399,13 +486,15 @@ public final class SpaceSavingTopK {
     Bytes.putLong(out, 32, Double.doubleToRawLongBits(floor));
     Bytes.putInt(out, 40, size);
     int at = HEADER;
-    for (int s = 0; s < size; s++) {
-      Bytes.putInt(out, at, utf8[s].length);
-      System.arraycopy(utf8[s], 0, out, at + 4, utf8[s].length);
-      at += 4 + utf8[s].length;
+    for (int i = 0; i < size; i++) {
+      int s = heap[i];
+      Bytes.putInt(out, at, utf8[i].length);
+      System.arraycopy(utf8[i], 0, out, at + 4, utf8[i].length);
+      at += 4 + utf8[i].length;
       Bytes.putLong(out, at, Double.doubleToRawLongBits(upper[s]));
       Bytes.putLong(out, at + 8, Double.doubleToRawLongBits(lower[s]));
-      at += 16;
+      Bytes.putLong(out, at + 16, Double.doubleToRawLongBits(pending[s]));
+      at += 24;
     }
     return out;
   }
@@ -416,7 +505,7 @@ public final class SpaceSavingTopK {
     if (in[1] != FAMILY) {
       throw new SketchFormatException("not a top-K summary: family byte " + in[1] + ", expected " + FAMILY);
     }
-    if (in[0] != SERIAL_VERSION) {
+    if (in[0] != SERIAL_VERSION && in[0] != SERIAL_VERSION_1) {
       throw new SketchFormatException("unsupported top-K serial version " + in[0] + ", expected " + SERIAL_VERSION);
     }
     int capacity = Bytes.getInt(in, 4, "top-K header");
@@ -430,11 +519,15 @@ public final class SpaceSavingTopK {
     t.landmark = Bytes.getLong(in, 16, "top-K header");
     t.total = Bytes.getFiniteDouble(in, 24, "top-K total weight");
     t.floor = Bytes.getFiniteDouble(in, 32, "top-K floor");
-    t.readItems(in, n);
+    if (in[0] == SERIAL_VERSION_1) {
+      t.readItemsVersion1(in, n);
+    } else {
+      t.readItems(in, n);
+    }
     return t;
   }
 
-  private void readItems(byte[] in, int n) {
+  private void readItemsVersion1(byte[] in, int n) {
     int at = HEADER;
     for (int j = 0; j < n; j++) {
       int length = Bytes.getInt(in, at, "top-K item");
@@ -444,15 +537,46 @@ public final class SpaceSavingTopK {
       Bytes.need(in, at + 4, length + 16, "top-K item " + j);
       String item = new String(in, at + 4, length, StandardCharsets.UTF_8);
       at += 4 + length;
-      if (find(item, CountMinSketch.hash(item)) >= 0) {
+      long hash = CountMinSketch.hash(item);
+      if (find(item, hash) >= 0) {
         throw new SketchFormatException("corrupt top-K summary: item '" + item + "' appears twice");
       }
-      admit(size, item, CountMinSketch.hash(item), Bytes.getFiniteDouble(in, at, "top-K upper bound"),
+      admit(j, item, hash, Bytes.getFiniteDouble(in, at, "top-K upper bound"),
           Bytes.getFiniteDouble(in, at + 8, "top-K lower bound"));
-      heap[size] = size;
-      heapIndex[size] = size;
-      siftUp(size++);
+      place(j, j);
+      siftUp(j);
+      size = j + 1;
       at += 16;
+    }
+    if (at != in.length) {
+      throw new SketchFormatException("corrupt top-K summary: " + (in.length - at) + " trailing bytes");
+    }
+  }
+
+  /** Items come in heap order and keep it, so a restored summary evolves exactly as the original. */
+  private void readItems(byte[] in, int n) {
+    int at = HEADER;
+    for (int j = 0; j < n; j++) {
+      int length = Bytes.getInt(in, at, "top-K item");
+      if (length < 0) {
+        throw new SketchFormatException("corrupt top-K summary: item " + j + " has length " + length);
+      }
+      Bytes.need(in, at + 4, length + 24, "top-K item " + j);
+      String item = new String(in, at + 4, length, StandardCharsets.UTF_8);
+      at += 4 + length;
+      long hash = CountMinSketch.hash(item);
+      if (find(item, hash) >= 0) {
+        throw new SketchFormatException("corrupt top-K summary: item '" + item + "' appears twice");
+      }
+      admit(j, item, hash, Bytes.getFiniteDouble(in, at, "top-K upper bound"),
+          Bytes.getFiniteDouble(in, at + 8, "top-K lower bound"));
+      pending[j] = Bytes.getFiniteDouble(in, at + 16, "top-K pending weight");
+      place(j, j);
+      if (j > 0 && upper[(j - 1) >>> 1] > upper[j]) {
+        throw new SketchFormatException("corrupt top-K summary: item " + j + " breaks the heap order");
+      }
+      size = j + 1;
+      at += 24;
     }
     if (at != in.length) {
       throw new SketchFormatException("corrupt top-K summary: " + (in.length - at) + " trailing bytes");

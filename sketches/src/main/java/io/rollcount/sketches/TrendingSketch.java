@@ -7,8 +7,10 @@ import java.util.List;
  * Trending items: a decayed conservative-update {@link CountMinSketch} and a {@link SpaceSavingTopK}
  * on one clock. An event of weight {@code w > 0} at event time t scores {@code w * 2^(-(now - t) / halfLife)}
  * at time {@code now} (Rollcount passes the watermark as {@code now}); weights {@code <= 0} are ignored,
- * so decrements never lower a trending score. Each update hashes the item once, adds it to the
- * Count-Min sketch and offers it to the top-K with the sketch's estimate as the newcomer's bound.
+ * so decrements never lower a trending score. Each update hashes the item once; an item the top-K
+ * monitors only adds to its counter there (the Count-Min sketch receives that weight when the item
+ * leaves the top-K: Roy et al.'s Augmented Sketch); any other item updates the sketch and enters the
+ * top-K with the sketch's estimate as its bound if that beats the top-K's minimum.
  *
  * <p>Guarantees (see the two classes): every item whose decayed count exceeds
  * {@code N / (capacity + 1)} is in {@link #topK}{@code (capacity, now)}; each reported item's true
@@ -68,8 +70,7 @@ public final class TrendingSketch {
     latestEventMillis = Math.max(latestEventMillis, eventTimeMillis);
     long hash = CountMinSketch.hash(item);
     double stored = weight * cms.decay().weight(eventTimeMillis, cms.landmarkMillis());
-    double estimate = cms.addStored(hash, stored);
-    topK.offer(item, hash, stored, estimate);
+    topK.offer(item, hash, stored, cms);
   }
 
   /** Moves both structures' landmark on to {@code timeMillis} if a half-life or more has passed. */
@@ -84,10 +85,10 @@ public final class TrendingSketch {
    * @throws IllegalArgumentException if they differ
    */
   public void merge(TrendingSketch other) {
-    CountMinSketch mergedCms = cms.copy();
-    mergedCms.merge(other.cms); // validates before anything of this sketch changes
-    topK.merge(other.topK);
+    cms.checkMergeable(other.cms); // before anything of this sketch changes
+    topK.checkMergeable(other.topK);
     cms.merge(other.cms);
+    topK.merge(other.topK, cms);
     latestEventMillis = Math.max(latestEventMillis, other.latestEventMillis);
   }
 
@@ -101,14 +102,19 @@ public final class TrendingSketch {
     return topK(k, latestEventMillis == Long.MIN_VALUE ? cms.landmarkMillis() : latestEventMillis);
   }
 
-  /** The Count-Min estimate of {@code item}, decayed to {@code nowMillis}. */
+  /**
+   * The estimated decayed count of {@code item} at {@code nowMillis}: the Count-Min estimate plus the
+   * weight the top-K holds for it, an upper bound like a Count-Min estimate.
+   */
   public double estimate(String item, long nowMillis) {
-    return cms.estimate(item, nowMillis);
+    long hash = CountMinSketch.hash(item);
+    double stored = cms.storedEstimate(hash) + topK.pendingOf(item, hash);
+    return stored * cms.decay().toNow(nowMillis, cms.landmarkMillis());
   }
 
   /** The total weight N, decayed to {@code nowMillis}. */
   public double totalWeight(long nowMillis) {
-    return cms.totalWeight(nowMillis);
+    return topK.totalWeight(nowMillis);
   }
 
   public int capacity() {

@@ -216,5 +216,8 @@ class CountMinSketchTest {
     assertThatThrownBy(() -> CountMinSketch.fromBytes(Arrays.copyOf(good, 20))).hasMessageContaining("truncated");
     assertThatThrownBy(() -> CountMinSketch.fromBytes(Arrays.copyOf(good, good.length - 1))).hasMessageContaining("sparse body");
     assertThatThrownBy(() -> CountMinSketch.fromBytes(nan)).hasMessageContaining("NaN");
+    byte[] versionOne = good.clone();
+    versionOne[0] = 1;
+    assertThatThrownBy(() -> CountMinSketch.fromBytes(versionOne)).hasMessageContaining("earlier item hash");
   }
 }

@@ -40,20 +40,6 @@ class HashingTest {
   }
 
   @Test
-  void utf16HashIsMurmurOfUtf16LittleEndianBytes() {
-    SplittableRandom random = new SplittableRandom(2);
-    for (int i = 0; i < 5_000; i++) {
-      String s = randomString(random, random.nextInt(23));
-      byte[] b = new byte[2 * s.length()]; // raw code units: getBytes would replace unpaired surrogates
-      for (int j = 0; j < s.length(); j++) {
-        b[2 * j] = (byte) s.charAt(j);
-        b[2 * j + 1] = (byte) (s.charAt(j) >>> 8);
-      }
-      assertThat(Hashing.murmur64AUtf16(s, 7)).isEqualTo(Hashing.murmur64A(b, 0, b.length, 7));
-    }
-  }
-
-  @Test
   void murmurUsesTheSeedAsUnsigned32Bits() {
     byte[] b = "abc".getBytes(StandardCharsets.UTF_8);
     assertThat(Hashing.murmur64A(b, 0, 3, 0xadc83b19L)).isEqualTo(Hashing.murmur64A(b, 0, 3, 0xffffffffadc83b19L));

@@ -86,6 +86,14 @@ class SpaceSavingTopKTest {
     System.out.printf("top-K decayed (half-life 1 h over 3 h, drifting zipf) recall@100 %.3f%n", recall);
     assertThat(recall).isGreaterThanOrEqualTo(0.99);
     assertGuarantees(trending.topK(400, now), decayed, n, 400);
+    int checked = 0;
+    for (int r = 0; r < ITEMS; r += 7) {
+      if (decayed[r] > 0) {
+        assertThat(trending.estimate(names[r], now)).as("estimate of rank %d", r).isGreaterThanOrEqualTo(decayed[r] * (1 - 1e-9));
+        checked++;
+      }
+    }
+    assertThat(checked).isGreaterThan(10_000);
   }
 
   /** Every reported bound holds; every item over N / (capacity + 1) is reported. */
@@ -224,8 +232,11 @@ class SpaceSavingTopKTest {
     assertThat(back.toBytes()).isEqualTo(bytes);
     assertThat(back.topK(50)).isEqualTo(s.topK(50));
     assertThat(back.topK(20, T0 + 3 * HOUR)).isEqualTo(s.topK(20, T0 + 3 * HOUR));
-    back.update("new", 1, T0 + 100_000 * 100L);
-    s.update("new", 1, T0 + 100_000 * 100L);
+    for (int i = 100_000; i < 200_000; i++) { // evictions, flushes, a landmark move: both evolve alike
+      String item = names[stream[i]];
+      back.update(item, 1, T0 + i * 100L);
+      s.update(item, 1, T0 + i * 100L);
+    }
     assertThat(back.toBytes()).isEqualTo(s.toBytes());
 
     byte[] truncated = Arrays.copyOf(bytes, bytes.length - 3);
@@ -238,6 +249,28 @@ class SpaceSavingTopKTest {
     byte[] topBytes = t.toBytes();
     topBytes[4] = 0; // capacity 0
     assertThatThrownBy(() -> SpaceSavingTopK.fromBytes(topBytes)).hasMessageContaining("capacity 0");
+  }
+
+  @Test
+  void readsVersionOneBytes() {
+    SpaceSavingTopK s = new SpaceSavingTopK(20, HOUR);
+    for (int i = 0; i < 50_000; i++) {
+      s.update(names[stream[i]], 1, T0 + i * 1000L);
+    }
+    byte[] v2 = s.toBytes();
+    java.io.ByteArrayOutputStream v1 = new java.io.ByteArrayOutputStream();
+    v1.write(v2, 0, 44);
+    int at = 44;
+    for (int j = 0; j < s.size(); j++) { // version 1: no pending weight after each item
+      int length = java.nio.ByteBuffer.wrap(v2, at, 4).order(java.nio.ByteOrder.LITTLE_ENDIAN).getInt();
+      v1.write(v2, at, 4 + length + 16);
+      at += 4 + length + 24;
+    }
+    byte[] old = v1.toByteArray();
+    old[0] = 1;
+    SpaceSavingTopK back = SpaceSavingTopK.fromBytes(old);
+    assertThat(back.topK(20, T0)).isEqualTo(s.topK(20, T0));
+    assertThat(back.toBytes()).isEqualTo(v2);
   }
 
   @Test

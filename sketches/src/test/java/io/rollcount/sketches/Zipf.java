@@ -4,10 +4,10 @@ import java.util.Arrays;
 import java.util.SplittableRandom;
 
 /** Zipf-distributed ranks 0..n-1 (rank r has probability proportional to 1 / (r + 1)^s), from a seed. */
-final class Zipf {
+public final class Zipf {
   private final double[] cdf;
 
-  Zipf(int n, double exponent) {
+  public Zipf(int n, double exponent) {
     cdf = new double[n];
     double sum = 0;
     for (int r = 0; r < n; r++) {
@@ -20,7 +20,7 @@ final class Zipf {
   }
 
   /** {@code events} ranks drawn with the given seed. */
-  int[] sample(int events, long seed) {
+  public int[] sample(int events, long seed) {
     SplittableRandom random = new SplittableRandom(seed);
     int[] out = new int[events];
     for (int i = 0; i < events; i++) {
@@ -31,7 +31,7 @@ final class Zipf {
   }
 
   /** Item names for ranks, scrambled so that rank order is not name or hash order. */
-  static String[] names(int n) {
+  public static String[] names(int n) {
     String[] names = new String[n];
     for (int r = 0; r < n; r++) {
       names[r] = "post:" + Long.toHexString(Hashing.mix64(r + 1)) + ":likes";
