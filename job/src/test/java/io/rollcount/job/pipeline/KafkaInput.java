@@ -66,7 +66,13 @@ final class KafkaInput {
         Properties p = new Properties();
         p.putAll(client);
         p.put(ProducerConfig.ACKS_CONFIG, "all");
-        p.put(ProducerConfig.LINGER_MS_CONFIG, "5");
+        p.put(ProducerConfig.LINGER_MS_CONFIG, "10");
+        p.put(ProducerConfig.BATCH_SIZE_CONFIG, String.valueOf(256 * 1024));
+        // One request in flight: the first produce to a topic just created may be refused with
+        // NOT_LEADER_OR_FOLLOWER (KafkaBroker.createTopics waits for a leader in the metadata, not for the
+        // partition to accept writes); with more in flight, later batches of the idempotent producer land
+        // first and the retried first batch is refused for ever with OUT_OF_ORDER_SEQUENCE_NUMBER.
+        p.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, "1");
         p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
         p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
         return new KafkaProducer<>(p);

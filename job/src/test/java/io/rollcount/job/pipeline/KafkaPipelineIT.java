@@ -80,8 +80,8 @@ class KafkaPipelineIT {
     @BeforeAll
     static void startBrokerAndProduce() throws Exception {
         broker = new KafkaBroker(0, dir.resolve("kafka")).start();
-        broker.createTopics(3, INPUT);
-        broker.createTopics(2, KafkaIO.ROLLUPS_TOPIC, KafkaIO.DEAD_LETTER_TOPIC, KafkaIO.TRENDING_TOPIC);
+        createTopic(3, INPUT);
+        for (String t : KafkaIO.OUTPUT_TOPICS) createTopic(2, t);
         input = new KafkaInput(INPUT, 42, RECORDS, KafkaInput.startFor(RECORDS, 60_000));
         try (KafkaProducer<byte[], byte[]> p = KafkaInput.producer(broker.adminProperties())) {
             input.produce(p, RECORDS);
@@ -89,6 +89,16 @@ class KafkaPipelineIT {
         assertThat(input.allBadLinesSent()).isTrue();
         assertThat(input.truth.duplicates).as("the stream has redeliveries").isGreaterThan(500);
         assertThat(input.truth.negativeCounters).as("the stream has decrements").isNotEmpty();
+    }
+
+    /**
+     * Creates a topic and waits until every partition's leader answers (a ListOffsets request):
+     * {@link KafkaBroker#createTopics} returns once the metadata names a leader, and a produce request sent
+     * right then may still be refused (NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION).
+     */
+    static void createTopic(int partitions, String topic) throws Exception {
+        broker.createTopics(partitions, topic);
+        assertThat(KafkaOutputs.endOffsets(broker.adminProperties(), topic, "read_committed")).hasSize(partitions);
     }
 
     @AfterAll
@@ -180,7 +190,7 @@ class KafkaPipelineIT {
     void c_brokerRestartMidStream() throws Exception {
         String topic = "counter-events-c";
         int records = 40_000;
-        broker.createTopics(3, topic);
+        createTopic(3, topic);
         KafkaInput in = new KafkaInput(topic, 7, records, KafkaInput.startFor(records, 60_000));
         try (KafkaProducer<byte[], byte[]> p = KafkaInput.producer(broker.adminProperties())) {
             in.produce(p, records / 2);
