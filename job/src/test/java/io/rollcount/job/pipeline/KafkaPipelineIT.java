@@ -66,8 +66,8 @@ class KafkaPipelineIT {
     private static final String INPUT = "counter-events";
     private static final int RECORDS = 60_000;
     private static final String INPUT_B = "counter-events-b";
-    private static final int RECORDS_B = 30_000;
-    private static final int RECORDS_C = 30_000;
+    private static final int RECORDS_B = 20_000;
+    private static final int RECORDS_C = 24_000;
 
     @RegisterExtension
     static final MiniClusterExtension FLINK = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
@@ -157,8 +157,8 @@ class KafkaPipelineIT {
         try (Run run = new Run(INPUT_B, true); TotalsPoller poller = run.poller(inputB)) {
             FailureInjection.reset(place, true);
             StreamExecutionEnvironment env = run.environment(3, Duration.ofMillis(200));
-            // Each reader holds after 4000 records until two checkpoints completed, so the failure lands mid-stream.
-            Source<Event, ?, ?> source = new GatedSource<>(KafkaIO.source(run.options), 4_000);
+            // Each reader holds after 3000 records until two checkpoints completed, so the failure lands mid-stream.
+            Source<Event, ?, ?> source = new GatedSource<>(KafkaIO.source(run.options), 3_000);
             Sink<RedisWrite> redis = new FailingSinks.Redis(RedisSink.fromOptions(run.options), 500);
             FailingSinks.Kafka<Rollup, ?, ?> rollups = new FailingSinks.Kafka<>(KafkaIO.rollups(run.options));
             RollcountJob.build(env, run.options, source, run.outputs(redis, rollups));
@@ -213,16 +213,22 @@ class KafkaPipelineIT {
             in.produce(p, records / 2);
         }
         try (Run run = new Run(topic, false); TotalsPoller poller = run.poller(in)) {
-            // The readers hold after 3000 records each until the test releases them, after the broker is back.
+            // The readers hold after 2500 records each until the test releases them, after the broker is back.
             FailureInjection.reset(Place.NONE, false);
+            // No idleness here: the hold, the outage and the wait for the last checkpoint each exceed the default
+            // 10 s, and a source whose splits are all idle does not pass the end-of-time watermark of a draining
+            // stop-with-savepoint on (seen: rc:meta:watermark stays at the last event time). With idleness off,
+            // the watermark is the minimum over every partition, so no event is late and no window is revised.
+            run.options.idleTimeout = "10m";
             StreamExecutionEnvironment env = run.environment(30, Duration.ofSeconds(1));
-            RollcountJob.build(env, run.options, new GatedSource<>(KafkaIO.source(run.options), 3_000),
+            RollcountJob.build(env, run.options, new GatedSource<>(KafkaIO.source(run.options), 2_500),
                     // The pass-through wrapper (no failure planned) only counts writers restored from a checkpoint.
                     run.outputs(RedisSink.fromOptions(run.options), new FailingSinks.Kafka<>(KafkaIO.rollups(run.options))));
             JobClient job = env.executeAsync("kafka-pipeline-c");
             try {
-                await("two checkpoints and committed rollups", Duration.ofSeconds(120),
-                        () -> FailureInjection.completedCheckpoints() >= 2 && run.committedRollupCount() > 0, job);
+                // Mid-stream: records read and not yet read, transactions committed, the next ones open.
+                await("two checkpoints and committed dead letters", Duration.ofSeconds(120),
+                        () -> FailureInjection.completedCheckpoints() >= 2 && run.committedCount(KafkaIO.DEAD_LETTER_TOPIC, run.deadLettersFrom) > 0, job);
 
                 int port = broker.port();
                 broker.stop();
@@ -249,6 +255,7 @@ class KafkaPipelineIT {
             assertThat(poller.decreases).as("totals that went backwards").isEmpty();
             assertRedisEqualsTruth(run.redis, in.truth);
             int revisions = assertRollupsExact(run.committedRollups(), in.truth);
+            assertThat(revisions).as("revisions > 0: some event was late").isZero();
             assertDeadLettersExact(run.committedDeadLetters(), in.deadLetters);
             System.out.printf("KafkaPipelineIT c: %d revisions above 0; %d rollups writers restored from a checkpoint; poller read %d times, %d totals%n",
                     revisions, FailingSinks.RESTORED_WRITERS.get(), poller.polls.get(), poller.maxSeen.size());
@@ -323,9 +330,10 @@ class KafkaPipelineIT {
             return KafkaOutputs.read(broker.adminProperties(), KafkaIO.DEAD_LETTER_TOPIC, deadLettersFrom, "read_committed");
         }
 
-        long committedRollupCount() {
-            Map<TopicPartition, Long> now = KafkaOutputs.endOffsets(broker.adminProperties(), KafkaIO.ROLLUPS_TOPIC, "read_committed");
-            return now.entrySet().stream().mapToLong(e -> e.getValue() - rollupsFrom.getOrDefault(e.getKey(), 0L)).sum();
+        /** Records committed to an output topic since the run started (read_committed end offsets). */
+        long committedCount(String topic, Map<TopicPartition, Long> from) {
+            Map<TopicPartition, Long> now = KafkaOutputs.endOffsets(broker.adminProperties(), topic, "read_committed");
+            return now.entrySet().stream().mapToLong(e -> e.getValue() - from.getOrDefault(e.getKey(), 0L)).sum();
         }
 
         /** The job's consumer group has committed (on a completed checkpoint) the end offset of every input partition. */
