@@ -62,10 +62,17 @@ public final class RollcountJob {
      * @param deadLetterParallelism parallelism of the dead-letter sink, 0 for the job's (the file sink needs 1)
      */
     public record Outputs(Sink<RedisWrite> redis, Sink<Event> deadLetters, int deadLetterParallelism, Sink<Rollup> rollups,
-            Sink<TopList> trending) {
+            Sink<TopList> trending, Sink<RedisWrite> redisLists) {
         /** Without a {@code counter-trending} output. */
         public Outputs(Sink<RedisWrite> redis, Sink<Event> deadLetters, int deadLetterParallelism, Sink<Rollup> rollups) {
             this(redis, deadLetters, deadLetterParallelism, rollups, null);
+        }
+
+        /** The sorted sets go to {@code redis} too: to a second writer of it if it is a {@link RedisSink}. */
+        public Outputs(Sink<RedisWrite> redis, Sink<Event> deadLetters, int deadLetterParallelism, Sink<Rollup> rollups,
+                Sink<TopList> trending) {
+            this(redis, deadLetters, deadLetterParallelism, rollups, trending,
+                    redis instanceof RedisSink r ? r.withoutWatermark() : null);
         }
     }
 
@@ -122,7 +129,13 @@ public final class RollcountJob {
         DataStream<TopList> topLists = trending.union(windowTops);
         DataStream<RedisWrite> topWrites = topLists.map(new TopListWrites(keys)).name("top-lists-to-redis").uid("top-lists-to-redis")
                 .keyBy(w -> w.key, Types.STRING); // one sink subtask per sorted set: its lists arrive in order
-        counts.union(topWrites).sinkTo(outputs.redis()).name("redis").uid("redis");
+        if (outputs.redisLists() != null) {
+            // Two sink operators, so the counts' writer stays chained to the keyed operator.
+            counts.sinkTo(outputs.redis()).name("redis").uid("redis");
+            topWrites.sinkTo(outputs.redisLists()).name("redis-lists").uid("redis-lists");
+        } else {
+            counts.union(topWrites).sinkTo(outputs.redis()).name("redis").uid("redis");
+        }
         if (outputs.trending() != null) {
             // Keyed by namespace: one producer per namespace, so its lists land in its partition in order.
             topLists.keyBy(t -> t.ns, Types.STRING).sinkTo(outputs.trending()).name("trending").uid("trending");

@@ -85,8 +85,15 @@ public final class RedisSink implements Sink<RedisWrite> {
     final long initialBackoffMillis;
     final long maxBackoffMillis;
     final int maxWritesPerCall;
+    /** Whether writers publish their watermark to {@code rc:meta:watermark} (the counts' sink does, a second sink does not). */
+    final boolean publishesWatermark;
 
     private RedisSink(Builder b) {
+        this(b, true);
+    }
+
+    private RedisSink(Builder b, boolean publishesWatermark) {
+        this.publishesWatermark = publishesWatermark;
         this.endpoint = b.endpoint;
         this.keyPrefix = b.keyPrefix;
         this.maxBufferedKeys = b.maxBufferedKeys;
@@ -96,6 +103,25 @@ public final class RedisSink implements Sink<RedisWrite> {
         this.initialBackoffMillis = b.initialBackoff.toMillis();
         this.maxBackoffMillis = b.maxBackoff.toMillis();
         this.maxWritesPerCall = b.maxWritesPerCall;
+    }
+
+    /**
+     * The same sink for a second stream of writes (the sorted sets of top-K and trending lists): its writers
+     * leave {@code rc:meta:watermark} to the writers of the counts, so that the watermark a dashboard reads
+     * never runs ahead of the window values.
+     */
+    public RedisSink withoutWatermark() {
+        Builder b = new Builder();
+        b.endpoint = endpoint;
+        b.keyPrefix = keyPrefix;
+        b.maxBufferedKeys = maxBufferedKeys;
+        b.maxBufferedBytes = maxBufferedBytes;
+        b.flushInterval = Duration.ofMillis(flushIntervalMillis);
+        b.retryTimeout = Duration.ofMillis(retryTimeoutMillis);
+        b.initialBackoff = Duration.ofMillis(initialBackoffMillis);
+        b.maxBackoff = Duration.ofMillis(maxBackoffMillis);
+        b.maxWritesPerCall = maxWritesPerCall;
+        return new RedisSink(b, false);
     }
 
     public static Builder builder() {

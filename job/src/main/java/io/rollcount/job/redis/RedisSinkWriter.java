@@ -104,7 +104,7 @@ public final class RedisSinkWriter implements SinkWriter<RedisWrite> {
      */
     @Override
     public void writeWatermark(org.apache.flink.api.common.eventtime.Watermark watermark) {
-        if (watermark.getTimestamp() > pendingWatermark) pendingWatermark = watermark.getTimestamp();
+        if (sink.publishesWatermark && watermark.getTimestamp() > pendingWatermark) pendingWatermark = watermark.getTimestamp();
     }
 
     /** Returns only once every write received so far is in Redis (or throws). */
