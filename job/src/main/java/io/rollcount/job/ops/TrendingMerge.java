@@ -132,7 +132,8 @@ public final class TrendingMerge extends AbstractStreamOperator<TopList>
             Item item = items.get(i);
             t.counters[i] = item.counter;
             t.scores[i] = item.score;
-            t.estimates[i] = item.lower;
+            // Rescaling the bound and the score separately can put the bound one ulp above the score.
+            t.estimates[i] = Math.min(item.lower, item.score);
         }
         return t;
     }
