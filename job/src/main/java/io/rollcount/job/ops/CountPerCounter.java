@@ -110,7 +110,10 @@ public final class CountPerCounter extends KeyedProcessFunction<String, PartialS
             reviseChangedWindows(counter, s, ctx);
             writeDirty(counter, s, out);
         } else {
-            long watermark = timestamp;
+            // Everything due by the current watermark, not only by this timer: when a watermark passes several
+            // due times at once (a close and an end of lateness, several resolutions, the end of input) one
+            // state read and write does them all, instead of one per due time.
+            long watermark = Math.max(timestamp, ctx.timerService().currentWatermark());
             for (int i = 0; i < s.size; i++) {
                 if (!s.has(i, CounterState.CLOSED) && watermark >= s.end(i) - 1) {
                     s.set(i, CounterState.CLOSED);
