@@ -74,9 +74,12 @@ public final class CountPerCounter extends KeyedProcessFunction<String, PartialS
             int i = s.find(r, start);
             if (i < 0) {
                 i = s.add(r, start);
-                long end = start + r.sizeMillis;
-                ctx.timerService().registerEventTimeTimer(end - 1);
-                ctx.timerService().registerEventTimeTimer(end + lateness);
+                // one event-time timer per counter, at its earliest due time (see onTimer), not two per window
+                long due = start + r.sizeMillis - 1;
+                if (due < s.nextTimer) {
+                    ctx.timerService().registerEventTimeTimer(due);
+                    s.nextTimer = due;
+                }
             }
             s.sum[i] = Math.addExact(s.sum[i], p.sum);
             s.events[i] += p.events;
@@ -107,7 +110,10 @@ public final class CountPerCounter extends KeyedProcessFunction<String, PartialS
             reviseChangedWindows(counter, s, ctx);
             writeDirty(counter, s, out);
         } else {
-            long watermark = timestamp;
+            // Everything due by the current watermark, not only by this timer: when a watermark passes several
+            // due times at once (a close and an end of lateness, several resolutions, the end of input) one
+            // state read and write does them all, instead of one per due time.
+            long watermark = Math.max(timestamp, ctx.timerService().currentWatermark());
             for (int i = 0; i < s.size; i++) {
                 if (!s.has(i, CounterState.CLOSED) && watermark >= s.end(i) - 1) {
                     s.set(i, CounterState.CLOSED);
@@ -127,6 +133,14 @@ public final class CountPerCounter extends KeyedProcessFunction<String, PartialS
                     s.remove(i);
                 }
             }
+            // The next due time: a window's close (end - 1) or, once closed, its end of lateness. Timers at or
+            // before the current watermark registered here fire in this same watermark advance.
+            long next = Long.MAX_VALUE;
+            for (int i = 0; i < s.size; i++) {
+                next = Math.min(next, s.has(i, CounterState.CLOSED) ? s.end(i) + lateness : s.end(i) - 1);
+            }
+            if (next != Long.MAX_VALUE) ctx.timerService().registerEventTimeTimer(next);
+            s.nextTimer = next;
         }
         state.update(s);
     }

@@ -31,6 +31,8 @@ public class CounterState {
     public boolean flushPending;
     /** The all-time unique-users sketch changed since the last Redis write. */
     public boolean usersDirty;
+    /** The earliest event-time timer registered for this counter (Long.MAX_VALUE: none). */
+    public long nextTimer = Long.MAX_VALUE;
 
     public int size;
     public byte[] res = new byte[0];

@@ -24,8 +24,11 @@ import java.util.List;
  *       {@code SET versionKey version}, both with {@code PX ttl} when ttl &gt; 0 (so value and version expire
  *       together, {@code ttl} after this write) and without expiry when ttl is 0.
  *   <li>MAX ({@code KEYS} key): {@code SET key value} if there is no value or the new one is larger.
- *   <li>HLL ({@code KEYS} key, tmpKey): for each sketch {@code SET tmpKey sketch; PFMERGE key tmpKey}, then
- *       {@code DEL tmpKey} and {@code PEXPIRE key ttl} when ttl &gt; 0. PFMERGE takes the register-wise
+ *   <li>HLL ({@code KEYS} key, tmpKey): {@code SET key sketch NX} for the first sketch if it is a well-formed
+ *       HyperLogLog (into a key that does not exist yet, the merge of one sketch into nothing: the same
+ *       registers, and no temporary key); for
+ *       every other sketch {@code SET tmpKey sketch; PFMERGE key tmpKey}, then {@code DEL tmpKey}; and
+ *       {@code PEXPIRE key ttl} when ttl &gt; 0. PFMERGE takes the register-wise
  *       maximum, so the key never shrinks and a replayed sketch changes nothing.
  *   <li>ZSET ({@code KEYS} key[, versionKey]): skipped if the stored version is {@code > version}; else
  *       {@code DEL key}, {@code ZADD} of every member, {@code SET versionKey version}, and
@@ -69,6 +72,23 @@ final class RedisApplyScript {
             end
             local function set(k, v, ttl)
               if ttl ~= '0' then call(k, 'SET', k, v, 'PX', ttl) else call(k, 'SET', k, v) end
+            end
+            local function validhll(s)
+              -- Redis's HyperLogLog string: 'HYLL', encoding (0 dense, 1 sparse), 16-byte header, registers
+              if #s < 16 or string.sub(s, 1, 4) ~= 'HYLL' then return false end
+              local enc = string.byte(s, 5)
+              if enc == 0 then return #s == 12304 end
+              if enc ~= 1 then return false end
+              local regs, i = 0, 17
+              while i <= #s do
+                local b = string.byte(s, i)
+                if b >= 128 then regs = regs + (b % 4) + 1; i = i + 1
+                elseif b >= 64 then
+                  if i + 1 > #s then return false end
+                  regs = regs + (b - 64) * 256 + string.byte(s, i + 1) + 1; i = i + 2
+                else regs = regs + b + 1; i = i + 1 end
+              end
+              return regs == 16384
             end
             local ki, ai, applied, skipped = 1, 1, 0, 0
             local function arg() local a = ARGV[ai]; ai = ai + 1; return a end
@@ -122,15 +142,22 @@ final class RedisApplyScript {
               elseif kind == 'H' then
                 local n, ttl = tonumber(arg()), arg()
                 local k, tmp = key(), key()
+                local merged = false
                 for i = 1, n do
-                  call(tmp, 'SET', tmp, arg())
-                  local r = redis.pcall('PFMERGE', k, tmp)
-                  if type(r) == 'table' and r.err then
-                    redis.pcall('DEL', tmp)
-                    error({err = r.err .. ' (key ' .. keyname(k) .. ')'})
+                  local sketch = arg()
+                  -- into a new key the first sketch goes as it is (the merge of it into nothing: the same
+                  -- registers, kept sparse, no temporary key); SET NX leaves an existing key alone
+                  if not (i == 1 and validhll(sketch) and call(k, 'SET', k, sketch, 'NX')) then
+                    call(tmp, 'SET', tmp, sketch)
+                    local r = redis.pcall('PFMERGE', k, tmp)
+                    if type(r) == 'table' and r.err then
+                      redis.pcall('DEL', tmp)
+                      error({err = r.err .. ' (key ' .. keyname(k) .. ')'})
+                    end
+                    merged = true
                   end
                 end
-                call(tmp, 'DEL', tmp)
+                if merged then call(tmp, 'DEL', tmp) end
                 if ttl ~= '0' then call(k, 'PEXPIRE', k, ttl) end
                 applied = applied + 1
               elseif kind == 'Z' then
@@ -182,8 +209,19 @@ final class RedisApplyScript {
         /** The first key, for error messages. */
         String firstKey;
 
+        /** A call of its own, sent after the counters' calls: the watermark, or a key without a hash tag. */
+        boolean isWatermarkOrUntagged;
+
         boolean isEmpty() {
             return writes == 0;
+        }
+
+        /** Appends the writes of {@code other} (the script applies them in order, all in one atomic call). */
+        void append(Call other) {
+            keys.addAll(other.keys);
+            args.addAll(other.args);
+            writes += other.writes;
+            if (firstKey == null) firstKey = other.firstKey;
         }
 
         void add(RedisWrite w, List<byte[]> hllSketches, String tmpKey) {

@@ -142,7 +142,7 @@ public final class RedisSinkWriter implements SinkWriter<RedisWrite> {
         }
         long start = System.nanoTime();
         writesCoalesced.inc(buffer.takeCoalesced());
-        List<RedisApplyScript.Call> calls = buffer.drain(sink.maxWritesPerCall);
+        List<RedisApplyScript.Call> calls = buffer.drain(sink.maxWritesPerCall, sink.countersPerCall);
         int writes = 0;
         for (RedisApplyScript.Call c : calls) writes += c.writes;
         try {

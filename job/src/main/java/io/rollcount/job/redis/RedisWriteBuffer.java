@@ -104,6 +104,47 @@ final class RedisWriteBuffer {
      * so no single script blocks Redis for long), untagged keys one call each, MAX writes last.
      */
     List<RedisApplyScript.Call> drain(int maxWritesPerCall) {
+        return drain(maxWritesPerCall, 1);
+    }
+
+    /**
+     * As {@link #drain(int)}, but packs the calls of up to {@code countersPerCall} hash tags into one call
+     * (while it stays within {@code maxWritesPerCall} writes): fewer commands and round trips for a
+     * single Redis server, where a script may touch keys of any slot. Each counter's writes stay in one
+     * call, so they remain atomic together.
+     */
+    List<RedisApplyScript.Call> drain(int maxWritesPerCall, int countersPerCall) {
+        List<RedisApplyScript.Call> calls = drainPerTag(maxWritesPerCall);
+        if (countersPerCall <= 1) return calls;
+        List<RedisApplyScript.Call> out = new ArrayList<>();
+        RedisApplyScript.Call packed = null;
+        int counters = 0;
+        for (RedisApplyScript.Call c : calls) {
+            if (c.isWatermarkOrUntagged) {
+                out.add(c);
+                continue;
+            }
+            if (packed != null && (counters >= countersPerCall || packed.writes + c.writes > maxWritesPerCall)) {
+                out.add(packed);
+                packed = null;
+            }
+            if (packed == null) {
+                packed = c;
+                counters = 1;
+            } else {
+                packed.append(c);
+                counters++;
+            }
+        }
+        if (packed != null) out.add(packed);
+        // MAX writes (the watermark) and untagged keys after every counter's writes, as before
+        List<RedisApplyScript.Call> ordered = new ArrayList<>(out.size());
+        for (RedisApplyScript.Call c : out) if (!c.isWatermarkOrUntagged) ordered.add(c);
+        for (RedisApplyScript.Call c : out) if (c.isWatermarkOrUntagged) ordered.add(c);
+        return ordered;
+    }
+
+    private List<RedisApplyScript.Call> drainPerTag(int maxWritesPerCall) {
         Map<String, List<RedisApplyScript.Call>> byTag = new LinkedHashMap<>();
         List<RedisApplyScript.Call> last = new ArrayList<>();
         for (Map.Entry<String, Entry> me : byKey.entrySet()) {
@@ -114,6 +155,7 @@ final class RedisWriteBuffer {
             if (e.write.kind == RedisWrite.MAX || tag == null) {
                 RedisApplyScript.Call c = new RedisApplyScript.Call();
                 c.add(e.write, e.sketches, tmp);
+                c.isWatermarkOrUntagged = true;
                 if (e.write.kind == RedisWrite.MAX) last.add(c);
                 else byTag.computeIfAbsent("\0" + key, k -> new ArrayList<>()).add(c);
                 continue;

@@ -342,4 +342,32 @@ class RedisSinkWriterTest {
                     + ":0|u:all)|meta:watermark)");
         }
     }
+    @Test
+    void packsSeveralCountersIntoOneCallWhenAskedAndAppliesThemAll() throws Exception {
+        writer.close();
+        writer = RedisTestSupport.writer(sink().setCountersPerCall(8).build(), ctx);
+        String scratch = prefix + ":_scratch";
+        byte[] users = sketchOf(scratch, 0, 10);
+        long before = writer.commandsSent.getCount();
+        List<RedisWrite> ws = new ArrayList<>();
+        for (int c = 0; c < 20; c++) {
+            String counter = "p:" + c;
+            ws.add(count(counter, 3, 1, true, 0));
+            ws.add(RedisWrite.hll(keys.uniquesAll(counter), users, 0));
+        }
+        ws.add(RedisWrite.max(keys.watermark(), 7));
+        write(ws.toArray(new RedisWrite[0]));
+        // 20 counters in calls of 8, 8 and 4, the watermark alone, + 1 SCRIPT LOAD
+        assertThat(writer.commandsSent.getCount() - before).isEqualTo(3 + 1 + 1);
+        for (int c = 0; c < 20; c++) {
+            assertThat(redis.get(keys.total("p:" + c))).isEqualTo("3");
+            assertThat(redis.pfcount(keys.uniquesAll("p:" + c))).isEqualTo(10L);
+        }
+        assertThat(redis.get(keys.watermark())).isEqualTo("7");
+        // a second sketch merges into the key the first one created
+        byte[] more = sketchOf(scratch, 10, 20);
+        write(RedisWrite.hll(keys.uniquesAll("p:0"), more, 0));
+        assertThat(redis.pfcount(keys.uniquesAll("p:0"))).isEqualTo(20L);
+        assertThat(redis.exists(prefix + ":{p:0}:_tmp")).isFalse();
+    }
 }

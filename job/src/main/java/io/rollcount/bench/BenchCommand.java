@@ -1,0 +1,65 @@
+package io.rollcount.bench;
+
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code rollcount bench job [--quick]}; {@code rollcount bench sketches} is routed by the root script. */
+@Command(name = "bench", mixinStandardHelpOptions = true,
+        description = "Benchmarks, side by side with their references (see BENCHMARKS.md).",
+        subcommands = {BenchCommand.Job.class})
+public final class BenchCommand implements Callable<Integer> {
+
+    @Override
+    public Integer call() {
+        new CommandLine(this).usage(System.out);
+        return 0;
+    }
+
+    @Command(name = "job", mixinStandardHelpOptions = true,
+            description = "Rollcount against a textbook DataStream job, Flink SQL, the Redis INCRBY design and the per-event limit; prints RESULT lines.")
+    static final class Job implements Callable<Integer> {
+        @Option(names = "--quick", description = "Fewer events and one round (under 5 minutes on 2 cores).")
+        boolean quick;
+
+        @Option(names = "--tiny", hidden = true, description = "Seconds: for the automated test only; the figures mean nothing.")
+        boolean tiny;
+
+        @Option(names = "--only-ours", hidden = true, description = "Only Rollcount on this workload, twice: for profiling.")
+        io.rollcount.job.gen.EventGenerator.Workload onlyOurs;
+
+        @Option(names = "--no-kafka", description = "Skip the Kafka mode.")
+        boolean noKafka;
+
+        @Option(names = "--redis", paramLabel = "URL", description = "Redis to write to (default: $ROLLCOUNT_REDIS or redis://127.0.0.1:6379).")
+        String redis;
+
+        @Option(names = "--work-dir", paramLabel = "DIR", description = "Checkpoints, broker data (default: .rollcount/bench).")
+        Path workDir;
+
+        @Override
+        public Integer call() throws Exception {
+            JobBench.Size size = tiny ? JobBench.Size.TINY : quick ? JobBench.Size.QUICK : JobBench.Size.FULL;
+            String url = redis != null ? redis : System.getenv().getOrDefault("ROLLCOUNT_REDIS", "redis://127.0.0.1:6379");
+            Path dir = workDir != null ? workDir : Path.of(".rollcount", "bench", String.valueOf(ProcessHandle.current().pid()));
+            try {
+                JobBench bench = new JobBench(size, url, !noKafka, dir.toAbsolutePath(), System.out);
+                bench.profileOnly = onlyOurs;
+                bench.run();
+            } finally {
+                deleteQuietly(dir);
+            }
+            return 0;
+        }
+
+        private static void deleteQuietly(Path dir) {
+            try (var files = java.nio.file.Files.walk(dir)) {
+                files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            } catch (java.io.IOException | RuntimeException ignored) {
+                // best effort
+            }
+        }
+    }
+}

@@ -1,0 +1,184 @@
+package io.rollcount.bench;
+
+import io.rollcount.job.gen.EventGenerator.Workload;
+import java.io.Serializable;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.SplittableRandom;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The benchmark's events as a pure function of their index: event {@code i} of a workload is the same
+ * JSON line wherever it is made (the Flink generator source of any variant, the Redis reference's
+ * threads, the limit's loop), so every variant counts exactly the same input.
+ *
+ * <p>Shapes as in BENCHMARKS.md and {@link io.rollcount.job.gen.EventGenerator}: uniform, Zipf 1.1 over
+ * the counters, or one counter with 30% of the events and Zipf 1.1 for the rest; 70% carry a {@code user},
+ * 50% an {@code event_id}, 3% are redeliveries of a recent event with an id. The index range is cut into
+ * {@code parallelism} equal contiguous parts (as Flink's number-sequence splits are); event time advances
+ * with the position inside a part, so that all source subtasks move through event time together, at
+ * {@code eventsPerSecond} in total, with up to {@code jitterMillis} of disorder.
+ */
+public final class BenchEvents implements Serializable {
+    private static final long serialVersionUID = 1L;
+    private static final String[] NAMESPACES = {"post", "video", "api", "user"};
+    private static final ConcurrentHashMap<Integer, double[]> ZIPF = new ConcurrentHashMap<>();
+
+    public final long seed;
+    public final Workload workload;
+    public final int counters;
+    public final int users;
+    /** Events in all, a multiple of the parallelism. */
+    public final long count;
+    public final int parallelism;
+    public final long startTs;
+    public final double eventsPerSecond;
+    public final long jitterMillis;
+
+    private transient double[] cdf;
+    private transient StringBuilder sb;
+
+    public BenchEvents(long seed, Workload workload, int counters, int users, long count, int parallelism, long startTs,
+            double eventsPerSecond, long jitterMillis) {
+        this.seed = seed;
+        this.workload = workload;
+        this.counters = counters;
+        this.users = users;
+        this.parallelism = parallelism;
+        this.count = count / parallelism * parallelism;
+        this.startTs = startTs;
+        this.eventsPerSecond = eventsPerSecond;
+        this.jitterMillis = jitterMillis;
+    }
+
+    /** A copy for another thread (the instance keeps a reusable buffer). */
+    public BenchEvents copy() {
+        return new BenchEvents(seed, workload, counters, users, count, parallelism, startTs, eventsPerSecond, jitterMillis);
+    }
+
+    public long partSize() {
+        return count / parallelism;
+    }
+
+    /** The event time of index {@code i} before jitter. */
+    public long baseTs(long i) {
+        long local = i % partSize();
+        return startTs + (long) (local * parallelism * 1000.0 / eventsPerSecond);
+    }
+
+    private SplittableRandom random(long i) {
+        return new SplittableRandom(mix(seed * 0x9E3779B97F4A7C15L + i));
+    }
+
+    static long mix(long z) {
+        z = (z ^ (z >>> 30)) * 0xbf58476d1ce4e5b9L;
+        z = (z ^ (z >>> 27)) * 0x94d049bb133111ebL;
+        return z ^ (z >>> 31);
+    }
+
+    /** The rank of the counter of event {@code i} (0 is the hottest under zipf and viral). */
+    public int rank(long i) {
+        long j = redeliveryOf(i);
+        SplittableRandom r = random(j);
+        r.nextDouble(); // the redelivery draw
+        return nextRank(r);
+    }
+
+    private int nextRank(SplittableRandom r) {
+        return switch (workload) {
+            case uniform -> r.nextInt(counters);
+            case zipf -> zipfRank(r);
+            case viral -> r.nextDouble() < 0.3 ? 0 : zipfRank(r);
+        };
+    }
+
+    private int zipfRank(SplittableRandom r) {
+        if (cdf == null) cdf = ZIPF.computeIfAbsent(counters, BenchEvents::zipfCdf);
+        int k = Arrays.binarySearch(cdf, r.nextDouble());
+        return Math.min(counters - 1, k >= 0 ? k : -k - 1);
+    }
+
+    private static double[] zipfCdf(int n) {
+        double[] cdf = new double[n];
+        double sum = 0;
+        for (int i = 0; i < n; i++) {
+            sum += 1.0 / Math.pow(i + 1, 1.1);
+            cdf[i] = sum;
+        }
+        for (int i = 0; i < n; i++) cdf[i] /= sum;
+        return cdf;
+    }
+
+    /** The counter id of a rank, as {@link io.rollcount.job.gen.EventGenerator#counterId} makes it. */
+    public static String counterId(int rank) {
+        return NAMESPACES[rank % NAMESPACES.length] + ":" + rank + (rank % 3 == 0 ? ":likes" : rank % 3 == 1 ? ":views" : ":clicks");
+    }
+
+    /** {@code i} itself, or the earlier index (same part, with an event_id) that event {@code i} redelivers. */
+    public long redeliveryOf(long i) {
+        SplittableRandom r = random(i);
+        long local = i % partSize();
+        if (local == 0 || r.nextDouble() >= 0.03) return i;
+        for (int attempt = 0; attempt < 8; attempt++) {
+            long j = i - 1 - r.nextInt((int) Math.min(local, 2000));
+            if (hasEventId(j)) return j;
+        }
+        return i;
+    }
+
+    private boolean hasEventId(long j) {
+        SplittableRandom r = random(j);
+        r.nextDouble();
+        nextRank(r);
+        r.nextDouble(); // delta
+        r.nextLong(); // jitter
+        r.nextDouble(); // user?
+        r.nextInt(users);
+        return r.nextDouble() < 0.5;
+    }
+
+    /** The JSON line of event {@code i}. */
+    public byte[] line(long i) {
+        long j = redeliveryOf(i);
+        return build(j, Long.MIN_VALUE, null);
+    }
+
+    /**
+     * A line for a paced run: event time {@code ts} (its creation), and for a probe the given counter, with
+     * no user and no event_id.
+     */
+    public byte[] pacedLine(long i, long ts, String probeCounter) {
+        return build(probeCounter != null ? i : redeliveryOf(i), ts, probeCounter);
+    }
+
+    private byte[] build(long j, long fixedTs, String probeCounter) {
+        SplittableRandom r = random(j);
+        r.nextDouble();
+        int rank = nextRank(r);
+        double d = r.nextDouble();
+        long delta = d < 0.9 ? 1 : 1 + (long) ((d - 0.9) * 100); // 1..10
+        long jitter = r.nextLong(jitterMillis + 1);
+        boolean hasUser = r.nextDouble() < 0.7;
+        int user = r.nextInt(users);
+        boolean hasId = r.nextDouble() < 0.5;
+        long id = r.nextLong();
+        boolean writeDelta = delta != 1 || r.nextBoolean();
+        long ts = fixedTs != Long.MIN_VALUE ? fixedTs : baseTs(j) - jitter;
+        if (sb == null) sb = new StringBuilder(128);
+        StringBuilder b = sb;
+        b.setLength(0);
+        b.append("{\"counter\":\"");
+        if (probeCounter != null) {
+            b.append(probeCounter).append("\",\"ts\":").append(ts).append('}');
+            return b.toString().getBytes(StandardCharsets.UTF_8);
+        }
+        b.append(NAMESPACES[rank % NAMESPACES.length]).append(':').append(rank)
+                .append(rank % 3 == 0 ? ":likes" : rank % 3 == 1 ? ":views" : ":clicks").append('"');
+        if (writeDelta) b.append(",\"delta\":").append(delta);
+        b.append(",\"ts\":").append(ts);
+        if (hasId) b.append(",\"event_id\":\"").append(Long.toHexString(id)).append('"');
+        if (hasUser) b.append(",\"user\":\"u").append(user).append('"');
+        b.append('}');
+        return b.toString().getBytes(StandardCharsets.ISO_8859_1);
+    }
+}

@@ -1,0 +1,70 @@
+package io.rollcount.bench;
+
+import io.rollcount.job.model.Event;
+import io.rollcount.job.parse.EventParser;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.connector.source.SourceReaderContext;
+import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
+import org.apache.flink.connector.datagen.source.DataGeneratorSource;
+import org.apache.flink.connector.datagen.source.GeneratorFunction;
+
+/**
+ * The in-JVM source of the benchmark: Flink's {@link DataGeneratorSource} (FLIP-27, checkpointed) over
+ * the indices of {@link BenchEvents}, each line made and then parsed by the job's own {@link EventParser},
+ * as the Kafka source does with a record. The same source feeds Rollcount and the Flink references.
+ */
+final class GeneratedEvents implements GeneratorFunction<Long, Event> {
+    private static final long serialVersionUID = 1L;
+
+    private final BenchEvents events;
+    /** Paced: event time is the wall clock at creation, and every {@code probeEvery}-th event is a probe. */
+    private final boolean paced;
+    private final long probeEvery;
+    private transient EventParser parser;
+    private transient int subtask;
+
+    private GeneratedEvents(BenchEvents events, boolean paced, long probeEvery) {
+        this.events = events;
+        this.paced = paced;
+        this.probeEvery = probeEvery;
+    }
+
+    /** Every event of the workload, as fast as the job takes them. */
+    static DataGeneratorSource<Event> source(BenchEvents events) {
+        return new DataGeneratorSource<>(new GeneratedEvents(events, false, 0), events.count, RateLimiterStrategy.noOp(),
+                TypeInformation.of(Event.class));
+    }
+
+    /** The workload at {@code eventsPerSecond} (in all), stamped with creation times, with probes. */
+    static DataGeneratorSource<Event> paced(BenchEvents events, double eventsPerSecond, long probeEvery) {
+        return new DataGeneratorSource<>(new GeneratedEvents(events, true, probeEvery), events.count,
+                RateLimiterStrategy.perSecond(eventsPerSecond), TypeInformation.of(Event.class));
+    }
+
+    static String probeCounter(long i) {
+        return "probe:" + i;
+    }
+
+    @Override
+    public void open(SourceReaderContext context) {
+        parser = new EventParser(0);
+        subtask = context.getIndexOfSubtask();
+    }
+
+    @Override
+    public Event map(Long index) {
+        BenchClock.firstEvent();
+        long i = index;
+        byte[] line;
+        if (paced) {
+            long now = System.currentTimeMillis();
+            String probe = probeEvery > 0 && i % probeEvery == 0 ? probeCounter(i) : null;
+            line = events.pacedLine(i, now, probe);
+            if (probe != null) BenchClock.PROBES.put(probe, now);
+            BenchClock.LAST_INDEX.set(subtask, i);
+        } else {
+            line = events.line(i);
+        }
+        return parser.parse(line, null, null, 0, 0);
+    }
+}

@@ -1,0 +1,473 @@
+package io.rollcount.bench;
+
+import io.rollcount.job.JobOptions;
+import io.rollcount.job.RollcountJob;
+import io.rollcount.job.files.DeadLetterFileSink;
+import io.rollcount.job.gen.EventGenerator.Workload;
+import io.rollcount.job.kafka.EventDeserializer;
+import io.rollcount.job.kafka.KafkaBroker;
+import io.rollcount.job.kafka.KafkaIO;
+import io.rollcount.job.model.Event;
+import io.rollcount.job.ops.DropDuplicates;
+import io.rollcount.job.ops.PreAggregate;
+import io.rollcount.job.ops.RouteEvents;
+import io.rollcount.job.redis.RedisSink;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.BitSet;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.connector.source.Source;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.connector.kafka.source.KafkaSource;
+import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
+import org.apache.flink.connector.kafka.source.reader.deserializer.KafkaRecordDeserializationSchema;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.util.Collector;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.Pipeline;
+import redis.clients.jedis.Response;
+import redis.clients.jedis.params.ScanParams;
+import redis.clients.jedis.resps.ScanResult;
+
+/**
+ * {@code rollcount bench job}: Rollcount against a textbook DataStream job, Flink SQL, the seeds' Redis
+ * design and the per-event limit, side by side in one run on the same generated events (see
+ * ../shared/BENCHMARKS.md and issue 6). Prints RESULT lines.
+ */
+public final class JobBench {
+
+    /** Sizes of a run. */
+    public record Size(String name, long events, int counters, int users, int rounds, int pacedSeconds, long kafkaEvents,
+            int limitLines, long redisEvents, double eventTimeRate) {
+        public static final Size FULL = new Size("full", 600_000, 1_000_000, 100_000, 3, 60, 400_000, 1_000_000, 600_000, 50_000);
+        public static final Size QUICK = new Size("quick", 100_000, 1_000_000, 100_000, 1, 25, 100_000, 300_000, 100_000, 50_000);
+        /** For the automated test: seconds, not figures. */
+        public static final Size TINY = new Size("tiny", 10_000, 10_000, 1_000, 1, 3, 5_000, 10_000, 5_000, 5_000);
+    }
+
+    static final int PARALLELISM = 2;
+    static final long SEED = 20261130L;
+
+    private final Size size;
+    private final PrintStream out;
+    private final String redisUrl;
+    private final String redisHost;
+    private final int redisPort;
+    private final String prefix = "rcbench" + UUID.randomUUID().toString().substring(0, 6);
+    private final boolean kafka;
+    private final Path work;
+    private BenchCluster cluster;
+    /** Only Rollcount on this workload, twice (for profiling the job's own operators). */
+    Workload profileOnly;
+
+    public JobBench(Size size, String redisUrl, boolean kafka, Path work, PrintStream out) {
+        this.size = size;
+        this.redisUrl = redisUrl;
+        URI u = URI.create(redisUrl);
+        this.redisHost = u.getHost();
+        this.redisPort = u.getPort() < 0 ? 6379 : u.getPort();
+        this.kafka = kafka;
+        this.work = work;
+        this.out = out;
+    }
+
+    /** Medians and other figures of one workload. */
+    private static final class Figures {
+        final List<Double> ours = new ArrayList<>();
+        final List<Double> naive = new ArrayList<>();
+        final List<Double> sql = new ArrayList<>();
+        final List<Double> redis = new ArrayList<>();
+        final List<Double> limit = new ArrayList<>();
+        final List<Double> cmdsPerEvent = new ArrayList<>();
+        final List<Double> ratioNaive = new ArrayList<>();
+        final List<Double> ratioSql = new ArrayList<>();
+        long peakHeap;
+    }
+
+    public void run() throws Exception {
+        long started = System.nanoTime();
+        Files.createDirectories(work);
+        out.printf("bench job (%s): %,d events per workload, %,d counters, %,d users, parallelism %d, RocksDB, checkpoints every 10 s, %d round(s)%n",
+                size.name, size.events, size.counters, size.users, PARALLELISM, size.rounds);
+        out.println("  Rollcount: RollcountJob.build with dedup, five resolutions, uniques (trending/top-K are not in build() on main yet), real Redis at " + redisUrl + " prefix " + prefix);
+        try (BenchCluster c = new BenchCluster(PARALLELISM, work)) {
+            cluster = c;
+            Map<Workload, Figures> figures = new EnumMap<>(Workload.class);
+            for (Workload w : Workload.values()) figures.put(w, new Figures());
+            if (profileOnly != null) {
+                for (int k = 0; k < 2; k++) {
+                    BenchEvents ev = events(profileOnly, size.events);
+                    long commands = RedisSink.COMMANDS_SENT.sum();
+                    BenchCluster.Run o = ours(ev);
+                    out.printf("  ours %s %,.0f ev/s, %.4f Redis commands/event, counted %,d%n", profileOnly, ev.count / o.seconds,
+                            (RedisSink.COMMANDS_SENT.sum() - commands) / (double) ev.count, o.acc(PreAggregate.COUNTED));
+                    cleanRedis();
+                }
+                return;
+            }
+            // warm-up: JIT and RocksDB of both kinds of job, not measured
+            BenchEvents warm = events(Workload.zipf, Math.min(size.events, 50_000));
+            ours(warm);
+            naive(warm);
+            cleanRedis();
+            List<Double> sourceOnly = new ArrayList<>();
+            for (int round = 0; round < size.rounds; round++) {
+                for (Workload w : Workload.values()) {
+                    BenchEvents ev = events(w, size.events);
+                    Figures f = figures.get(w);
+                    long commands = RedisSink.COMMANDS_SENT.sum();
+                    BenchCluster.Run o = ours(ev);
+                    double cmds = (RedisSink.COMMANDS_SENT.sum() - commands) / (double) ev.count;
+                    cleanRedis();
+                    BenchCluster.Run n = naive(ev);
+                    BenchCluster.Run s = sql(ev);
+                    double oursEps = ev.count / o.seconds;
+                    double naiveEps = ev.count / n.seconds;
+                    double sqlEps = ev.count / s.seconds;
+                    f.ours.add(oursEps);
+                    f.naive.add(naiveEps);
+                    f.sql.add(sqlEps);
+                    f.ratioNaive.add(oursEps / naiveEps);
+                    f.ratioSql.add(oursEps / sqlEps);
+                    f.cmdsPerEvent.add(cmds);
+                    f.peakHeap = Math.max(f.peakHeap, heapPeak.get());
+                    f.redis.add(References.redis(ev, size.redisEvents, redisHost, redisPort, prefix + ":seed", PARALLELISM));
+                    cleanRedis();
+                    f.limit.add(References.limitOneThread(ev, size.limitLines, 3) * PARALLELISM);
+                    out.printf("  round %d %-7s ours %,9.0f ev/s (counted %,d, duplicates %,d, late %,d; %.4f Redis commands/event)  naive %,9.0f  sql %,9.0f  redis %,9.0f  limit %,9.0f%n",
+                            round + 1, w, oursEps, o.acc(PreAggregate.COUNTED), o.acc(DropDuplicates.DUPLICATES), o.acc(PreAggregate.LATE_COUNTER),
+                            cmds, naiveEps, sqlEps, last(f.redis), last(f.limit));
+                    if (w == Workload.zipf) {
+                        BenchCluster.Run g = sourceOnly(ev);
+                        sourceOnly.add(ev.count / g.seconds);
+                    }
+                }
+            }
+            for (Workload w : Workload.values()) {
+                Figures f = figures.get(w);
+                double ours = median(f.ours);
+                result("job." + w, "ours_eps", eps(ours), "naive_eps", eps(median(f.naive)), "ratio_naive", r2(median(f.ratioNaive)),
+                        "sql_eps", eps(median(f.sql)), "ratio_sql", r2(median(f.ratioSql)), "redis_eps", eps(median(f.redis)),
+                        "ratio_redis", r2(ours / median(f.redis)), "limit_eps", eps(median(f.limit)), "ratio_limit", r2(ours / median(f.limit)),
+                        "redis_cmds_per_event", String.format(Locale.ROOT, "%.4f", median(f.cmdsPerEvent)),
+                        "runs", String.valueOf(f.ours.size()), "ours_spread_pct", String.valueOf(Math.round(spreadPct(f.ours))),
+                        "ref", "flink-2.2.1-datastream-window-aggregate/flink-sql-tumble-tvf-minibatch-two-phase/redis-7-incrby-16-shards-pipelined/one-thread-parse-map-hll-cms-x" + PARALLELISM);
+            }
+            double uniform = median(figures.get(Workload.uniform).ours);
+            double viral = median(figures.get(Workload.viral).ours);
+            result("job.viral_vs_uniform", "viral_eps", eps(viral), "uniform_eps", eps(uniform), "ratio", r2(viral / uniform));
+            result("job.source", "generator_eps", eps(median(sourceOnly)), "note", "generator-and-parse-only-job-zipf");
+            result("job.heap", "peak_heap_mb", String.valueOf(figures.get(Workload.zipf).peakHeap >> 20),
+                    "max_heap_mb", String.valueOf(Runtime.getRuntime().maxMemory() >> 20), "note", "sampled-heap-used-during-rollcount-zipf-runs-whole-jvm");
+            paced(median(figures.get(Workload.zipf).ours) / 2);
+            if (kafka) kafkaMode();
+        } finally {
+            cleanRedis();
+        }
+        out.printf("bench job: done in %.0f s%n", (System.nanoTime() - started) / 1e9);
+    }
+
+    // ------------------------------------------------------------------ variants
+
+    private BenchEvents events(Workload w, long count) {
+        double span = count / size.eventTimeRate * 1000;
+        long start = (System.currentTimeMillis() - (long) span - 60_000) / 1000 * 1000;
+        return new BenchEvents(SEED + w.ordinal(), w, size.counters, size.users, count, PARALLELISM, start, size.eventTimeRate, 2_000);
+    }
+
+    private JobOptions options() {
+        JobOptions o = new JobOptions();
+        o.redis = redisUrl;
+        o.redisKeyPrefix = prefix;
+        o.parallelism = PARALLELISM;
+        o.checkpointInterval = "10s";
+        o.dlq = work.resolve("dlq.jsonl").toString();
+        o.input = "-";
+        o.source = JobOptions.SourceKind.files;
+        return o.validate();
+    }
+
+    private StreamExecutionEnvironment environment(Configuration jobConf) {
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(cluster.jobConfiguration(jobConf));
+        env.setParallelism(PARALLELISM);
+        return env;
+    }
+
+    private final AtomicLong heapPeak = new AtomicLong();
+
+    private void sampleHeap(long ignored) {
+        heapPeak.accumulateAndGet(ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed(), Math::max);
+    }
+
+    /** Rollcount exactly as {@code rollcount run} builds it, from the generator source to the real Redis. */
+    private BenchCluster.Run ours(BenchEvents ev) throws Exception {
+        JobOptions o = options();
+        StreamExecutionEnvironment env = environment(RollcountJob.configuration(o));
+        RollcountJob.build(env, o, GeneratedEvents.source(ev),
+                new RollcountJob.Outputs(new StampingSink<>(RedisSink.fromOptions(o)), new DeadLetterFileSink(o.dlq), 1, null, null,
+                        RedisSink.fromOptions(o).withoutWatermark()));
+        heapPeak.set(0);
+        return cluster.run(env, "rollcount-" + ev.workload, PARALLELISM, false, timeout(ev.count, 5_000), this::sampleHeap);
+    }
+
+    private BenchCluster.Run naive(BenchEvents ev) throws Exception {
+        StreamExecutionEnvironment env = environment(RollcountJob.configuration(options()));
+        int ends = References.textbook(env, GeneratedEvents.source(ev));
+        return cluster.run(env, "textbook-" + ev.workload, ends, false, timeout(ev.count, 1_000), null);
+    }
+
+    private BenchCluster.Run sql(BenchEvents ev) throws Exception {
+        StreamExecutionEnvironment env = environment(RollcountJob.configuration(options()));
+        int ends = References.sql(env, GeneratedEvents.source(ev));
+        return cluster.run(env, "sql-" + ev.workload, ends, false, timeout(ev.count, 1_000), null);
+    }
+
+    private BenchCluster.Run sourceOnly(BenchEvents ev) throws Exception {
+        StreamExecutionEnvironment env = environment(RollcountJob.configuration(options()));
+        env.fromSource(GeneratedEvents.source(ev), References.watermarks(), "events", TypeInformation.of(Event.class))
+                .sinkTo(new StampingSink<>(null));
+        return cluster.run(env, "source-" + ev.workload, PARALLELISM, false, timeout(ev.count, 5_000), null);
+    }
+
+    private static Duration timeout(long events, double slowestEps) {
+        return Duration.ofSeconds(120 + (long) (events / slowestEps));
+    }
+
+    // ------------------------------------------------------------------ visibility, checkpoints, state
+
+    /**
+     * Rollcount on zipf at {@code rate} events/s, event times = creation times; every so often a probe event
+     * on a counter of its own, whose total a poller waits for in Redis.
+     */
+    private void paced(double rate) throws Exception {
+        long count = (long) (rate * size.pacedSeconds);
+        BenchEvents ev = events(Workload.zipf, count);
+        long probeEvery = Math.max(1, (long) (rate / 50));
+        JobOptions o = options();
+        StreamExecutionEnvironment env = environment(RollcountJob.configuration(o));
+        RollcountJob.build(env, o, GeneratedEvents.paced(ev, rate, probeEvery),
+                new RollcountJob.Outputs(new StampingSink<>(RedisSink.fromOptions(o)), new DeadLetterFileSink(o.dlq), 1, null, null,
+                        RedisSink.fromOptions(o).withoutWatermark()));
+        List<Long> latencies = new ArrayList<>();
+        List<long[]> progress = new ArrayList<>();
+        try (Jedis jedis = new Jedis(redisHost, redisPort)) {
+            BenchCluster.Run run = cluster.run(env, "rollcount-paced", PARALLELISM, false, Duration.ofSeconds(size.pacedSeconds * 3L + 120),
+                    t -> {
+                        pollProbes(jedis, latencies);
+                        progress.add(new long[] {System.currentTimeMillis(), BenchClock.LAST_INDEX.get(0), BenchClock.LAST_INDEX.get(1)});
+                    });
+            long deadline = System.currentTimeMillis() + 5_000;
+            while (!BenchClock.PROBES.isEmpty() && System.currentTimeMillis() < deadline) {
+                pollProbes(jedis, latencies);
+                Thread.sleep(20);
+            }
+            int missing = BenchClock.PROBES.size();
+            long[] sorted = latencies.stream().mapToLong(Long::longValue).sorted().toArray();
+            result("job.visibility", "rate_eps", eps(rate), "achieved_eps", eps(count / run.seconds), "p50_ms", String.valueOf(pct(sorted, 50)),
+                    "p99_ms", String.valueOf(pct(sorted, 99)), "max_ms", String.valueOf(sorted.length == 0 ? -1 : sorted[sorted.length - 1]),
+                    "probes", String.valueOf(sorted.length), "missing", String.valueOf(missing), "workload", "zipf-half-of-max-rate");
+            result("job.checkpoint", "duration_ms", String.valueOf(run.lastCheckpointMillis), "max_duration_ms", String.valueOf(run.maxCheckpointMillis),
+                    "full_bytes", String.valueOf(run.lastCheckpointFullBytes), "incremental_bytes", String.valueOf(run.lastCheckpointIncrementalBytes),
+                    "checkpoints", String.valueOf(run.checkpoints), "workload", "zipf-paced");
+            long active = activeCounters(ev, progress, run.lastCheckpointTriggerMillis, probeEvery);
+            long dedup = run.stateBytesByOperator.entrySet().stream().filter(e -> e.getKey().contains("drop-duplicates"))
+                    .mapToLong(Map.Entry::getValue).sum();
+            long counting = run.stateBytesByOperator.entrySet().stream().filter(e -> e.getKey().contains("count-per-counter"))
+                    .mapToLong(Map.Entry::getValue).sum();
+            result("job.state", "bytes_per_active_counter", active <= 0 || run.lastCheckpointFullBytes < 0 ? "-1" : String.valueOf(run.lastCheckpointFullBytes / active),
+                    "counting_bytes_per_active_counter", active <= 0 ? "-1" : String.valueOf(counting / active),
+                    "dedup_bytes", String.valueOf(dedup), "active_counters", String.valueOf(active), "source", "last-checkpoint-full-size");
+            out.println("  state by operator at the last checkpoint: " + run.stateBytesByOperator);
+            if (run.checkpoints == 0) out.println("  (no checkpoint completed in the paced run: it is shorter than two checkpoint intervals)");
+        }
+        cleanRedis();
+    }
+
+    private void pollProbes(Jedis jedis, List<Long> latencies) {
+        if (BenchClock.PROBES.isEmpty()) return;
+        List<Map.Entry<String, Long>> pending = new ArrayList<>(BenchClock.PROBES.entrySet());
+        Pipeline p = jedis.pipelined();
+        List<Response<String>> values = new ArrayList<>(pending.size());
+        for (Map.Entry<String, Long> e : pending) values.add(p.get(prefix + ":{" + e.getKey() + "}:total"));
+        p.sync();
+        long now = System.currentTimeMillis();
+        for (int i = 0; i < pending.size(); i++) {
+            if (values.get(i).get() != null) {
+                latencies.add(now - pending.get(i).getValue());
+                BenchClock.PROBES.remove(pending.get(i).getKey());
+            }
+        }
+    }
+
+    /** Distinct counters among the events made before the checkpoint was triggered. */
+    private static long activeCounters(BenchEvents ev, List<long[]> progress, long triggerMillis, long probeEvery) {
+        if (triggerMillis < 0) return -1;
+        long[] at = null;
+        for (long[] s : progress) if (s[0] <= triggerMillis) at = s;
+        if (at == null) return -1;
+        BitSet ranks = new BitSet(ev.counters);
+        long probes = 0;
+        for (int k = 1; k <= 2; k++) {
+            long last = at[k];
+            if (last < 0) continue;
+            long from = last / ev.partSize() * ev.partSize();
+            for (long i = from; i <= last; i++) {
+                if (i % probeEvery == 0) probes++;
+                else ranks.set(ev.rank(i));
+            }
+        }
+        return ranks.cardinality() + probes;
+    }
+
+    // ------------------------------------------------------------------ Kafka mode
+
+    /** Rollcount and the textbook job reading the same events from the in-process broker. */
+    private void kafkaMode() throws Exception {
+        BenchEvents ev = events(Workload.zipf, size.kafkaEvents);
+        String topic = "bench-events-" + prefix;
+        try (KafkaBroker broker = new KafkaBroker(0, work.resolve("kafka")).start()) {
+            broker.createTopics(PARALLELISM, topic);
+            produce(broker, topic, ev);
+            JobOptions o = options();
+            o.source = JobOptions.SourceKind.kafka;
+            o.input = null;
+            o.kafkaBootstrap = broker.bootstrap();
+            o.kafkaTopic = topic;
+            o.kafkaTransactionalIdPrefix = prefix;
+            o.validate();
+            StreamExecutionEnvironment env = environment(RollcountJob.configuration(o));
+            KafkaIO.ensureOutputTopics(o);
+            RollcountJob.build(env, o, kafkaSource(o, "ours"), new RollcountJob.Outputs(new StampingSink<>(RedisSink.fromOptions(o)),
+                    KafkaIO.deadLetters(o), 0, KafkaIO.rollups(o), null, RedisSink.fromOptions(o).withoutWatermark()));
+            BenchCluster.Run ours = cluster.run(env, "rollcount-kafka", PARALLELISM, true, timeout(ev.count, 5_000), null);
+            cleanRedis();
+            StreamExecutionEnvironment env2 = environment(RollcountJob.configuration(o));
+            int ends = References.textbook(env2, kafkaSource(o, "naive"));
+            BenchCluster.Run naive = cluster.run(env2, "textbook-kafka", ends, false, timeout(ev.count, 1_000), null);
+            double oursEps = ev.count / ours.seconds;
+            double naiveEps = ev.count / naive.seconds;
+            result("job.kafka.zipf", "ours_eps", eps(oursEps), "naive_eps", eps(naiveEps), "ratio_naive", r2(oursEps / naiveEps),
+                    "events", String.valueOf(ev.count), "ref", "flink-2.2.1-datastream-window-aggregate-same-kafka-source");
+        }
+    }
+
+    private static Source<Event, ?, ?> kafkaSource(JobOptions o, String group) {
+        return KafkaSource.<Event>builder()
+                .setProperties(io.rollcount.job.kafka.KafkaClients.properties(o))
+                .setTopics(o.kafkaTopic)
+                .setGroupId(o.kafkaGroupId + "-" + group)
+                .setStartingOffsets(OffsetsInitializer.earliest())
+                .setBounded(OffsetsInitializer.latest())
+                .setDeserializer(new StampingDeserializer(new EventDeserializer(o.maxFuture().toMillis())))
+                .build();
+    }
+
+    /** The job's own Kafka deserializer, noting the first event for the clock. */
+    private static final class StampingDeserializer implements KafkaRecordDeserializationSchema<Event> {
+        private static final long serialVersionUID = 1L;
+        private final EventDeserializer inner;
+
+        StampingDeserializer(EventDeserializer inner) {
+            this.inner = inner;
+        }
+
+        @Override
+        public void deserialize(ConsumerRecord<byte[], byte[]> record, Collector<Event> out) throws IOException {
+            BenchClock.firstEvent();
+            inner.deserialize(record, out);
+        }
+
+        @Override
+        public TypeInformation<Event> getProducedType() {
+            return inner.getProducedType();
+        }
+    }
+
+    private static void produce(KafkaBroker broker, String topic, BenchEvents ev) throws Exception {
+        Properties p = broker.adminProperties();
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        p.put(ProducerConfig.LINGER_MS_CONFIG, "20");
+        p.put(ProducerConfig.BATCH_SIZE_CONFIG, String.valueOf(256 << 10));
+        p.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p)) {
+            for (long k = 0; k < ev.partSize(); k++) {
+                for (int part = 0; part < ev.parallelism; part++) {
+                    producer.send(new ProducerRecord<>(topic, part, null, ev.line(part * ev.partSize() + k)));
+                }
+            }
+            producer.flush();
+        }
+    }
+
+    // ------------------------------------------------------------------ Redis housekeeping and output
+
+    private void cleanRedis() {
+        try (Jedis jedis = new Jedis(redisHost, redisPort)) {
+            String cursor = ScanParams.SCAN_POINTER_START;
+            ScanParams params = new ScanParams().match(prefix + ":*").count(20_000);
+            do {
+                ScanResult<String> r = jedis.scan(cursor, params);
+                if (!r.getResult().isEmpty()) jedis.unlink(r.getResult().toArray(String[]::new));
+                cursor = r.getCursor();
+            } while (!cursor.equals(ScanParams.SCAN_POINTER_START));
+        } catch (RuntimeException e) {
+            out.println("  (could not delete the bench keys " + prefix + ":*: " + e.getMessage() + ")");
+        }
+    }
+
+    private void result(String benchmark, String... pairs) {
+        StringBuilder sb = new StringBuilder("RESULT ").append(benchmark);
+        for (int i = 0; i < pairs.length; i += 2) sb.append(' ').append(pairs[i]).append('=').append(pairs[i + 1]);
+        out.println(sb);
+        out.flush();
+    }
+
+    private static double last(List<Double> l) {
+        return l.get(l.size() - 1);
+    }
+
+    static double median(List<Double> values) {
+        double[] v = values.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+        if (v.length == 0) return Double.NaN;
+        return v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+    }
+
+    private static double spreadPct(List<Double> values) {
+        double min = values.stream().mapToDouble(Double::doubleValue).min().orElse(0);
+        double max = values.stream().mapToDouble(Double::doubleValue).max().orElse(0);
+        return 100 * (max - min) / median(values);
+    }
+
+    private static long pct(long[] sorted, int p) {
+        if (sorted.length == 0) return -1;
+        return sorted[Math.min(sorted.length - 1, (int) Math.ceil(p / 100.0 * sorted.length) - 1)];
+    }
+
+    private static String eps(double v) {
+        return String.valueOf(Math.round(v));
+    }
+
+    private static String r2(double v) {
+        return String.format(Locale.ROOT, "%.2f", v);
+    }
+}
