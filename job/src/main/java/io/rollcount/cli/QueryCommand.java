@@ -1,6 +1,5 @@
 package io.rollcount.cli;
 
-import io.rollcount.job.JobOptions;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.parse.EventParser;
 import io.rollcount.job.redis.RedisEndpoint;
@@ -13,6 +12,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import redis.clients.jedis.Jedis;
@@ -32,11 +32,8 @@ final class QueryCommand implements Callable<Integer> {
     @Option(names = "--last", defaultValue = "1h", description = "How far back from the job's watermark (default: ${DEFAULT-VALUE}).")
     String last;
 
-    @Option(names = "--redis", paramLabel = "URL", description = "Redis URL (default: $ROLLCOUNT_REDIS or redis://127.0.0.1:6379).")
-    String redis;
-
-    @Option(names = "--redis.key-prefix", defaultValue = "rc", description = "Key prefix (default: ${DEFAULT-VALUE}).")
-    String prefix;
+    @Mixin
+    RedisReadOptions redisOptions = new RedisReadOptions();
 
     @Override
     public Integer call() {
@@ -45,11 +42,9 @@ final class QueryCommand implements Callable<Integer> {
         Resolution r = Resolution.ofLabel(res);
         long span = Durations.parse(last).toMillis();
         int points = (int) Math.min(2000, Math.max(1, span / r.sizeMillis));
-        JobOptions o = new JobOptions();
-        o.redis = redis;
-        RedisKeys keys = new RedisKeys(prefix);
-        RedisEndpoint endpoint = RedisEndpoint.fromOptions(o);
-        try (Jedis jedis = connect(endpoint)) {
+        RedisKeys keys = redisOptions.keys();
+        RedisEndpoint endpoint = redisOptions.endpoint();
+        try (Jedis jedis = redisOptions.connect()) {
             String total = jedis.get(keys.total(counter));
             if (total == null) {
                 System.err.println("rollcount: no counter '" + counter + "' in Redis at " + endpoint + " (key " + keys.total(counter) + " does not exist)");
@@ -86,15 +81,5 @@ final class QueryCommand implements Callable<Integer> {
 
     private static long pfcount(Jedis jedis, String key) {
         return jedis.exists(key) ? jedis.pfcount(key) : -1;
-    }
-
-    static Jedis connect(RedisEndpoint endpoint) {
-        try {
-            Jedis j = endpoint.connect();
-            j.ping();
-            return j;
-        } catch (RuntimeException e) {
-            throw new IllegalStateException("cannot reach Redis at " + endpoint + ": " + Main.oneLine(e));
-        }
     }
 }

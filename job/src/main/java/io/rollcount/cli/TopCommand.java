@@ -1,6 +1,5 @@
 package io.rollcount.cli;
 
-import io.rollcount.job.JobOptions;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.redis.RedisEndpoint;
 import io.rollcount.job.redis.RedisKeys;
@@ -38,11 +37,8 @@ final class TopCommand implements Callable<Integer> {
     @Option(names = "--limit", defaultValue = "10", description = "How many items of each list to print (default: ${DEFAULT-VALUE}).")
     int limit;
 
-    @Option(names = "--redis", paramLabel = "URL", description = "Redis URL (default: $ROLLCOUNT_REDIS or redis://127.0.0.1:6379).")
-    String redis;
-
-    @Option(names = "--redis.key-prefix", defaultValue = "rc", description = "Key prefix (default: ${DEFAULT-VALUE}).")
-    String prefix;
+    @picocli.CommandLine.Mixin
+    RedisReadOptions redisOptions = new RedisReadOptions();
 
     @Override
     public Integer call() {
@@ -51,11 +47,9 @@ final class TopCommand implements Callable<Integer> {
             throw new IllegalArgumentException("no window top-K at resolution " + res + ": expected 1m, 1h or 1d");
         }
         if (limit < 1) throw new IllegalArgumentException("--limit must be at least 1");
-        JobOptions o = new JobOptions();
-        o.redis = redis;
-        RedisKeys keys = new RedisKeys(prefix);
-        RedisEndpoint endpoint = RedisEndpoint.fromOptions(o);
-        try (Jedis jedis = QueryCommand.connect(endpoint)) {
+        RedisKeys keys = redisOptions.keys();
+        RedisEndpoint endpoint = redisOptions.endpoint();
+        try (Jedis jedis = redisOptions.connect()) {
             String trendingKey = keys.trending(ns);
             List<Tuple> trending = jedis.zrevrangeWithScores(trendingKey, 0, limit - 1);
             Long start = latestWindow(jedis, keys, r);

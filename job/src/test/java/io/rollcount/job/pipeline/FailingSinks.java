@@ -43,32 +43,16 @@ final class FailingSinks {
         @Override
         public SinkWriter<RedisWrite> createWriter(WriterInitContext context) throws IOException {
             SinkWriter<RedisWrite> inner = delegate.createWriter(context);
-            return new SinkWriter<>() {
+            return new io.rollcount.job.support.ForwardingSinkWriter<>(inner) {
                 long sinceOpen;
 
                 @Override
                 public void write(RedisWrite w, Context ctx) throws IOException, InterruptedException {
-                    inner.write(w, ctx);
+                    super.write(w, ctx);
                     if (FailureInjection.place != FailureInjection.Place.KEYED_OPERATOR || !FailureInjection.gateOpen()) return;
                     if (++sinceOpen >= afterWrites && FailureInjection.failNow(FailureInjection.Place.KEYED_OPERATOR)) {
                         throw FailureInjection.failure("keyed operator's flush, after " + sinceOpen + " writes");
                     }
-                }
-
-                @Override
-                public void writeWatermark(org.apache.flink.api.common.eventtime.Watermark watermark)
-                        throws IOException, InterruptedException {
-                    inner.writeWatermark(watermark);
-                }
-
-                @Override
-                public void flush(boolean endOfInput) throws IOException, InterruptedException {
-                    inner.flush(endOfInput);
-                }
-
-                @Override
-                public void close() throws Exception {
-                    inner.close();
                 }
             };
         }

@@ -156,32 +156,21 @@ class PipelineIT {
         @Override
         public SinkWriter<RedisWrite> createWriter(WriterInitContext context) throws IOException {
             SinkWriter<RedisWrite> inner = delegate.createWriter(context);
-            return new SinkWriter<>() {
+            return new io.rollcount.job.support.ForwardingSinkWriter<>(inner) {
                 int written;
 
                 @Override
                 public void write(RedisWrite w, Context ctx) throws IOException, InterruptedException {
-                    inner.write(w, ctx);
+                    super.write(w, ctx);
                     if (++written > failAfter && CHECKPOINTS.get() >= 2 && FAILED.compareAndSet(false, true)) {
                         throw new IOException("injected failure after " + written + " writes");
                     }
                 }
 
                 @Override
-                public void writeWatermark(org.apache.flink.api.common.eventtime.Watermark watermark)
-                        throws IOException, InterruptedException {
-                    inner.writeWatermark(watermark);
-                }
-
-                @Override
                 public void flush(boolean endOfInput) throws IOException, InterruptedException {
-                    inner.flush(endOfInput);
+                    super.flush(endOfInput);
                     if (!endOfInput) CHECKPOINTS.incrementAndGet();
-                }
-
-                @Override
-                public void close() throws Exception {
-                    inner.close();
                 }
             };
         }

@@ -303,44 +303,6 @@ public class TrendingIT {
                 events.size(), ms, worst, recall);
     }
 
-    /** Slows the Redis sink down so that a bounded job is still running when the test stops it with a savepoint. */
-    static final class SlowSink implements Sink<RedisWrite> {
-        private final Sink<RedisWrite> delegate;
-
-        SlowSink(Sink<RedisWrite> delegate) {
-            this.delegate = delegate;
-        }
-
-        @Override
-        public SinkWriter<RedisWrite> createWriter(WriterInitContext context) throws IOException {
-            SinkWriter<RedisWrite> inner = delegate.createWriter(context);
-            return new SinkWriter<>() {
-                int written;
-
-                @Override
-                public void write(RedisWrite w, Context ctx) throws IOException, InterruptedException {
-                    inner.write(w, ctx);
-                    if (++written % 10 == 0) Thread.sleep(1);
-                }
-
-                @Override
-                public void writeWatermark(org.apache.flink.api.common.eventtime.Watermark watermark) throws IOException, InterruptedException {
-                    inner.writeWatermark(watermark);
-                }
-
-                @Override
-                public void flush(boolean endOfInput) throws IOException, InterruptedException {
-                    inner.flush(endOfInput);
-                }
-
-                @Override
-                public void close() throws Exception {
-                    inner.close();
-                }
-            };
-        }
-    }
-
     @Test
     void aSavepointAtParallelism2RestoredAt1And3GivesTheSameLists() throws Exception {
         List<Ev> events = generate(60_000, 11);
@@ -353,13 +315,16 @@ public class TrendingIT {
         write(even, input.resolve("a.jsonl"));
         write(odd, input.resolve("b.jsonl"));
 
-        // Part 1 at parallelism 2, stopped with a savepoint about a third into event time.
+        // Part 1 at parallelism 2: each reader holds after a third of its file (the gate stays shut), so the
+        // job is surely still running, mid-stream, when it is stopped with a savepoint.
         RedisTestSupport first = newRedis();
         JobOptions o = options(input, first);
         StreamExecutionEnvironment env = environment(o, 2, null);
-        build(env, o, new SlowSink(RedisSink.fromOptions(o)));
+        FailureInjection.reset(FailureInjection.Place.NONE, false);
+        RollcountJob.build(env, o, new GatedSource<>(RollcountJob.fileSource(o), events.size() / 6),
+                new RollcountJob.Outputs(RedisSink.fromOptions(o), new DeadLetterFileSink(o.dlq), 1, null));
         JobClient job = env.executeAsync("trending-savepoint-p2");
-        long stopAt = START + SPAN / 3;
+        long stopAt = START + SPAN / 4;
         long deadline = System.currentTimeMillis() + 60_000;
         while (true) {
             String wm = first.jedis.get(first.prefix + ":meta:watermark");

@@ -28,6 +28,11 @@ public final class RedisTestSupport implements AutoCloseable {
 
     /** Every key under the prefix. */
     public List<String> keys() {
+        return keysOf(jedis, prefix);
+    }
+
+    /** Every key under {@code prefix:}, by SCAN. */
+    public static List<String> keysOf(Jedis jedis, String prefix) {
         List<String> keys = new ArrayList<>();
         String cursor = ScanParams.SCAN_POINTER_START;
         ScanParams params = new ScanParams().match(prefix + ":*").count(1000);
@@ -37,6 +42,14 @@ public final class RedisTestSupport implements AutoCloseable {
             cursor = r.getCursor();
         } while (!cursor.equals(ScanParams.SCAN_POINTER_START));
         return keys;
+    }
+
+    /** Deletes every key under {@code prefix:}. */
+    public static void deleteAll(Jedis jedis, String prefix) {
+        List<String> keys = keysOf(jedis, prefix);
+        for (int i = 0; i < keys.size(); i += 500) {
+            jedis.del(keys.subList(i, Math.min(keys.size(), i + 500)).toArray(String[]::new));
+        }
     }
 
     @Override
