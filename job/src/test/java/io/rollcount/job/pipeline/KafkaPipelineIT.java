@@ -378,39 +378,7 @@ class KafkaPipelineIT {
 
     /** Every total and window sum equals the ground truth, nothing else but bookkeeping keys, the final watermark. */
     static void assertRedisEqualsTruth(RedisTestSupport redis, GroundTruth truth) {
-        Map<String, Long> expected = truth.redisKeys(redis.prefix);
-        Pattern bookkeeping = Pattern.compile(Pattern.quote(redis.prefix) + ":(\\{[^}]*\\}:)?_.*");
-        Map<String, Long> actual = new HashMap<>();
-        List<String> unexpected = new ArrayList<>();
-        Map<String, java.util.Set<String>> uniques = truth.uniquesKeys(redis.prefix);
-        for (String key : redis.keys()) {
-            if (bookkeeping.matcher(key).matches() || key.equals(redis.prefix + ":meta:watermark")) continue;
-            // Namespace lists (TrendingIT checks them) and unique-users sketches (PipelineIT checks their counts).
-            if (key.startsWith(redis.prefix + ":top:") || key.startsWith(redis.prefix + ":trending:")) continue;
-            if (uniques.containsKey(key)) continue;
-            if (!expected.containsKey(key)) {
-                unexpected.add(key);
-                continue;
-            }
-            actual.put(key, Long.parseLong(redis.jedis.get(key)));
-        }
-        Map<String, Map<String, String>> perWriter = new TreeMap<>();
-        for (String key : redis.keys()) if (key.startsWith(redis.prefix + ":_wm:")) perWriter.put(key, redis.jedis.hgetAll(key));
-        assertThat(redis.jedis.get(redis.prefix + ":meta:watermark"))
-                .as("the watermark after the end of input: every window final (per writer: " + perWriter + ")")
-                .isEqualTo(Long.toString(Long.MAX_VALUE));
-        assertThat(unexpected.size()).as("keys that should not exist, e.g. " + first(unexpected)).isZero();
-        Map<String, String> wrong = new TreeMap<>();
-        expected.forEach((k, v) -> {
-            if (!v.equals(actual.get(k))) wrong.put(k, "expected " + v + " got " + actual.get(k));
-        });
-        assertThat(wrong.size()).as("keys with a wrong value (of " + expected.size() + "), e.g. " + first(wrong.entrySet())).isZero();
-        String someTotal = expected.keySet().stream().filter(k -> k.endsWith(":total")).findFirst().orElseThrow();
-        assertThat(redis.jedis.pttl(someTotal)).isEqualTo(-1L);
-        for (Resolution r : Resolution.all()) {
-            String k = expected.keySet().stream().filter(key -> key.contains("}:" + r.label + ":")).findFirst().orElseThrow();
-            assertThat(redis.jedis.pttl(k)).as("ttl of " + k).isBetween(r.ttlMillis - 600_000, r.ttlMillis);
-        }
+        RedisTruth.assertEquals(redis, truth);
     }
 
     /**
