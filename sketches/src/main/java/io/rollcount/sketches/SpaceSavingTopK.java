@@ -519,22 +519,24 @@ public final class SpaceSavingTopK {
     t.landmark = Bytes.getLong(in, 16, "top-K header");
     t.total = Bytes.getFiniteDouble(in, 24, "top-K total weight");
     t.floor = Bytes.getFiniteDouble(in, 32, "top-K floor");
-    if (in[0] == SERIAL_VERSION_1) {
-      t.readItemsVersion1(in, n);
-    } else {
-      t.readItems(in, n);
-    }
+    t.readItems(in, n, in[0] == SERIAL_VERSION_1);
     return t;
   }
 
-  private void readItemsVersion1(byte[] in, int n) {
+  /**
+   * Reads the items. Version 2 records are (length, UTF-8, upper, lower, pending) in heap order, which is
+   * kept, so a restored summary evolves exactly as the original; version 1 records have no pending weight
+   * and any order (the heap is rebuilt).
+   */
+  private void readItems(byte[] in, int n, boolean version1) {
+    int record = version1 ? 16 : 24;
     int at = HEADER;
     for (int j = 0; j < n; j++) {
       int length = Bytes.getInt(in, at, "top-K item");
       if (length < 0) {
         throw new SketchFormatException("corrupt top-K summary: item " + j + " has length " + length);
       }
-      Bytes.need(in, at + 4, length + 16, "top-K item " + j);
+      Bytes.need(in, at + 4, length + record, "top-K item " + j);
       String item = new String(in, at + 4, length, StandardCharsets.UTF_8);
       at += 4 + length;
       long hash = CountMinSketch.hash(item);
@@ -543,40 +545,15 @@ public final class SpaceSavingTopK {
       }
       admit(j, item, hash, Bytes.getFiniteDouble(in, at, "top-K upper bound"),
           Bytes.getFiniteDouble(in, at + 8, "top-K lower bound"));
+      if (!version1) pending[j] = Bytes.getFiniteDouble(in, at + 16, "top-K pending weight");
       place(j, j);
-      siftUp(j);
-      size = j + 1;
-      at += 16;
-    }
-    if (at != in.length) {
-      throw new SketchFormatException("corrupt top-K summary: " + (in.length - at) + " trailing bytes");
-    }
-  }
-
-  /** Items come in heap order and keep it, so a restored summary evolves exactly as the original. */
-  private void readItems(byte[] in, int n) {
-    int at = HEADER;
-    for (int j = 0; j < n; j++) {
-      int length = Bytes.getInt(in, at, "top-K item");
-      if (length < 0) {
-        throw new SketchFormatException("corrupt top-K summary: item " + j + " has length " + length);
-      }
-      Bytes.need(in, at + 4, length + 24, "top-K item " + j);
-      String item = new String(in, at + 4, length, StandardCharsets.UTF_8);
-      at += 4 + length;
-      long hash = CountMinSketch.hash(item);
-      if (find(item, hash) >= 0) {
-        throw new SketchFormatException("corrupt top-K summary: item '" + item + "' appears twice");
-      }
-      admit(j, item, hash, Bytes.getFiniteDouble(in, at, "top-K upper bound"),
-          Bytes.getFiniteDouble(in, at + 8, "top-K lower bound"));
-      pending[j] = Bytes.getFiniteDouble(in, at + 16, "top-K pending weight");
-      place(j, j);
-      if (j > 0 && upper[(j - 1) >>> 1] > upper[j]) {
+      if (version1) {
+        siftUp(j);
+      } else if (j > 0 && upper[(j - 1) >>> 1] > upper[j]) {
         throw new SketchFormatException("corrupt top-K summary: item " + j + " breaks the heap order");
       }
       size = j + 1;
-      at += 24;
+      at += record;
     }
     if (at != in.length) {
       throw new SketchFormatException("corrupt top-K summary: " + (in.length - at) + " trailing bytes");
