@@ -104,8 +104,8 @@ public final class RollcountJob {
         // 4. One keyed operator per counter: five resolutions and the total, written to Redis.
         SingleOutputStreamOperator<RedisWrite> counts = partials
                 .keyBy(p -> p.counter, Types.STRING)
-                .process(new CountPerCounter(keys, lateness, flushInterval))
-                .name("count-per-counter").uid("count-per-counter");
+                .transform("count-per-counter", TypeInformation.of(RedisWrite.class), new CountPerCounter(keys, lateness, flushInterval))
+                .uid("count-per-counter");
 
         // 4b. Trending: one decayed sketch per trending shard, merged into the top K per namespace.
         long halfLife = options.trendingHalfLife().toMillis();

@@ -4,80 +4,137 @@ import io.rollcount.job.model.PartialSum;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.model.Rollup;
 import io.rollcount.job.model.WindowSum;
-import io.rollcount.sketches.RedisHyperLogLog;
-import org.apache.flink.api.common.state.MapState;
-import org.apache.flink.api.common.state.MapStateDescriptor;
-import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
-import org.apache.flink.api.common.typeinfo.Types;
 import io.rollcount.job.redis.RedisKeys;
 import io.rollcount.job.redis.RedisWrite;
-import org.apache.flink.api.common.functions.OpenContext;
+import io.rollcount.sketches.RedisHyperLogLog;
+import java.util.ArrayList;
+import org.apache.flink.api.common.state.MapState;
+import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
-import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
-import org.apache.flink.util.Collector;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.runtime.state.StateSnapshotContext;
+import org.apache.flink.runtime.state.VoidNamespace;
+import org.apache.flink.runtime.state.VoidNamespaceSerializer;
+import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
+import org.apache.flink.streaming.api.operators.InternalTimer;
+import org.apache.flink.streaming.api.operators.InternalTimerService;
+import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
+import org.apache.flink.streaming.api.operators.Triggerable;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.util.OutputTag;
 
 /**
  * The exact counts of one counter, keyed by counter id: all five resolutions and the all-time total in
- * one {@link CounterState}, so each partial sum costs one state read and one write (not one window
- * operator per resolution over the same stream).
+ * one {@link CounterState}, and the unique-users sketches (all-time, and per open 1h and 1d window) in
+ * Redis's own HyperLogLog format.
  *
- * <p>Outputs, on the main stream, versioned {@link RedisWrite}s (the version is the number of events in
- * the value, so after a restart a replayed older value never overwrites a newer one):
+ * <p><b>State.</b> Keyed state is the truth at every checkpoint: a {@code ValueState<CounterState>}
+ * ("counter") and a {@code MapState<String, byte[]>} ("uniques") per counter. Between checkpoints the
+ * counters in use live on the heap ({@link CounterCache}, {@value #DEFAULT_CACHE_BYTES} bytes per
+ * subtask by default, least recently used out first): a partial sum of a cached counter costs no state
+ * access and no (de)serialisation of its sketches; a counter is read from RocksDB when it is first
+ * needed and written back when it is evicted or, if it changed, in {@link #snapshotState}, before the
+ * keyed state is snapshotted. So state is as small as before and lives in RocksDB, while a hot counter
+ * costs heap work only.
+ *
+ * <p><b>Outputs</b>, on the main stream, {@link RedisWrite}s that a replay cannot turn back: a value that
+ * only ever received positive deltas is written monotone (Redis keeps the larger; every value written is a
+ * sum over a subset of the final events, so the final value is the largest and wins), any other value with
+ * a version, the number of events in it (a replayed older value never overwrites a newer one), under a
+ * bookkeeping key; unique-users sketches with this run's lineage (see {@link #lineage}). They are written:
  * <ul>
  *   <li>the total and every changed open window, at most once per flush interval (processing time,
- *       default 1 s) per changed counter;</li>
+ *       default 1 s: one callback per subtask for every changed counter, not a timer per counter);</li>
  *   <li>a window again when the watermark passes its end (closed: revision 0 goes to {@link #ROLLUPS})
  *       and when it passes end plus the allowed lateness (final: its state is dropped).</li>
  * </ul>
  * A late event within the allowed lateness that changes a closed window makes a new revision, emitted at
  * the next flush. The lateness rule itself is applied upstream ({@link PreAggregate}), against a
- * watermark never behind this operator's, so a partial sum always finds its windows here.
+ * watermark never behind this operator's, so a partial sum always finds its windows here. After a
+ * restore, a counter whose last changes were not yet written is written at its next partial sum or,
+ * without one, when the watermark reaches its next window end (every counter with a change in flight
+ * has an open window, hence an event-time timer).
  */
-public final class CountPerCounter extends KeyedProcessFunction<String, PartialSum, RedisWrite> {
+public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
+        implements OneInputStreamOperator<PartialSum, RedisWrite>, Triggerable<String, VoidNamespace> {
     private static final long serialVersionUID = 1L;
 
     public static final OutputTag<Rollup> ROLLUPS = new OutputTag<>("rollups") {};
     /** Sums of closed 1m, 1h and 1d windows, for the window top-K per namespace. */
     public static final OutputTag<WindowSum> CLOSED_WINDOWS = new OutputTag<>("closed-windows") {};
+    /** Heap for counters between snapshots, per subtask. */
+    public static final long DEFAULT_CACHE_BYTES = 32L << 20;
 
     private static final String ALL_TIME = "all";
+    private static final Resolution[] UNIQUE_RESOLUTIONS = {Resolution.H1, Resolution.D1};
+    private static final long NO_TIMESTAMP = Long.MIN_VALUE;
 
     private final RedisKeys keys;
     private final long lateness;
     private final long flushIntervalMillis;
+    private final long cacheBytes;
+
     private transient ValueState<CounterState> state;
     /** Unique-users sketches in Redis's own format: "all", and "1h:<start>" / "1d:<start>" of open windows. */
     private transient MapState<String, byte[]> uniques;
+    /** Named as KeyedProcessOperator names its timers, so savepoints of the earlier function version restore. */
+    private transient InternalTimerService<VoidNamespace> timers;
+    private transient CounterCache cache;
+    /** Counters changed since the last flush, in the order of their first change. */
+    private transient ArrayList<CachedCounter> changed;
+    /**
+     * This run's lineage of unique-users sketches, new at every start and restore: within it each sketch
+     * only grows, so Redis may replace what the lineage wrote before instead of merging into it.
+     */
+    private transient long lineage;
+    /** The timestamp of records emitted now: the event-time timer's, else none. */
+    private transient long stamp;
 
     public CountPerCounter(RedisKeys keys, long allowedLatenessMillis, long flushIntervalMillis) {
+        this(keys, allowedLatenessMillis, flushIntervalMillis, DEFAULT_CACHE_BYTES);
+    }
+
+    public CountPerCounter(RedisKeys keys, long allowedLatenessMillis, long flushIntervalMillis, long cacheBytes) {
+        if (flushIntervalMillis <= 0) throw new IllegalArgumentException("flush interval must be > 0 ms, got " + flushIntervalMillis);
         this.keys = keys;
         this.lateness = allowedLatenessMillis;
         this.flushIntervalMillis = flushIntervalMillis;
+        this.cacheBytes = cacheBytes;
     }
 
     @Override
-    public void open(OpenContext ctx) {
-        state = getRuntimeContext().getState(new ValueStateDescriptor<>("counter", TypeInformation.of(CounterState.class)));
-        uniques = getRuntimeContext().getMapState(new MapStateDescriptor<>("uniques", Types.STRING,
+    public void open() throws Exception {
+        super.open();
+        state = getPartitionedState(new ValueStateDescriptor<>("counter", TypeInformation.of(CounterState.class)));
+        uniques = getPartitionedState(new MapStateDescriptor<>("uniques", Types.STRING,
                 PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO));
+        timers = getInternalTimerService("user-timers", VoidNamespaceSerializer.INSTANCE, this);
+        cache = new CounterCache(cacheBytes);
+        changed = new ArrayList<>();
+        stamp = NO_TIMESTAMP;
+        lineage = new java.security.SecureRandom().nextLong();
+        scheduleFlush();
     }
 
+    // ------------------------------------------------------------------ counting
+
     @Override
-    public void processElement(PartialSum p, Context ctx, Collector<RedisWrite> out) throws Exception {
-        CounterState s = state.value();
-        if (s == null) s = new CounterState();
+    public void processElement(StreamRecord<PartialSum> record) throws Exception {
+        PartialSum p = record.getValue();
+        CachedCounter c = counter(p.counter);
+        CounterState s = c.state;
         for (Resolution r : Resolution.all()) {
             long start = r.windowStart(p.bucket);
             int i = s.find(r, start);
             if (i < 0) {
                 i = s.add(r, start);
-                // one event-time timer per counter, at its earliest due time (see onTimer), not two per window
+                // one event-time timer per counter, at its earliest due time (see onEventTime), not two per window
                 long due = start + r.sizeMillis - 1;
                 if (due < s.nextTimer) {
-                    ctx.timerService().registerEventTimeTimer(due);
+                    timers.registerEventTimeTimer(VoidNamespace.INSTANCE, due);
                     s.nextTimer = due;
                 }
             }
@@ -87,134 +144,258 @@ public final class CountPerCounter extends KeyedProcessFunction<String, PartialS
             if (p.negative) s.set(i, CounterState.NEGATIVE);
             if (s.has(i, CounterState.CLOSED)) s.set(i, CounterState.REVISE);
         }
-        if (p.users.length > 0) addUsers(s, p);
+        if (p.users.length > 0) addUsers(c, p);
         s.total = Math.addExact(s.total, p.sum);
         s.totalEvents += p.events;
         s.negative |= p.negative;
         s.totalDirty = true;
-        if (!s.flushPending) {
-            long now = ctx.timerService().currentProcessingTime();
-            ctx.timerService().registerProcessingTimeTimer((now / flushIntervalMillis + 1) * flushIntervalMillis);
-            s.flushPending = true;
-        }
-        state.update(s);
+        changedNow(c);
     }
 
+    /**
+     * Everything due by the current watermark, not only by this timer: when a watermark passes several due
+     * times at once (a close and an end of lateness, several resolutions, the end of input) one call does
+     * them all, instead of one per due time.
+     */
     @Override
-    public void onTimer(long timestamp, OnTimerContext ctx, Collector<RedisWrite> out) throws Exception {
-        CounterState s = state.value();
-        if (s == null) return;
-        String counter = ctx.getCurrentKey();
-        if (ctx.timeDomain() == org.apache.flink.streaming.api.TimeDomain.PROCESSING_TIME) {
-            s.flushPending = false;
-            reviseChangedWindows(counter, s, ctx);
-            writeDirty(counter, s, out);
-        } else {
-            // Everything due by the current watermark, not only by this timer: when a watermark passes several
-            // due times at once (a close and an end of lateness, several resolutions, the end of input) one
-            // state read and write does them all, instead of one per due time.
-            long watermark = Math.max(timestamp, ctx.timerService().currentWatermark());
-            for (int i = 0; i < s.size; i++) {
-                if (!s.has(i, CounterState.CLOSED) && watermark >= s.end(i) - 1) {
-                    s.set(i, CounterState.CLOSED);
-                    s.clear(i, CounterState.REVISE);
-                    ctx.output(ROLLUPS, rollup(counter, s, i));
-                    Resolution r = s.resolution(i);
-                    if (r == Resolution.M1 || r == Resolution.H1 || r == Resolution.D1) {
-                        ctx.output(CLOSED_WINDOWS, new WindowSum(counter, r.label, s.start[i], s.sum[i]));
-                    }
+    public void onEventTime(InternalTimer<String, VoidNamespace> timer) throws Exception {
+        CachedCounter c = counter(timer.getKey());
+        CounterState s = c.state;
+        stamp = timer.getTimestamp();
+        long watermark = Math.max(timer.getTimestamp(), timers.currentWatermark());
+        for (int i = 0; i < s.size; i++) {
+            if (!s.has(i, CounterState.CLOSED) && watermark >= s.end(i) - 1) {
+                s.set(i, CounterState.CLOSED);
+                s.clear(i, CounterState.REVISE);
+                output.collect(ROLLUPS, stamped(rollup(c, i)));
+                Resolution r = s.resolution(i);
+                if (r == Resolution.M1 || r == Resolution.H1 || r == Resolution.D1) {
+                    output.collect(CLOSED_WINDOWS, stamped(new WindowSum(c.id, r.label, s.start[i], s.sum[i])));
                 }
             }
-            reviseChangedWindows(counter, s, ctx);
-            writeDirty(counter, s, out);
-            for (int i = s.size - 1; i >= 0; i--) {
-                if (watermark >= s.end(i) + lateness) {
-                    if (s.has(i, CounterState.HAS_USERS)) uniques.remove(uniquesName(s.resolution(i), s.start[i]));
-                    s.remove(i);
-                }
-            }
-            // The next due time: a window's close (end - 1) or, once closed, its end of lateness. Timers at or
-            // before the current watermark registered here fire in this same watermark advance.
-            long next = Long.MAX_VALUE;
-            for (int i = 0; i < s.size; i++) {
-                next = Math.min(next, s.has(i, CounterState.CLOSED) ? s.end(i) + lateness : s.end(i) - 1);
-            }
-            if (next != Long.MAX_VALUE) ctx.timerService().registerEventTimeTimer(next);
-            s.nextTimer = next;
         }
-        state.update(s);
+        flush(c);
+        for (int i = s.size - 1; i >= 0; i--) {
+            if (watermark >= s.end(i) + lateness) {
+                if (s.has(i, CounterState.HAS_USERS)) dropSketch(c, uniquesName(s.resolution(i), s.start[i]));
+                s.remove(i);
+            }
+        }
+        // The next due time: a window's close (end - 1) or, once closed, its end of lateness. Timers at or
+        // before the current watermark registered here fire in this same watermark advance.
+        long next = Long.MAX_VALUE;
+        for (int i = 0; i < s.size; i++) {
+            next = Math.min(next, s.has(i, CounterState.CLOSED) ? s.end(i) + lateness : s.end(i) - 1);
+        }
+        if (next != Long.MAX_VALUE) timers.registerEventTimeTimer(VoidNamespace.INSTANCE, next);
+        s.nextTimer = next;
+        stamp = NO_TIMESTAMP;
+        changedNow(c);
+    }
+
+    /** Only a per-counter flush timer restored from a savepoint of the earlier version: that flush, now. */
+    @Override
+    public void onProcessingTime(InternalTimer<String, VoidNamespace> timer) throws Exception {
+        CachedCounter c = counter(timer.getKey());
+        flush(c);
+        changedNow(c);
     }
 
     /** Adds the partial's user hashes to the all-time, 1h and 1d sketches; marks those that changed. */
-    private void addUsers(CounterState s, PartialSum p) throws Exception {
-        if (addHashes(ALL_TIME, p.users)) s.usersDirty = true;
+    private void addUsers(CachedCounter c, PartialSum p) throws Exception {
+        CounterState s = c.state;
+        if (addHashes(c, ALL_TIME, p.users)) s.usersDirty = true;
         for (Resolution r : UNIQUE_RESOLUTIONS) {
             int i = s.find(r, r.windowStart(p.bucket));
             s.set(i, CounterState.HAS_USERS);
-            if (addHashes(uniquesName(r, s.start[i]), p.users)) s.set(i, CounterState.USERS_DIRTY);
+            if (addHashes(c, uniquesName(r, s.start[i]), p.users)) s.set(i, CounterState.USERS_DIRTY);
         }
     }
-
-    private static final Resolution[] UNIQUE_RESOLUTIONS = {Resolution.H1, Resolution.D1};
 
     private static String uniquesName(Resolution r, long start) {
         return r.label + ":" + start;
     }
 
-    private boolean addHashes(String name, long[] hashes) throws Exception {
-        byte[] bytes = uniques.get(name);
-        RedisHyperLogLog hll = bytes == null ? new RedisHyperLogLog() : RedisHyperLogLog.fromRedisBytes(bytes);
-        boolean changed = bytes == null;
+    private boolean addHashes(CachedCounter c, String name, long[] hashes) throws Exception {
+        RedisHyperLogLog hll = sketch(c, name);
+        boolean changed = hll == null;
+        if (hll == null) {
+            hll = new RedisHyperLogLog();
+            c.sketches.put(name, hll);
+        }
         for (long h : hashes) changed |= hll.addHash(h);
-        if (changed) uniques.put(name, hll.toRedisBytes());
+        if (changed) c.unstoredSketches.add(name);
         return changed;
     }
 
-    private Long uniquesOf(CounterState s, int i) throws Exception {
-        if (!s.has(i, CounterState.HAS_USERS)) return null;
-        byte[] bytes = uniques.get(uniquesName(s.resolution(i), s.start[i]));
-        return bytes == null ? null : RedisHyperLogLog.fromRedisBytes(bytes).count();
+    // ------------------------------------------------------------------ the heap and keyed state
+
+    /** The counter of the current key, from the cache or else from keyed state. */
+    private CachedCounter counter(String id) throws Exception {
+        CachedCounter c = cache.get(id);
+        if (c != null) return c;
+        CounterState s = state.value();
+        c = new CachedCounter(id, s == null ? new CounterState() : s, s == null);
+        cache.put(c);
+        return c;
     }
 
-    private void reviseChangedWindows(String counter, CounterState s, Context ctx) throws Exception {
-        for (int i = 0; i < s.size; i++) {
-            if (s.has(i, CounterState.REVISE)) {
-                s.revision[i]++;
-                s.clear(i, CounterState.REVISE);
-                ctx.output(ROLLUPS, rollup(counter, s, i));
+    /** A sketch of the counter (the current key), read from keyed state on first use; null if it has none. */
+    private RedisHyperLogLog sketch(CachedCounter c, String name) throws Exception {
+        RedisHyperLogLog h = c.sketches.get(name);
+        if (h != null || c.fresh || c.sketches.containsKey(name)) return h;
+        byte[] bytes = uniques.get(name);
+        h = bytes == null ? null : RedisHyperLogLog.fromRedisBytes(bytes);
+        c.sketches.put(name, h);
+        return h;
+    }
+
+    private void dropSketch(CachedCounter c, String name) throws Exception {
+        c.sketches.remove(name);
+        c.unstoredSketches.remove(name);
+        uniques.remove(name);
+    }
+
+    /** After a change of {@code c} (the current key): due for the next flush and for the next snapshot. */
+    private void changedNow(CachedCounter c) throws Exception {
+        c.unstored = true;
+        if (!c.flushPending) {
+            c.flushPending = true;
+            changed.add(c);
+        }
+        cache.reweigh(c);
+        CachedCounter evicted = cache.pollEldestOverBudget(c);
+        if (evicted == null) return;
+        do {
+            setCurrentKey(evicted.id);
+            if (evicted.flushPending) flush(evicted);
+            store(evicted);
+        } while ((evicted = cache.pollEldestOverBudget(c)) != null);
+        setCurrentKey(c.id);
+    }
+
+    /** Writes the counter (the current key) to keyed state if it changed since it was last stored. */
+    private void store(CachedCounter c) throws Exception {
+        if (!c.unstored) return;
+        state.update(c.state.copy()); // a copy: a heap state backend keeps the object, the cache goes on changing it
+        for (String name : c.unstoredSketches) {
+            RedisHyperLogLog h = c.sketches.get(name);
+            if (h != null) uniques.put(name, h.toRedisBytes());
+        }
+        c.unstoredSketches.clear();
+        c.unstored = false;
+    }
+
+    @Override
+    public void snapshotState(StateSnapshotContext context) throws Exception {
+        super.snapshotState(context);
+        for (CachedCounter c : cache.all()) {
+            if (c.unstored) {
+                setCurrentKey(c.id);
+                store(c);
             }
         }
     }
 
-    private void writeDirty(String counter, CounterState s, Collector<RedisWrite> out) throws Exception {
+    // ------------------------------------------------------------------ Redis and rollups
+
+    private void scheduleFlush() {
+        long now = getProcessingTimeService().getCurrentProcessingTime();
+        getProcessingTimeService().registerTimer((now / flushIntervalMillis + 1) * flushIntervalMillis, t -> {
+            flushChanged();
+            scheduleFlush();
+        });
+    }
+
+    /** Writes every counter changed since the last flush (once each, however often it changed). */
+    private void flushChanged() throws Exception {
+        for (CachedCounter c : changed) {
+            if (!c.flushPending) continue; // evicted in between, and flushed then
+            setCurrentKey(c.id);
+            flush(c);
+        }
+        changed.clear();
+    }
+
+    @Override
+    public void finish() throws Exception {
+        flushChanged();
+        super.finish();
+    }
+
+    /** Revisions due and every changed value of the counter (the current key) to Redis. */
+    private void flush(CachedCounter c) throws Exception {
+        c.flushPending = false;
+        c.unstored = true; // flags change
+        reviseChangedWindows(c);
+        writeDirty(c);
+    }
+
+    private void reviseChangedWindows(CachedCounter c) throws Exception {
+        CounterState s = c.state;
+        for (int i = 0; i < s.size; i++) {
+            if (s.has(i, CounterState.REVISE)) {
+                s.revision[i]++;
+                s.clear(i, CounterState.REVISE);
+                output.collect(ROLLUPS, stamped(rollup(c, i)));
+            }
+        }
+    }
+
+    private void writeDirty(CachedCounter c) throws Exception {
+        CounterState s = c.state;
+        String counter = c.id;
         if (s.totalDirty) {
             String key = keys.total(counter);
-            out.collect(RedisWrite.count(key, keys.versionOf(counter, key), s.total, s.totalEvents, !s.negative, 0));
+            emit(count(counter, key, s.total, s.totalEvents, s.negative, 0));
             s.totalDirty = false;
         }
         for (int i = 0; i < s.size; i++) {
             if (s.has(i, CounterState.DIRTY)) {
                 Resolution r = s.resolution(i);
                 String key = keys.window(counter, r, s.start[i]);
-                out.collect(RedisWrite.count(key, keys.versionOf(counter, key), s.sum[i], s.events[i],
-                        !s.has(i, CounterState.NEGATIVE), r.ttlMillis));
+                emit(count(counter, key, s.sum[i], s.events[i], s.has(i, CounterState.NEGATIVE), r.ttlMillis));
                 s.clear(i, CounterState.DIRTY);
             }
             if (s.has(i, CounterState.USERS_DIRTY)) {
                 Resolution r = s.resolution(i);
-                byte[] sketch = uniques.get(uniquesName(r, s.start[i]));
-                if (sketch != null) out.collect(RedisWrite.hll(keys.uniques(counter, r, s.start[i]), sketch, r.ttlMillis));
+                RedisHyperLogLog sketch = sketch(c, uniquesName(r, s.start[i]));
+                if (sketch != null) emit(hll(counter, keys.uniques(counter, r, s.start[i]), sketch, r.ttlMillis));
                 s.clear(i, CounterState.USERS_DIRTY);
             }
         }
         if (s.usersDirty) {
-            byte[] sketch = uniques.get(ALL_TIME);
-            if (sketch != null) out.collect(RedisWrite.hll(keys.uniquesAll(counter), sketch, 0));
+            RedisHyperLogLog sketch = sketch(c, ALL_TIME);
+            if (sketch != null) emit(hll(counter, keys.uniquesAll(counter), sketch, 0));
             s.usersDirty = false;
         }
     }
 
-    private Rollup rollup(String counter, CounterState s, int i) throws Exception {
-        return new Rollup(counter, s.resolution(i).label, s.start[i], s.end(i), s.sum[i], s.events[i], uniquesOf(s, i), s.revision[i]);
+    /** Monotone while only positive deltas went in (no bookkeeping key needed); versioned once one did not. */
+    private RedisWrite count(String counter, String key, long value, long events, boolean negative, long ttlMillis) {
+        return RedisWrite.count(key, negative ? keys.versionOf(counter, key) : null, value, events, !negative, ttlMillis);
+    }
+
+    /** A sketch of this run's lineage: in this run the sketches of a counter only grow (see {@link #lineage}). */
+    private RedisWrite hll(String counter, String key, RedisHyperLogLog sketch, long ttlMillis) {
+        return RedisWrite.hll(key, keys.versionOf(counter, key), lineage, sketch.toRedisBytes(), ttlMillis);
+    }
+
+    private Rollup rollup(CachedCounter c, int i) throws Exception {
+        CounterState s = c.state;
+        Long uniqueUsers = null;
+        if (s.has(i, CounterState.HAS_USERS)) {
+            RedisHyperLogLog sketch = sketch(c, uniquesName(s.resolution(i), s.start[i]));
+            uniqueUsers = sketch == null ? null : sketch.count();
+        }
+        return new Rollup(c.id, s.resolution(i).label, s.start[i], s.end(i), s.sum[i], s.events[i], uniqueUsers, s.revision[i]);
+    }
+
+    private void emit(RedisWrite w) {
+        output.collect(stamped(w));
+    }
+
+    private <T> StreamRecord<T> stamped(T value) {
+        return stamp == NO_TIMESTAMP ? new StreamRecord<>(value) : new StreamRecord<>(value, stamp);
     }
 }

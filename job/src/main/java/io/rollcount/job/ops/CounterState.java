@@ -6,9 +6,10 @@ import java.util.Arrays;
 /**
  * Everything the job keeps for one counter: the all-time total and the windows that may still change
  * (open, or closed but within the allowed lateness), as parallel primitive arrays so that Flink's POJO
- * serializer writes them compactly and without Kryo. One RocksDB value per counter, read and written
- * once per partial sum: a counter that gets an event every few seconds holds about 20 slots (13 of 5 s,
- * 2 of each coarser resolution), a quiet one 5 to 10, each 30 bytes.
+ * serializer writes them compactly and without Kryo. One RocksDB value per counter, read when the
+ * counter is first needed and written back at checkpoints or on eviction ({@link CountPerCounter} keeps
+ * the counters in use on the heap): a counter that gets an event every few seconds holds about 20 slots
+ * (13 of 5 s, 2 of each coarser resolution), a quiet one 5 to 10, each 30 bytes.
  */
 public class CounterState {
     /** Slot flag: changed since the last Redis write. */
@@ -28,7 +29,6 @@ public class CounterState {
     public long totalEvents;
     public boolean negative;
     public boolean totalDirty;
-    public boolean flushPending;
     /** The all-time unique-users sketch changed since the last Redis write. */
     public boolean usersDirty;
     /** The earliest event-time timer registered for this counter (Long.MAX_VALUE: none). */
@@ -62,6 +62,25 @@ public class CounterState {
         revision[i] = 0;
         flags[i] = 0;
         return i;
+    }
+
+    /** A deep copy. */
+    public CounterState copy() {
+        CounterState c = new CounterState();
+        c.total = total;
+        c.totalEvents = totalEvents;
+        c.negative = negative;
+        c.totalDirty = totalDirty;
+        c.usersDirty = usersDirty;
+        c.nextTimer = nextTimer;
+        c.size = size;
+        c.res = res.clone();
+        c.start = start.clone();
+        c.sum = sum.clone();
+        c.events = events.clone();
+        c.revision = revision.clone();
+        c.flags = flags.clone();
+        return c;
     }
 
     public Resolution resolution(int i) {

@@ -53,8 +53,7 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
 
     @Override
     public void onTimer(long timestamp, OnTimerContext ctx, Collector<Event> out) throws Exception {
-        Long at = forgetAt.value();
-        if (at != null && at <= timestamp) forgetAt.clear();
+        forgetAt.clear(); // the only timer of this key: its forget-at never moves (a duplicate changes nothing)
     }
 
     private static long saturatedAdd(long a, long b) {

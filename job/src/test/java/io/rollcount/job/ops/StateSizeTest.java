@@ -10,7 +10,6 @@ import io.rollcount.sketches.RedisHyperLogLog;
 import java.util.SplittableRandom;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
-import org.apache.flink.streaming.api.operators.KeyedProcessOperator;
 import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
 import org.junit.jupiter.api.Test;
@@ -27,10 +26,9 @@ class StateSizeTest {
     private static final long START = 1_764_000_000_000L;
 
     private static long bytesPerCounter(int usersPerPartial) throws Exception {
-        CountPerCounter fn = new CountPerCounter(new RedisKeys("rc"), 60_000, 1_000);
         SplittableRandom random = new SplittableRandom(7);
         try (var h = new KeyedOneInputStreamOperatorTestHarness<String, PartialSum, RedisWrite>(
-                new KeyedProcessOperator<>(fn), p -> p.counter, Types.STRING)) {
+                new CountPerCounter(new RedisKeys("rc"), 60_000, 1_000), p -> p.counter, Types.STRING)) {
             h.open();
             long end = START + 600_000;
             for (long t = START; t < end; t += 20_000) {

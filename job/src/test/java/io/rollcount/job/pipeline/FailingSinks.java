@@ -26,8 +26,8 @@ final class FailingSinks {
      * The real Redis sink; with {@link FailureInjection.Place#KEYED_OPERATOR} its writer throws from
      * {@code write} once the gate is open and {@code afterWrites} more values came. The writer is chained to
      * the keyed operator {@code count-per-counter} and called synchronously from its flush timer
-     * ({@code CountPerCounter.onTimer} → {@code out.collect}), so the exception is raised inside the keyed
-     * operator's callback, after it changed its state and before that state was stored; the test checks the
+     * ({@code CountPerCounter.flush} → {@code output.collect}), so the exception is raised inside the keyed
+     * operator's flush, after it changed its state and before that state was stored; the test checks the
      * stack of the thrown exception to prove it.
      */
     static final class Redis implements Sink<RedisWrite> {

@@ -172,8 +172,8 @@ class KafkaPipelineIT {
             switch (place) {
                 case AFTER_SOURCE -> assertThat(frames).as("thrown by the source reader").anyMatch(f -> f.contains("GatedSource$Reader.pollNext"));
                 // The Redis writer is chained to the keyed operator: the exception passes through its timer callback.
-                case KEYED_OPERATOR -> assertThat(frames).as("thrown inside the keyed operator's callback")
-                        .contains("io.rollcount.job.ops.CountPerCounter.onTimer");
+                case KEYED_OPERATOR -> assertThat(frames).as("thrown inside the keyed operator's flush")
+                        .contains("io.rollcount.job.ops.CountPerCounter.flush");
                 case SINK_TRANSACTION -> {
                     // The records of the failed transaction reached the broker and were never committed.
                     int uncommitted = run.rollups("read_uncommitted").size();
