@@ -44,12 +44,12 @@ import org.apache.flink.api.connector.sink2.WriterInitContext;
  * <h2>Redis permissions</h2>
  * The sink sends only {@code EVALSHA}, {@code SCRIPT LOAD} and, on connecting, {@code PING} (plus
  * {@code AUTH}, always allowed, and {@code SELECT} for a database other than 0); the script runs
- * {@code GET}, {@code SET}, {@code PEXPIRE}, {@code DEL}, {@code PFMERGE}, {@code ZADD} and, for the
+ * {@code GET}, {@code MGET}, {@code SET}, {@code PEXPIRE}, {@code DEL}, {@code PFMERGE}, {@code ZADD} and, for the
  * watermark, {@code HSET}, {@code HLEN}, {@code HVALS}, which the ACL checks too. A least-privilege user
  * for key prefix {@code rc}:
  * <pre>{@code
  * ACL SETUSER rollcount on >PASSWORD ~rc:* resetchannels -@all +evalsha +script|load +ping
- *     +get +set +pexpire +del +pfmerge +zadd +hset +hlen +hvals
+ *     +get +mget +set +pexpire +del +pfmerge +zadd +hset +hlen +hvals
  * }</pre>
  *
  * <p>Only a single Redis server (or a primary) is supported, not Redis Cluster; the key layout is

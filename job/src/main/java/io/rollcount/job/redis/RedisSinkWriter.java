@@ -203,7 +203,7 @@ public final class RedisSinkWriter implements SinkWriter<RedisWrite> {
             for (int round = 0; !pending.isEmpty(); round++) {
                 Pipeline p = j.pipelined();
                 List<Response<Object>> responses = new ArrayList<>(pending.size());
-                for (RedisApplyScript.Call c : pending) responses.add(p.evalsha(SHA, c.keys, c.args));
+                for (RedisApplyScript.Call c : pending) responses.add(p.evalsha(SHA, c.scriptKeys(), c.scriptArgs()));
                 countCommands(pending.size());
                 p.sync();
                 List<RedisApplyScript.Call> noScript = new ArrayList<>();

@@ -15,7 +15,9 @@ import java.util.Objects;
  *       is the number of events folded into the value, so a replay after a restart from a checkpoint
  *       never overwrites a newer value with an older one, and the final value (every event) always wins.
  *   <li>{@link #HLL}: merge the Redis-format HyperLogLog in {@link #bytes} into {@code key} (register max,
- *       as PFMERGE does): registers only grow, so a replay can never shrink what Redis holds.
+ *       as PFMERGE does): registers only grow, so a replay can never shrink what Redis holds. With a
+ *       {@link #versionKey}, {@link #version} names the sketch's lineage (see {@link #hll(String, String, long, byte[], long)}):
+ *       a newer sketch of the lineage that wrote the key last replaces it, cheaper than a merge.
  *   <li>{@link #MAX}: {@code SET key value} if larger than the stored value (the watermark).
  *   <li>{@link #ZSET}: replace the sorted set at {@code key} atomically by {@link #members} with
  *       {@link #scores}, if {@link #version} is not older than the stored {@link #versionKey}.
@@ -62,6 +64,18 @@ public class RedisWrite {
         w.key = key;
         w.bytes = sketch;
         w.ttlMillis = ttlMillis;
+        return w;
+    }
+
+    /**
+     * An HLL write of one lineage: sketches that only grow (one run of one operator subtask), tagged
+     * {@code lineage}, with {@code versionKey} recording which lineage wrote the key last. While that is
+     * this lineage, the newest sketch replaces the value instead of being merged into it.
+     */
+    public static RedisWrite hll(String key, String versionKey, long lineage, byte[] sketch, long ttlMillis) {
+        RedisWrite w = hll(key, sketch, ttlMillis);
+        w.versionKey = versionKey;
+        w.version = lineage;
         return w;
     }
 

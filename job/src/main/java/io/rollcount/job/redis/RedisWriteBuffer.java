@@ -12,7 +12,7 @@ import java.util.Map;
  *   <li>COUNT: the write with the highest version (the last one on a tie);
  *   <li>MAX: the largest value;
  *   <li>HLL: every sketch, in order (the script merges them one after another, which equals merging them
- *       here: PFMERGE is a register-wise maximum);
+ *       here: PFMERGE is a register-wise maximum), or the newest alone if they are of one lineage;
  *   <li>ZSET: the write with the highest version (the last one on a tie).
  * </ul>
  * {@link #drain} groups the writes by Redis Cluster hash tag ({@code {C}}: one counter) into script calls,
@@ -85,6 +85,11 @@ final class RedisWriteBuffer {
                 if (w.value > old.value) e.write = copy(w);
             }
             case RedisWrite.HLL -> {
+                if (w.versionKey != null && w.versionKey.equals(old.versionKey) && w.version == old.version) {
+                    // one lineage: the newer sketch contains the older
+                    for (byte[] sk : e.sketches) bytes -= sk.length;
+                    e.sketches.clear();
+                }
                 e.sketches.add(w.bytes);
                 bytes += w.bytes.length;
                 e.write.ttlMillis = w.ttlMillis;

@@ -218,6 +218,49 @@ class RedisSinkWriterTest {
     }
 
     @Test
+    void hllOfOneLineageIsReplacedAndAnyOtherIsMergedNeverShrinking() throws Exception {
+        String scratch = prefix + ":_scratch";
+        byte[] a = sketchOf(scratch, 0, 10);
+        byte[] b = sketchOf(scratch, 0, 40); // a grown sketch of the same lineage
+        byte[] c = sketchOf(scratch, 100, 103); // another lineage (a restore): a different, smaller sketch
+        byte[] d = sketchOf(scratch, 100, 110);
+        String u = keys.uniques("h", Resolution.H1, 1_700_000_000_000L);
+        String v = keys.versionOf("h", u);
+        long ttl = 3_600_000L;
+
+        write(RedisWrite.hll(u, v, 1, a, ttl)); // new key: taken as it is
+        assertThat(redis.get(u.getBytes())).isEqualTo(a);
+        assertThat(redis.get(v)).isEqualTo(RedisApplyScript.lineageOf(1));
+        write(RedisWrite.hll(u, v, 1, a, ttl), RedisWrite.hll(u, v, 1, b, ttl)); // same lineage: the newest replaces
+        assertThat(redis.get(u.getBytes())).as("replaced").isEqualTo(b);
+        assertThat(redis.get(u.getBytes())[4]).as("sparse encoding").isEqualTo((byte) 1);
+        assertThat(redis.pttl(u)).isBetween(3_500_000L, ttl);
+        assertThat(redis.pttl(v)).isBetween(3_500_000L, ttl);
+
+        String ref = prefix + ":_ref"; // what PFADD of every user written so far builds
+        for (int i = 0; i < 40; i++) redis.pfadd(ref, "user-" + i);
+        for (int i = 100; i < 103; i++) redis.pfadd(ref, "user-" + i);
+        write(RedisWrite.hll(u, v, 2, c, ttl)); // another lineage: merged, never shrinks
+        assertThat(redis.pfcount(u)).isEqualTo(redis.pfcount(ref));
+        assertThat(redis.get(v)).isEqualTo("!");
+        for (int i = 103; i < 110; i++) redis.pfadd(ref, "user-" + i);
+        write(RedisWrite.hll(u, v, 2, d, ttl)); // still merged: the key holds more than lineage 2 has
+        assertSameRegisters(redis.get(u.getBytes()), redis.get(ref.getBytes()));
+        assertThat(redis.pttl(u)).isBetween(3_500_000L, ttl);
+
+        // a key built by PFADD is merged into, not replaced
+        String all = keys.uniquesAll("h");
+        redis.pfadd(all, "someone-else");
+        write(RedisWrite.hll(all, keys.versionOf("h", all), 3, a, 0));
+        String refAll = prefix + ":_refAll";
+        redis.pfadd(refAll, "someone-else");
+        for (int i = 0; i < 10; i++) redis.pfadd(refAll, "user-" + i);
+        assertThat(redis.pfcount(all)).isEqualTo(redis.pfcount(refAll));
+        assertThat(redis.pttl(all)).isEqualTo(-1L);
+        assertThat(redis.exists(prefix + ":{h}:_tmp")).isFalse();
+    }
+
+    @Test
     void hllOfNonCounterKeyUsesBookkeepingScratchKey() throws Exception {
         String scratch = prefix + ":_scratch";
         byte[] a = sketchOf(scratch, 0, 10);
