@@ -28,8 +28,9 @@ import java.util.List;
  *       {@link RedisWrite#hll(String, String, long, byte[], long)}): only the newest sketch of the call counts.
  *       If versionKey names this lineage, {@code SET key sketch}; else if the key does not exist and the sketch
  *       is well formed, {@code SET key sketch NX}, and versionKey names the lineage; else the sketch is merged
- *       as below and versionKey is set to {@code !} (merged: every later write merges too). Both keys get
- *       {@code PX ttl} when ttl &gt; 0. So the usual write is a SET (PFMERGE decodes both values into 16,384
+ *       as below and versionKey is set to {@code !} (merged: every later write merges too). The key gets
+ *       {@code PX ttl} when ttl &gt; 0, and so does versionKey when it is set (not when it already names
+ *       the lineage: should it expire before the key, later writes merge, which is always safe). So the usual write is a SET (PFMERGE decodes both values into 16,384
  *       registers and encodes the result again: about 20 microseconds of the server's one thread), and a key
  *       that another lineage (an earlier run, a restore) or PFADD wrote is never shrunk.
  *   <li>HLL ({@code KEYS} key, tmpKey): {@code SET key sketch NX} for the first sketch if it is a well-formed
@@ -179,8 +180,8 @@ final class RedisApplyScript {
                 ai = ai + n
                 local owner = read()
                 if owner == lineage then
+                  -- versionKey keeps the expiry of the lineage's first write: if it lapses first, writes merge
                   set(k, last, ttl)
-                  set(vk, lineage, ttl)
                 elseif validhll(last) and setnx(k, last, ttl) then
                   set(vk, lineage, ttl)
                 else

@@ -20,14 +20,18 @@ import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.exceptions.JedisException;
 
 /**
- * The writer of {@link RedisSink}: buffers and coalesces writes, and applies them with one
- * {@code EVALSHA} of {@link RedisApplyScript} per counter, pipelined, when the buffer is full, on a
- * processing-time timer, and synchronously in {@link #flush(boolean)} (before every checkpoint barrier).
+ * The writer of {@link RedisSink}: buffers and coalesces writes, and applies them with
+ * {@code EVALSHA} of {@link RedisApplyScript} (several counters per call), pipelined, when the buffer is
+ * full and on a processing-time timer.
  *
- * <p>Everything runs in the task's mailbox thread (writes, timers, flushes), so nothing here is shared
- * between threads. While Redis is unreachable the writer retries inside the flush, which blocks the task:
- * backpressure builds up and checkpoints wait, as they must, since a checkpoint may only complete once
- * its writes are in Redis.
+ * <p>Writes, timers and the buffer belong to the task's mailbox thread. A batch goes to Redis from one
+ * I/O thread of the writer's own (which alone uses the connection), so that the task goes on counting
+ * while Redis applies the batch; one batch at most is in flight: the next waits for it (and fails if it
+ * failed), which keeps every key's writes in order. {@link #flush(boolean)} (before every checkpoint
+ * barrier, and at the end of input) returns only once every write received is in Redis. While Redis is
+ * unreachable the I/O thread retries; the next flush waits for it, which blocks the task: backpressure
+ * builds up and checkpoints wait, as they must, since a checkpoint may only complete once its writes are
+ * in Redis.
  *
  * <p>Metrics on the writer's metric group: {@code redisCommandsSent}, {@code redisKeysWritten},
  * {@code redisWritesStale} (skipped by the version check), {@code redisWritesCoalesced} (absorbed in the
@@ -56,8 +60,12 @@ public final class RedisSinkWriter implements SinkWriter<RedisWrite> {
     private final Counter sendErrors;
     private volatile long lastFlushMillis;
 
+    /** Used by the I/O thread only. */
     private Jedis jedis;
     private boolean closed;
+    private final java.util.concurrent.ExecutorService io;
+    /** The batch in flight, or null. */
+    private java.util.concurrent.Future<?> inFlight;
     private final String watermarkPerWriterKey;
     private final String watermarkKey;
     private final int subtask;
@@ -86,6 +94,12 @@ public final class RedisSinkWriter implements SinkWriter<RedisWrite> {
         metrics.setCurrentSendTimeGauge(() -> lastFlushMillis);
         this.recordsSend = metrics.getNumRecordsSendCounter();
         this.sendErrors = metrics.getNumRecordsSendErrorsCounter();
+        String ioName = "redis-writer-io-" + subtask;
+        this.io = java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, ioName);
+            t.setDaemon(true);
+            return t;
+        });
         scheduleTimer();
     }
 
@@ -111,11 +125,16 @@ public final class RedisSinkWriter implements SinkWriter<RedisWrite> {
     @Override
     public void flush(boolean endOfInput) throws IOException, InterruptedException {
         flushBuffer();
+        awaitInFlight();
     }
 
     @Override
-    public void close() {
+    public void close() throws InterruptedException {
         closed = true;
+        io.shutdownNow();
+        if (!io.awaitTermination(10, java.util.concurrent.TimeUnit.SECONDS)) {
+            LOG.warn("the Redis writer's I/O thread did not stop within 10 s");
+        }
         closeConnection();
     }
 
@@ -135,34 +154,55 @@ public final class RedisSinkWriter implements SinkWriter<RedisWrite> {
         scheduleTimer();
     }
 
+    /**
+     * Hands the buffered writes, then the watermark that arrived before them (if it moved and is a real
+     * time), to the I/O thread as one batch, once the batch before it is in Redis.
+     */
     private void flushBuffer() throws IOException, InterruptedException {
-        if (buffer.isEmpty()) {
-            flushWatermark();
-            return;
-        }
-        long start = System.nanoTime();
-        writesCoalesced.inc(buffer.takeCoalesced());
-        List<RedisApplyScript.Call> calls = buffer.drain(sink.maxWritesPerCall, sink.countersPerCall);
+        List<RedisApplyScript.Call> calls = new ArrayList<>();
         int writes = 0;
-        for (RedisApplyScript.Call c : calls) writes += c.writes;
-        try {
-            sendWithRetry(calls);
-        } catch (IOException | RuntimeException e) {
-            sendErrors.inc(writes);
-            throw e;
+        if (!buffer.isEmpty()) {
+            writesCoalesced.inc(buffer.takeCoalesced());
+            calls.addAll(buffer.drain(sink.maxWritesPerCall, sink.countersPerCall));
+            for (RedisApplyScript.Call c : calls) writes += c.writes;
         }
-        recordsSend.inc(writes);
-        flushes.inc();
-        lastFlushMillis = (System.nanoTime() - start) / 1_000_000;
-        flushWatermark();
+        long wm = pendingWatermark;
+        if (wm > writtenWatermark && wm >= 0) {
+            calls.add(RedisApplyScript.watermark(watermarkPerWriterKey, watermarkKey, subtask, parallelism, wm));
+            writtenWatermark = wm;
+        }
+        if (calls.isEmpty()) return;
+        awaitInFlight();
+        int batchWrites = writes;
+        inFlight = io.submit(() -> {
+            long start = System.nanoTime();
+            try {
+                sendWithRetry(calls);
+            } catch (IOException | RuntimeException e) {
+                sendErrors.inc(batchWrites);
+                throw e;
+            }
+            recordsSend.inc(batchWrites);
+            flushes.inc();
+            lastFlushMillis = (System.nanoTime() - start) / 1_000_000;
+            return null;
+        });
     }
 
-    /** Writes the watermark that arrived before the writes just flushed, if it moved and is a real time. */
-    private void flushWatermark() throws IOException, InterruptedException {
-        long wm = pendingWatermark;
-        if (wm <= writtenWatermark || wm < 0) return;
-        sendWithRetry(List.of(RedisApplyScript.watermark(watermarkPerWriterKey, watermarkKey, subtask, parallelism, wm)));
-        writtenWatermark = wm;
+    /** Waits for the batch in flight; rethrows its failure. */
+    private void awaitInFlight() throws IOException, InterruptedException {
+        if (inFlight == null) return;
+        try {
+            inFlight.get();
+        } catch (java.util.concurrent.ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof IOException io) throw io;
+            if (cause instanceof RuntimeException r) throw r;
+            if (cause instanceof InterruptedException i) throw i;
+            throw new RedisSinkException("Redis write failed: " + cause, cause);
+        } finally {
+            inFlight = null;
+        }
     }
 
     /** Sends the calls, retrying transient failures with backoff until the retry timeout has passed. */
