@@ -108,7 +108,7 @@ public final class JobBench {
         Files.createDirectories(work);
         out.printf("bench job (%s): %,d events per workload, %,d counters, %,d users, parallelism %d, RocksDB, checkpoints every 10 s, %d round(s)%n",
                 size.name, size.events, size.counters, size.users, PARALLELISM, size.rounds);
-        out.println("  Rollcount: RollcountJob.build with dedup, five resolutions, uniques (trending/top-K are not in build() on main yet), real Redis at " + redisUrl + " prefix " + prefix);
+        out.println("  Rollcount: RollcountJob.build with dedup, five resolutions, uniques, trending and window top-K, real Redis at " + redisUrl + " prefix " + prefix);
         try (BenchCluster c = new BenchCluster(PARALLELISM, work)) {
             cluster = c;
             Map<Workload, Figures> figures = new EnumMap<>(Workload.class);
