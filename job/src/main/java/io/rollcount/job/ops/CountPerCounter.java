@@ -42,9 +42,9 @@ import org.apache.flink.util.OutputTag;
  *
  * <p><b>Outputs</b>, on the main stream, {@link RedisWrite}s that a replay cannot turn back: a value that
  * only ever received positive deltas is written monotone (Redis keeps the larger; every value written is a
- * sum over a subset of the final events, so the final value is the largest and wins), any other value with
- * a version, the number of events in it (a replayed older value never overwrites a newer one), under a
- * bookkeeping key; unique-users sketches with this run's lineage (see {@link #lineage}). They are written:
+ * sum over a subset of the final events, so the final value is the largest and wins) and needs no
+ * bookkeeping key; any other value with a version, the number of events in it (a replayed older value
+ * never overwrites a newer one), under a bookkeeping key that monotone writes then respect too; unique-users sketches with this run's lineage (see {@link #lineage}). They are written:
  * <ul>
  *   <li>the total and every changed open window, at most once per flush interval (processing time,
  *       default 1 s: one callback per subtask for every changed counter, not a timer per counter);</li>
@@ -371,9 +371,13 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
         }
     }
 
-    /** Monotone while only positive deltas went in (no bookkeeping key needed); versioned once one did not. */
+    /**
+     * Monotone while only positive deltas went in, versioned once one did not. The version key is named
+     * either way: a monotone write creates none but must respect one that a versioned write left (a replay
+     * of the counter's state from before its negative delta must not overwrite the newer value).
+     */
     private RedisWrite count(String counter, String key, long value, long events, boolean negative, long ttlMillis) {
-        return RedisWrite.count(key, negative ? keys.versionOf(counter, key) : null, value, events, !negative, ttlMillis);
+        return RedisWrite.count(key, keys.versionOf(counter, key), value, events, !negative, ttlMillis);
     }
 
     /** A sketch of this run's lineage: in this run the sketches of a counter only grow (see {@link #lineage}). */

@@ -22,7 +22,9 @@ import java.util.List;
  *   <li>COUNT ({@code KEYS} key[, versionKey]): skipped if the stored version is {@code >= version}, or if
  *       {@code monotone} and the stored value is larger than the new one; else {@code SET key value} and
  *       {@code SET versionKey version}, both with {@code PX ttl} when ttl &gt; 0 (so value and version expire
- *       together, {@code ttl} after this write) and without expiry when ttl is 0.
+ *       together, {@code ttl} after this write) and without expiry when ttl is 0. A monotone write updates a
+ *       version that exists but creates none: a value only ever written upward needs no version, and a
+ *       value that once went down (a versioned write) stays guarded against replays of older states.
  *   <li>MAX ({@code KEYS} key): {@code SET key value} if there is no value or the new one is larger.
  *   <li>HLL of a lineage ({@code KEYS} key, tmpKey, versionKey; the writer's sketches only grow, see
  *       {@link RedisWrite#hll(String, String, long, byte[], long)}): only the newest sketch of the call counts.
@@ -142,7 +144,8 @@ final class RedisApplyScript {
                 if not skip and cur and cmp(int(k, cur), value) > 0 then skip = true end
                 if skip then skipped = skipped + 1 else
                   put(k, value, ttl, mono == '1' and not cur)
-                  if vk then put(vk, version, ttl, not sv) end
+                  -- a monotone write keeps a version current where one exists, but creates none
+                  if vk and (mono ~= '1' or sv) then put(vk, version, ttl, not sv) end
                   applied = applied + 1
                 end
               elseif kind == 'M' then

@@ -6,7 +6,11 @@ import io.rollcount.job.model.PartialSum;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.model.Rollup;
 import io.rollcount.job.redis.RedisKeys;
+import io.rollcount.job.redis.RedisSink;
+import io.rollcount.job.redis.RedisSinkWriter;
 import io.rollcount.job.redis.RedisWrite;
+import io.rollcount.job.redis.TestWriterContext;
+import io.rollcount.job.support.RedisTestSupport;
 import io.rollcount.sketches.RedisHyperLogLog;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -20,56 +24,71 @@ import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
 import org.junit.jupiter.api.Test;
+import redis.clients.jedis.Jedis;
 
 /**
  * {@link CountPerCounter} keeps counters on the heap between snapshots: whatever the cache budget (from
- * "evict after every record" to "never evict") and across a snapshot and restore in the middle, what
- * reaches Redis and the rollups must be the same, and exact.
+ * "evict after every record" to "never evict") and across a snapshot, a failed stretch whose writes stay in
+ * Redis, and a restore into a new operator, what the real Redis holds (through the real sink writer and
+ * script) and the rollups must be the same, and exact.
  */
 class CountPerCounterTest {
     private static final long START = 1_764_000_000_000L;
     private static final int STEPS = 200;
     private static final int RESTORE_AT = 90;
-    private static final RedisKeys KEYS = new RedisKeys("rc");
 
-    /** What Redis holds after the writes (version-guarded values, merged sketches) and the rollups emitted. */
-    private static final class Result {
-        final Map<String, RedisWrite> values = new TreeMap<>();
-        final Map<String, RedisHyperLogLog> sketches = new TreeMap<>();
+    /**
+     * Where a run's writes go: the real Redis through the real sink writer, under a key prefix of its own,
+     * and the rollups emitted (those of a failed attempt are dropped by the caller, as Kafka transactions
+     * would abort them).
+     */
+    private static final class Result implements AutoCloseable {
+        final String prefix = "rctest" + Long.toHexString(new SplittableRandom().nextLong() & Long.MAX_VALUE);
+        final RedisKeys keys = new RedisKeys(prefix);
+        final Jedis redis = new Jedis("127.0.0.1", 6379);
+        final RedisSinkWriter writer;
         final List<String> rollups = new ArrayList<>();
 
-        void take(KeyedOneInputStreamOperatorTestHarness<String, PartialSum, RedisWrite> h) {
+        Result() throws Exception {
+            writer = (RedisSinkWriter) RedisSink.builder().setUrl("redis://127.0.0.1:6379").setKeyPrefix(prefix).build()
+                    .createWriter(new TestWriterContext());
+        }
+
+        void take(KeyedOneInputStreamOperatorTestHarness<String, PartialSum, RedisWrite> h, boolean keepRollups) throws Exception {
             for (Object o : h.getOutput()) {
-                if (!(o instanceof StreamRecord<?> r)) continue;
-                RedisWrite w = (RedisWrite) r.getValue();
-                if (w.kind == RedisWrite.HLL) {
-                    sketches.computeIfAbsent(w.key, k -> new RedisHyperLogLog()).merge(RedisHyperLogLog.fromRedisBytes(w.bytes));
-                } else {
-                    values.merge(w.key, w, (a, b) -> b.version >= a.version ? b : a);
-                }
+                if (o instanceof StreamRecord<?> r) writer.write((RedisWrite) r.getValue(), null);
             }
+            writer.flush(false);
             h.getOutput().clear();
             var side = h.getSideOutput(CountPerCounter.ROLLUPS);
             if (side != null) {
                 for (StreamRecord<Rollup> r : side) {
                     Rollup u = r.getValue();
-                    rollups.add(u.counter + "/" + u.res + "/" + u.start + " sum=" + u.sum + " events=" + u.events
-                            + " uniques=" + u.uniques + " rev=" + u.revision);
+                    if (keepRollups) {
+                        rollups.add(u.counter + "/" + u.res + "/" + u.start + " sum=" + u.sum + " events=" + u.events
+                                + " uniques=" + u.uniques + " rev=" + u.revision);
+                    }
                 }
                 side.clear();
             }
         }
 
-        Map<String, Long> counts() {
-            Map<String, Long> m = new TreeMap<>();
-            values.forEach((k, w) -> m.put(k, w.value));
+        /** The contract's keys (no bookkeeping), without the prefix: counts as text, sketches as PFCOUNT. */
+        Map<String, String> redisContents() {
+            Map<String, String> m = new TreeMap<>();
+            for (String k : RedisTestSupport.keysOf(redis, prefix)) {
+                String name = k.substring(prefix.length());
+                if (name.contains(":_")) continue;
+                m.put(name, name.contains("}:u:") ? "pfcount=" + redis.pfcount(k) : redis.get(k));
+            }
             return m;
         }
 
-        Map<String, Long> uniques() {
-            Map<String, Long> m = new TreeMap<>();
-            sketches.forEach((k, s) -> m.put(k, s.count()));
-            return m;
+        @Override
+        public void close() throws Exception {
+            writer.close();
+            RedisTestSupport.deleteAll(redis, prefix);
+            redis.close();
         }
     }
 
@@ -93,19 +112,20 @@ class CountPerCounterTest {
         return out;
     }
 
-    private static KeyedOneInputStreamOperatorTestHarness<String, PartialSum, RedisWrite> harness(long cacheBytes) throws Exception {
-        return new KeyedOneInputStreamOperatorTestHarness<>(new CountPerCounter(KEYS, 60_000, 1_000, cacheBytes),
+    private static KeyedOneInputStreamOperatorTestHarness<String, PartialSum, RedisWrite> harness(Result r, long cacheBytes)
+            throws Exception {
+        return new KeyedOneInputStreamOperatorTestHarness<>(new CountPerCounter(r.keys, 60_000, 1_000, cacheBytes),
                 p -> p.counter, Types.STRING);
     }
 
     /** Steps {@code from} (inclusive) to {@code to} (exclusive): partials, then processing time, then the watermark. */
-    private static void run(KeyedOneInputStreamOperatorTestHarness<String, PartialSum, RedisWrite> h, int from, int to, Result result)
-            throws Exception {
+    private static void run(KeyedOneInputStreamOperatorTestHarness<String, PartialSum, RedisWrite> h, int from, int to, Result result,
+            boolean keepRollups) throws Exception {
         for (int step = from; step < to; step++) {
             for (PartialSum p : step(step)) h.processElement(p, p.bucket);
             h.setProcessingTime(step * 1_000L + 1_000);
             h.processWatermark(new Watermark(START + step * 1_000L - 10_000));
-            result.take(h);
+            result.take(h, keepRollups);
         }
     }
 
@@ -113,38 +133,37 @@ class CountPerCounterTest {
         h.processWatermark(new Watermark(Long.MAX_VALUE));
         h.endInput();
         h.setProcessingTime(Long.MAX_VALUE / 2);
-        result.take(h);
+        result.take(h, true);
     }
 
     private static Result uninterrupted(long cacheBytes) throws Exception {
         Result result = new Result();
-        try (var h = harness(cacheBytes)) {
+        try (var h = harness(result, cacheBytes)) {
             h.open();
-            run(h, 0, STEPS, result);
+            run(h, 0, STEPS, result, true);
             finish(h, result);
         }
         return result;
     }
 
-    /** Runs to {@link #RESTORE_AT}, snapshots, goes on a while (lost: the failure), restores and replays. */
+    /**
+     * Runs to {@link #RESTORE_AT}, snapshots, goes on a while (its Redis writes stay, its rollups are lost:
+     * the failed attempt), then restores into a new operator (a new lineage) and replays from the snapshot.
+     */
     private static Result restoredMidway(long cacheBytes) throws Exception {
         Result result = new Result();
         OperatorSubtaskState snapshot;
-        try (var h = harness(cacheBytes)) {
+        try (var h = harness(result, cacheBytes)) {
             h.open();
-            run(h, 0, RESTORE_AT, result);
+            run(h, 0, RESTORE_AT, result, true);
             snapshot = h.snapshot(1, RESTORE_AT);
-            Result lost = new Result();
-            run(h, RESTORE_AT, RESTORE_AT + 17, lost);
-            // Redis keeps what the failed attempt wrote; rollups of the failed attempt are aborted (transactions).
-            lost.values.forEach((k, w) -> result.values.merge(k, w, (a, b) -> b.version >= a.version ? b : a));
-            lost.sketches.forEach((k, s) -> result.sketches.computeIfAbsent(k, x -> new RedisHyperLogLog()).merge(s));
+            run(h, RESTORE_AT, RESTORE_AT + 17, result, false);
         }
-        try (var h = harness(cacheBytes)) {
+        try (var h = harness(result, cacheBytes)) {
             h.setProcessingTime(RESTORE_AT * 1_000L);
             h.initializeState(snapshot);
             h.open();
-            run(h, RESTORE_AT, STEPS, result);
+            run(h, RESTORE_AT, STEPS, result, true);
             finish(h, result);
         }
         return result;
@@ -152,28 +171,30 @@ class CountPerCounterTest {
 
     @Test
     void heapCacheChangesNothingWhateverItsBudgetAndAcrossARestore() throws Exception {
-        Result reference = uninterrupted(Long.MAX_VALUE);
+        try (Result reference = uninterrupted(Long.MAX_VALUE)) {
+            Map<String, String> expected = reference.redisContents();
+            // exact: every total is the sum of its partials
+            Map<String, Long> totals = new HashMap<>();
+            for (int step = 0; step < STEPS; step++) {
+                for (PartialSum p : step(step)) totals.merge(":{" + p.counter + "}:total", p.sum, Long::sum);
+            }
+            totals.forEach((k, v) -> assertThat(expected.get(k)).as(k).isEqualTo(Long.toString(v)));
+            assertThat(expected.keySet()).anyMatch(k -> k.contains("}:u:1h:")).anyMatch(k -> k.endsWith("}:u:all"));
+            assertThat(reference.rollups).isNotEmpty();
 
-        // exact: every total is the sum of its partials
-        Map<String, Long> totals = new HashMap<>();
-        for (int step = 0; step < STEPS; step++) {
-            for (PartialSum p : step(step)) totals.merge(KEYS.total(p.counter), p.sum, Long::sum);
-        }
-        totals.forEach((k, v) -> assertThat(reference.values.get(k).value).as(k).isEqualTo(v));
-        assertThat(reference.rollups).isNotEmpty();
-        assertThat(reference.sketches).isNotEmpty();
-
-        for (long budget : new long[] {1, 20_000}) {
-            Result evicting = uninterrupted(budget);
-            assertThat(evicting.counts()).as("Redis values, cache budget " + budget).isEqualTo(reference.counts());
-            assertThat(evicting.uniques()).as("sketches, cache budget " + budget).isEqualTo(reference.uniques());
-            assertThat(evicting.rollups).as("rollups, cache budget " + budget).containsExactlyInAnyOrderElementsOf(reference.rollups);
-        }
-        for (long budget : new long[] {1, Long.MAX_VALUE}) {
-            Result restored = restoredMidway(budget);
-            assertThat(restored.counts()).as("Redis values after a restore, budget " + budget).isEqualTo(reference.counts());
-            assertThat(restored.uniques()).as("sketches after a restore, budget " + budget).isEqualTo(reference.uniques());
-            assertThat(restored.rollups).as("rollups after a restore, budget " + budget).containsExactlyInAnyOrderElementsOf(reference.rollups);
+            for (long budget : new long[] {1, 20_000}) {
+                try (Result evicting = uninterrupted(budget)) {
+                    assertThat(evicting.redisContents()).as("Redis, cache budget " + budget).isEqualTo(expected);
+                    assertThat(evicting.rollups).as("rollups, cache budget " + budget).containsExactlyInAnyOrderElementsOf(reference.rollups);
+                }
+            }
+            for (long budget : new long[] {1, Long.MAX_VALUE}) {
+                try (Result restored = restoredMidway(budget)) {
+                    assertThat(restored.redisContents()).as("Redis after a restore, budget " + budget).isEqualTo(expected);
+                    assertThat(restored.rollups).as("rollups after a restore, budget " + budget)
+                            .containsExactlyInAnyOrderElementsOf(reference.rollups);
+                }
+            }
         }
     }
 }

@@ -90,6 +90,24 @@ class RedisSinkWriterTest {
     }
 
     @Test
+    void monotoneWritesCreateNoVersionButRespectAndKeepOneThatExists() throws Exception {
+        String total = keys.total("r");
+        String v = keys.versionOf("r", total);
+        write(count("r", 2, 1, true, 0)); // positive-only so far: no bookkeeping
+        assertThat(redis.get(total)).isEqualTo("2");
+        assertThat(redis.exists(v)).isFalse();
+        write(count("r", 1, 2, false, 0)); // a negative delta: versioned from now on
+        assertThat(redis.get(total)).isEqualTo("1");
+        assertThat(redis.get(v)).isEqualTo("2");
+        // a replay of the state before the negative delta: larger, but older than the stored version
+        write(count("r", 2, 1, true, 0));
+        assertThat(redis.get(total)).isEqualTo("1");
+        write(count("r", 5, 3, true, 0)); // newer and larger: applied, and the version it found kept current
+        assertThat(redis.get(total)).isEqualTo("5");
+        assertThat(redis.get(v)).isEqualTo("3");
+    }
+
+    @Test
     void valuesBeyondDoublePrecisionCompareExactly() throws Exception {
         String total = keys.total("big");
         long big = 9_007_199_254_740_993L; // 2^53 + 1: a double cannot tell it from 2^53
@@ -106,18 +124,18 @@ class RedisSinkWriterTest {
     void ttlOnValueAndVersionKeys() throws Exception {
         String w = keys.window("t", Resolution.values()[0], 1_700_000_000_000L);
         String wv = keys.versionOf("t", w);
-        write(RedisWrite.count(w, wv, 5, 1, true, 7_200_000L));
+        write(RedisWrite.count(w, wv, 5, 1, false, 7_200_000L)); // versioned (monotone writes create no version)
         assertThat(redis.pttl(w)).isBetween(7_100_000L, 7_200_000L);
         assertThat(redis.pttl(wv)).isBetween(7_100_000L, 7_200_000L);
 
         redis.pexpire(w, 1_000_000L);
         redis.pexpire(wv, 1_000_000L);
-        write(RedisWrite.count(w, wv, 6, 2, true, 7_200_000L)); // expires that long after its last write
+        write(RedisWrite.count(w, wv, 6, 2, true, 7_200_000L)); // expires that long after its last write; the version found is kept
         assertThat(redis.pttl(w)).isGreaterThan(7_100_000L);
         assertThat(redis.pttl(wv)).isGreaterThan(7_100_000L);
 
         String total = keys.total("t");
-        write(count("t", 1, 1, true, 0));
+        write(count("t", 1, 1, false, 0));
         assertThat(redis.pttl(total)).isEqualTo(-1L);
         assertThat(redis.pttl(keys.versionOf("t", total))).isEqualTo(-1L);
     }

@@ -22,7 +22,7 @@ import org.apache.flink.util.UserCodeClassLoader;
  * A WriterInitContext for driving a writer directly, with a manual processing-time clock: timers fire only
  * in {@link #advance(long)}, in the test's thread, as they would in the task's mailbox thread.
  */
-final class TestWriterContext implements WriterInitContext {
+public final class TestWriterContext implements WriterInitContext {
 
     private record Timer(long time, ProcessingTimeService.ProcessingTimeCallback callback) {}
 
