@@ -27,6 +27,13 @@ import java.util.Arrays;
  * two distinct items share every row only if their 32-bit hash codes and lengths are equal, a pair
  * probability of about 2^-32, far below the sketch's own per-row collision probability 1/width.
  *
+ * <p><b>Update path.</b> A conservative update reads the item's {@code depth} cells, takes their minimum
+ * m and stores {@code max(cell, m + w)} into every one, raised or not: which rows need raising is
+ * data-dependent, so a branch per row would be mispredicted often. While the cells are non-negative
+ * (always, unless negative weights were added) their raw bits order as signed longs, so minimum and
+ * maximum are integer conditional moves; depth 5 (the default delta, 0.01) is unrolled, its five cells
+ * located once.
+ *
  * <p><b>Counter representation.</b> Decayed weights are fractional, so each 64-bit cell holds the IEEE
  * 754 binary64 bits of its value ({@link Double#doubleToRawLongBits}), not a fixed-point integer:
  * renormalisation then halves exactly ({@link Math#scalb}, no bit lost per half-life, as a shift of a
