@@ -27,6 +27,13 @@ import java.util.Arrays;
  * two distinct items share every row only if their 32-bit hash codes and lengths are equal, a pair
  * probability of about 2^-32, far below the sketch's own per-row collision probability 1/width.
  *
+ * <p><b>Update path.</b> A conservative update reads the item's {@code depth} cells, takes their minimum
+ * m and stores {@code max(cell, m + w)} into every one, raised or not: which rows need raising is
+ * data-dependent, so a branch per row would be mispredicted often. While the cells are non-negative
+ * (always, unless negative weights were added) their raw bits order as signed longs, so minimum and
+ * maximum are integer conditional moves; depth 5 (the default delta, 0.01) is unrolled, its five cells
+ * located once.
+ *
  * <p><b>Counter representation.</b> Decayed weights are fractional, so each 64-bit cell holds the IEEE
  * 754 binary64 bits of its value ({@link Double#doubleToRawLongBits}), not a fixed-point integer:
  * renormalisation then halves exactly ({@link Math#scalb}, no bit lost per half-life, as a shift of a
@@ -137,11 +144,69 @@ public final class CountMinSketch {
     long h2 = Long.rotateLeft(h1, 32) | 1;
     total = saturate(total + stored);
     if (conservative && stored >= 0) {
-      double target = saturate(minimum(h1, h2) + stored);
-      raiseTo(h1, h2, target);
-      return target;
+      return depth == 5 ? raise5(h1, h2, stored) : raise(h1, h2, stored);
     }
     return addToAll(h1, h2, stored);
+  }
+
+  /** {@link #raise} unrolled for depth 5 (the default delta, 0.01): five cells located once, read, written. */
+  private double raise5(long h1, long h2, double stored) {
+    long[] t = table;
+    int w = width;
+    int c0 = column(h1);
+    int c1 = w + column(h1 + h2);
+    int c2 = 2 * w + column(h1 + 2 * h2);
+    int c3 = 3 * w + column(h1 + 3 * h2);
+    int c4 = 4 * w + column(h1 + 4 * h2);
+    long b0 = t[c0], b1 = t[c1], b2 = t[c2], b3 = t[c3], b4 = t[c4];
+    if ((b0 | b1 | b2 | b3 | b4) < 0) {
+      return raiseSigned(h1, h2, stored);
+    }
+    long target = raised(Math.min(Math.min(Math.min(b0, b1), Math.min(b2, b3)), b4), stored);
+    t[c0] = Math.max(b0, target);
+    t[c1] = Math.max(b1, target);
+    t[c2] = Math.max(b2, target);
+    t[c3] = Math.max(b3, target);
+    t[c4] = Math.max(b4, target);
+    return Double.longBitsToDouble(target);
+  }
+
+  /**
+   * Conservative update without a branch per row: while every cell is a non-negative double (bits
+   * with the sign clear), the cells order as their raw bits do as signed longs, so the minimum and the
+   * raise are long min and max (conditional moves), and every cell is stored, raised or not.
+   */
+  private double raise(long h1, long h2, double stored) {
+    long signs = 0;
+    long min = Long.MAX_VALUE;
+    long x = h1;
+    for (int row = 0, base = 0; row < depth; row++, base += width, x += h2) {
+      long bits = table[base + column(x)];
+      signs |= bits;
+      min = Math.min(min, bits);
+    }
+    if (signs < 0) {
+      return raiseSigned(h1, h2, stored);
+    }
+    long target = raised(min, stored);
+    x = h1;
+    for (int row = 0, base = 0; row < depth; row++, base += width, x += h2) {
+      int cell = base + column(x);
+      table[cell] = Math.max(table[cell], target);
+    }
+    return Double.longBitsToDouble(target);
+  }
+
+  /** The bits of {@code saturate(minimum + stored)}, for a non-negative minimum given as bits. */
+  private static long raised(long minimumBits, double stored) {
+    return Double.doubleToRawLongBits(saturate(Double.longBitsToDouble(minimumBits) + stored));
+  }
+
+  /** Conservative update when some cell is negative (turnstile use): compared as doubles. */
+  private double raiseSigned(long h1, long h2, double stored) {
+    double target = saturate(minimum(h1, h2) + stored);
+    raiseTo(h1, h2, target);
+    return target;
   }
 
   private double minimum(long h1, long h2) {

@@ -17,10 +17,14 @@ import java.util.Map;
  * <p><b>State.</b> {@code capacity + 1} monitored items, each with an upper bound {@code c} (its
  * Space-Saving count) and a lower bound {@code l} (the weight it received while monitored); a floor
  * {@code F} bounding the count of every unmonitored item; the total weight {@code N}. All in stored
- * (forward-decayed) units against one landmark. Items live in slots; a binary min-heap of slots keyed by
- * {@code c} finds the minimum, an open-addressing table (linear probing, load at most 1/2) keyed by a
- * 64-bit item hash finds an item's slot. Space-Saving with k + 1 counters is Misra-Gries with k
- * (Agarwal et al.), hence the one extra slot.
+ * (forward-decayed) units against one landmark. Items live in slots: parallel primitive arrays (item,
+ * its {@link String#hashCode}, its 64-bit {@link CountMinSketch#hash}, c, l, pending weight, heap
+ * position), no object per item. A binary min-heap of slots keyed by {@code c} finds the minimum; an
+ * open-addressing table (linear probing, load at most 1/2) keyed by the item's {@code hashCode},
+ * Fibonacci-hashed, finds an item's slot: a monitored item costs one probe, an identity check ({@code ==})
+ * before {@code equals}, and, since its count only grows, a sift-down. The 32-bit key is the one a
+ * String caches, so a monitored item is found without reading its characters or its length. Space-Saving
+ * with k + 1 counters is Misra-Gries with k (Agarwal et al.), hence the one extra slot.
  *
  * <p><b>Update</b> of item x with weight w &gt; 0 and an upper bound e of x's count including w (the
  * Count-Min estimate; +infinity without one): a monitored x gets {@code c += w, l += w}. Otherwise
@@ -79,6 +83,7 @@ public final class SpaceSavingTopK {
   private final int slots;
   private final ForwardDecay decay;
   private final String[] items;
+  private final int[] codes;
   private final long[] hashes;
   private final double[] upper;
   private final double[] lower;
@@ -87,6 +92,7 @@ public final class SpaceSavingTopK {
   private final int[] heapIndex;
   private final int[] table;
   private final int mask;
+  private final int shift;
   private int size;
   private long landmark;
   private double total;
@@ -101,6 +107,7 @@ public final class SpaceSavingTopK {
     this.slots = capacity + 1;
     this.decay = ForwardDecay.of(halfLifeMillis);
     this.items = new String[slots];
+    this.codes = new int[slots];
     this.hashes = new long[slots];
     this.upper = new double[slots];
     this.lower = new double[slots];
@@ -109,6 +116,7 @@ public final class SpaceSavingTopK {
     this.heapIndex = new int[slots];
     this.table = new int[Integer.highestOneBit(slots * 2 - 1) << 1];
     this.mask = table.length - 1;
+    this.shift = Integer.numberOfLeadingZeros(mask);
   }
 
   // ------------------------------------------------------------------ updates
@@ -120,8 +128,7 @@ public final class SpaceSavingTopK {
       return;
     }
     advanceTo(eventTimeMillis);
-    offer(item, CountMinSketch.hash(item), weight * decay.weight(eventTimeMillis, landmark),
-        Double.POSITIVE_INFINITY);
+    offer(item, weight * decay.weight(eventTimeMillis, landmark), Double.POSITIVE_INFINITY);
   }
 
   /** Moves the landmark on to {@code timeMillis} if a half-life or more has passed. */
@@ -132,17 +139,18 @@ public final class SpaceSavingTopK {
   }
 
   /**
-   * Offers a stored weight {@code w > 0} for {@code item} (of 64-bit hash {@code hash}) whose stored
-   * count, this weight included, is at most {@code bound} (+infinity when nothing better is known).
+   * Offers a stored weight {@code w > 0} for {@code item} whose stored count, this weight included, is
+   * at most {@code bound} (+infinity when nothing better is known).
    */
-  void offer(String item, long hash, double w, double bound) {
-    int slot = find(item, hash);
+  void offer(String item, double w, double bound) {
+    int code = item.hashCode();
+    int slot = find(item, code);
     if (slot >= 0) {
       addMonitored(slot, w);
     } else if (size < slots) {
-      insertNew(item, hash, w, bound);
+      insertNew(item, code, CountMinSketch.hash(item), w, bound);
     } else {
-      replaceMinimum(item, hash, w, bound);
+      replaceMinimum(item, code, CountMinSketch.hash(item), w, bound);
     }
   }
 
@@ -150,22 +158,24 @@ public final class SpaceSavingTopK {
    * Offers a stored weight {@code w > 0} for {@code item}, the Count-Min sketch {@code cms} (on the same
    * clock) receiving unmonitored weight now and monitored weight on eviction (see the class comment).
    */
-  void offer(String item, long hash, double w, CountMinSketch cms) {
-    int slot = find(item, hash);
+  void offer(String item, double w, CountMinSketch cms) {
+    int code = item.hashCode();
+    int slot = find(item, code);
     if (slot >= 0) {
       addMonitored(slot, w);
       pending[slot] += w;
       return;
     }
+    long hash = CountMinSketch.hash(item);
     double bound = cms.addStored(hash, w);
     if (size < slots) {
-      insertNew(item, hash, w, bound);
+      insertNew(item, code, hash, w, bound);
       return;
     }
     int min = heap[0];
     long evictedHash = hashes[min];
     double evictedPending = pending[min];
-    if (replaceMinimum(item, hash, w, bound) && evictedPending > 0) {
+    if (replaceMinimum(item, code, hash, w, bound) && evictedPending > 0) {
       cms.addStored(evictedHash, evictedPending);
     }
   }
@@ -177,16 +187,16 @@ public final class SpaceSavingTopK {
     siftDown(heapIndex[slot]);
   }
 
-  private void insertNew(String item, long hash, double w, double bound) {
+  private void insertNew(String item, int code, long hash, double w, double bound) {
     total += w;
-    admit(size, item, hash, bound < floor + w ? bound : floor + w, w);
+    admit(size, item, code, hash, bound < floor + w ? bound : floor + w, w);
     heap[size] = size;
     heapIndex[size] = size;
     siftUp(size++);
   }
 
   /** The newcomer replaces the minimum item if its bound beats the minimum's; true if it did. */
-  private boolean replaceMinimum(String item, long hash, double w, double bound) {
+  private boolean replaceMinimum(String item, int code, long hash, double w, double bound) {
     total += w;
     int min = heap[0];
     floor = Math.max(floor, upper[min]);
@@ -195,13 +205,14 @@ public final class SpaceSavingTopK {
       return false;
     }
     tableRemove(min);
-    admit(min, item, hash, u, w);
+    admit(min, item, code, hash, u, w);
     siftDown(0);
     return true;
   }
 
-  private void admit(int slot, String item, long hash, double u, double w) {
+  private void admit(int slot, String item, int code, long hash, double u, double w) {
     items[slot] = item;
+    codes[slot] = code;
     hashes[slot] = hash;
     upper[slot] = u;
     lower[slot] = w;
@@ -267,25 +278,27 @@ public final class SpaceSavingTopK {
 
   // ------------------------------------------------------------------ item table
 
-  private int home(long hash) {
-    return (int) (hash >>> 32) & mask; // item hashes are mixed already
+  /** Fibonacci hashing: the top bits of the hash code times 2^32 / golden ratio. */
+  private int home(int code) {
+    return (code * 0x9e3779b9) >>> shift;
   }
 
-  private int find(String item, long hash) {
-    for (int i = home(hash); ; i = (i + 1) & mask) {
-      int entry = table[i];
-      if (entry == 0) {
+  /** The slot of {@code item} (of hash code {@code code}), or -1 if it is not monitored. */
+  private int find(String item, int code) {
+    for (int i = home(code); ; i = (i + 1) & mask) {
+      int slot = table[i] - 1;
+      if (slot < 0) {
         return -1;
       }
-      int slot = entry - 1;
-      if (hashes[slot] == hash && items[slot].equals(item)) {
+      String monitored = items[slot];
+      if (monitored == item || (codes[slot] == code && monitored.equals(item))) {
         return slot;
       }
     }
   }
 
   private void tableInsert(int slot) {
-    int i = home(hashes[slot]);
+    int i = home(codes[slot]);
     while (table[i] != 0) {
       i = (i + 1) & mask;
     }
@@ -294,12 +307,12 @@ public final class SpaceSavingTopK {
 
   /** Removes a slot's entry, shifting later entries of the probe run back (Knuth's Algorithm R). */
   private void tableRemove(int slot) {
-    int i = home(hashes[slot]);
+    int i = home(codes[slot]);
     while (table[i] != slot + 1) {
       i = (i + 1) & mask;
     }
     for (int j = (i + 1) & mask; table[j] != 0; j = (j + 1) & mask) {
-      int h = home(hashes[table[j] - 1]);
+      int h = home(codes[table[j] - 1]);
       boolean stays = i <= j ? (i < h && h <= j) : (i < h || h <= j);
       if (!stays) {
         table[i] = table[j];
@@ -336,8 +349,8 @@ public final class SpaceSavingTopK {
   }
 
   /** The stored weight of {@code item} not yet given to the Count-Min sketch (0 if unmonitored). */
-  double pendingOf(String item, long hash) {
-    int slot = find(item, hash);
+  double pendingOf(String item) {
+    int slot = find(item, item.hashCode());
     return slot >= 0 ? pending[slot] : 0;
   }
 
@@ -456,7 +469,7 @@ public final class SpaceSavingTopK {
     Arrays.fill(table, 0);
     size = 0;
     for (Merged m : kept) {
-      admit(size, m.item, m.hash, m.upper, m.lower);
+      admit(size, m.item, m.item.hashCode(), m.hash, m.upper, m.lower);
       pending[size] = m.pending;
       heap[size] = size;
       heapIndex[size] = size;
@@ -539,11 +552,11 @@ public final class SpaceSavingTopK {
       Bytes.need(in, at + 4, length + record, "top-K item " + j);
       String item = new String(in, at + 4, length, StandardCharsets.UTF_8);
       at += 4 + length;
-      long hash = CountMinSketch.hash(item);
-      if (find(item, hash) >= 0) {
+      int code = item.hashCode();
+      if (find(item, code) >= 0) {
         throw new SketchFormatException("corrupt top-K summary: item '" + item + "' appears twice");
       }
-      admit(j, item, hash, Bytes.getFiniteDouble(in, at, "top-K upper bound"),
+      admit(j, item, code, CountMinSketch.hash(item), Bytes.getFiniteDouble(in, at, "top-K upper bound"),
           Bytes.getFiniteDouble(in, at + 8, "top-K lower bound"));
       if (!version1) pending[j] = Bytes.getFiniteDouble(in, at + 16, "top-K pending weight");
       place(j, j);

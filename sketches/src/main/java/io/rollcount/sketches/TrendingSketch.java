@@ -7,10 +7,11 @@ import java.util.List;
  * Trending items: a decayed conservative-update {@link CountMinSketch} and a {@link SpaceSavingTopK}
  * on one clock. An event of weight {@code w > 0} at event time t scores {@code w * 2^(-(now - t) / halfLife)}
  * at time {@code now} (Rollcount passes the watermark as {@code now}); weights {@code <= 0} are ignored,
- * so decrements never lower a trending score. Each update hashes the item once; an item the top-K
- * monitors only adds to its counter there (the Count-Min sketch receives that weight when the item
- * leaves the top-K: Roy et al.'s Augmented Sketch); any other item updates the sketch and enters the
- * top-K with the sketch's estimate as its bound if that beats the top-K's minimum.
+ * so decrements never lower a trending score. An item the top-K monitors is found by its String hash
+ * code and only adds to its counter there (the Count-Min sketch receives that weight when the item
+ * leaves the top-K: Roy et al.'s Augmented Sketch); any other item is hashed once for the sketch,
+ * updates it and enters the top-K with the sketch's estimate as its bound if that beats the top-K's
+ * minimum.
  *
  * <p>Guarantees (see the two classes): every item whose decayed count exceeds
  * {@code N / (capacity + 1)} is in {@link #topK}{@code (capacity, now)}; each reported item's true
@@ -68,9 +69,8 @@ public final class TrendingSketch {
     }
     advanceTo(eventTimeMillis);
     latestEventMillis = Math.max(latestEventMillis, eventTimeMillis);
-    long hash = CountMinSketch.hash(item);
     double stored = weight * cms.decay().weight(eventTimeMillis, cms.landmarkMillis());
-    topK.offer(item, hash, stored, cms);
+    topK.offer(item, stored, cms);
   }
 
   /** Moves both structures' landmark on to {@code timeMillis} if a half-life or more has passed. */
@@ -107,8 +107,7 @@ public final class TrendingSketch {
    * weight the top-K holds for it, an upper bound like a Count-Min estimate.
    */
   public double estimate(String item, long nowMillis) {
-    long hash = CountMinSketch.hash(item);
-    double stored = cms.storedEstimate(hash) + topK.pendingOf(item, hash);
+    double stored = cms.storedEstimate(CountMinSketch.hash(item)) + topK.pendingOf(item);
     return stored * cms.decay().toNow(nowMillis, cms.landmarkMillis());
   }
 

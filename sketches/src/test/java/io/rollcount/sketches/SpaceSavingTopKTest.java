@@ -2,6 +2,7 @@ package io.rollcount.sketches;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.tuple;
 import static org.assertj.core.api.Assertions.within;
 
 import java.util.ArrayList;
@@ -176,6 +177,20 @@ class SpaceSavingTopKTest {
     }
     double min = s.unmonitoredBound(T0);
     assertThat(sumOfCounts + min).isEqualTo((double) total); // the 10 counters sum to N
+  }
+
+  /** The item table is keyed by String hash codes: equal strings meet, colliding ones stay apart. */
+  @Test
+  void itemsAreFoundByEqualityNotIdentityAndHashCodeCollisionsStayApart() {
+    assertThat("Aa".hashCode()).isEqualTo("BB".hashCode());
+    SpaceSavingTopK s = new SpaceSavingTopK(4, 0);
+    for (int i = 0; i < 10; i++) {
+      s.update(new String("Aa"), 1, T0); // a new String object each time, equal to the last
+      s.update(i < 3 ? "BB" : "AaAa", 1, T0);
+    }
+    s.update("BBBB", 1, T0); // collides with "AaAa" too
+    assertThat(s.topK(4, T0)).extracting(RankedItem::item, RankedItem::upper)
+        .containsExactly(tuple("Aa", 10.0), tuple("AaAa", 7.0), tuple("BB", 3.0), tuple("BBBB", 1.0));
   }
 
   @Test
