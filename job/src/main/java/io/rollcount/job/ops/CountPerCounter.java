@@ -80,7 +80,11 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
     private transient ValueState<CounterState> state;
     /** Unique-users sketches in Redis's own format: "all", and "1h:<start>" / "1d:<start>" of open windows. */
     private transient MapState<String, byte[]> uniques;
-    /** Named as KeyedProcessOperator names its timers, so savepoints of the earlier function version restore. */
+    /**
+     * Named as KeyedProcessOperator names its timers ("user-timers"), so that per-counter flush timers in a
+     * savepoint of the earlier KeyedProcessFunction version are found (see {@link #onProcessingTime});
+     * restoring such a savepoint has not been tested.
+     */
     private transient InternalTimerService<VoidNamespace> timers;
     private transient CounterCache cache;
     /** Counters changed since the last flush, in the order of their first change. */
