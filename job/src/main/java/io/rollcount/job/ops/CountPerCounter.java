@@ -36,8 +36,8 @@ import org.apache.flink.util.OutputTag;
  * counters in use live on the heap ({@link CounterCache}, {@value #DEFAULT_CACHE_BYTES} bytes per
  * subtask by default, least recently used out first): a partial sum of a cached counter costs no state
  * access and no (de)serialisation of its sketches; a counter is read from RocksDB when it is first
- * needed and written back when it is evicted or, if it changed, in {@link #snapshotState}, before the
- * keyed state is snapshotted. So state is as small as before and lives in RocksDB, while a hot counter
+ * needed and written back after each flush that wrote it to Redis (at most once a second), when it is
+ * evicted and, if it changed since, in {@link #snapshotState}, before the keyed state is snapshotted. So state is as small as before and lives in RocksDB, while a hot counter
  * costs heap work only.
  *
  * <p><b>Outputs</b>, on the main stream, {@link RedisWrite}s that a replay cannot turn back: a value that
@@ -311,12 +311,17 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
         });
     }
 
-    /** Writes every counter changed since the last flush (once each, however often it changed). */
+    /**
+     * Writes every counter changed since the last flush (once each, however often it changed), and stores
+     * it in keyed state right away: spread over the flushes, not all in the snapshot, where writing back
+     * every counter of the last interval would stall the task (and the freshness of every count) at once.
+     */
     private void flushChanged() throws Exception {
         for (CachedCounter c : changed) {
             if (!c.flushPending) continue; // evicted in between, and flushed then
             setCurrentKey(c.id);
             flush(c);
+            store(c);
         }
         changed.clear();
     }
