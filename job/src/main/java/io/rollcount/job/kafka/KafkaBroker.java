@@ -228,9 +228,16 @@ public final class KafkaBroker implements AutoCloseable {
             // Wait until the metadata of every new partition is visible to clients.
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
             while (true) {
-                var described = admin.describeTopics(List.of(topics)).allTopicNames().get(30, TimeUnit.SECONDS);
-                boolean ready = described.values().stream()
-                        .allMatch(d -> d.partitions().stream().allMatch(pi -> pi.leader() != null && !pi.leader().isEmpty()));
+                boolean ready;
+                try {
+                    var described = admin.describeTopics(List.of(topics)).allTopicNames().get(30, TimeUnit.SECONDS);
+                    ready = described.values().stream()
+                            .allMatch(d -> d.partitions().stream().allMatch(pi -> pi.leader() != null && !pi.leader().isEmpty()));
+                } catch (ExecutionException e) {
+                    // just created: the broker that answers may not know the topic yet
+                    if (!(e.getCause() instanceof org.apache.kafka.common.errors.UnknownTopicOrPartitionException)) throw e;
+                    ready = false;
+                }
                 if (ready) break;
                 if (System.nanoTime() > deadline) throw new IllegalStateException("topics " + List.of(topics) + " have no leader after 30 s");
                 Thread.sleep(50);
