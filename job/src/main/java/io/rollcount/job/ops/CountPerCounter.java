@@ -94,6 +94,8 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
      * only grows, so Redis may replace what the lineage wrote before instead of merging into it.
      */
     private transient long lineage;
+    /** The keyed state backend keeps value objects (rather than serialising them). */
+    private transient boolean heapBackend;
     /** The timestamp of records emitted now: the event-time timer's, else none. */
     private transient long stamp;
 
@@ -120,6 +122,7 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
         changed = new ArrayList<>();
         stamp = NO_TIMESTAMP;
         lineage = new java.security.SecureRandom().nextLong();
+        heapBackend = getKeyedStateBackend() instanceof org.apache.flink.runtime.state.heap.HeapKeyedStateBackend;
         scheduleFlush();
     }
 
@@ -281,7 +284,8 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
     /** Writes the counter (the current key) to keyed state if it changed since it was last stored. */
     private void store(CachedCounter c) throws Exception {
         if (!c.unstored) return;
-        state.update(c.state.copy()); // a copy: a heap state backend keeps the object, the cache goes on changing it
+        // RocksDB serialises the value here; a heap backend keeps the object, which the cache goes on changing
+        state.update(heapBackend ? c.state.copy() : c.state);
         for (String name : c.unstoredSketches) {
             RedisHyperLogLog h = c.sketches.get(name);
             if (h != null) uniques.put(name, h.toRedisBytes());

@@ -100,6 +100,15 @@ final class RedisApplyScript {
                 error({err = 'WRONGTYPE Operation against a key holding the wrong kind of value (key ' .. keyname(k) .. ')'})
               end
             end
+            -- PFMERGE of one sketch into k through the scratch key tmp (which the caller deletes after its merges)
+            local function merge(k, tmp, sketch)
+              call(tmp, 'SET', tmp, sketch)
+              local r = redis.pcall('PFMERGE', k, tmp)
+              if type(r) == 'table' and r.err then
+                redis.pcall('DEL', tmp)
+                error({err = r.err .. ' (key ' .. keyname(k) .. ')'})
+              end
+            end
             local function validhll(s)
               -- Redis's HyperLogLog string: 'HYLL', encoding (0 dense, 1 sparse), 16-byte header, registers
               if #s < 16 or string.sub(s, 1, 4) ~= 'HYLL' then return false end
@@ -175,8 +184,8 @@ final class RedisApplyScript {
                 else skipped = skipped + 1 end
               elseif kind == 'H' and ARGV[ai + 2] ~= '' then
                 -- a sketch of one lineage (one run of the job's operator), whose sketches only grow: if the key
-                -- holds what this lineage wrote last, the newest sketch contains it and replaces it (it stays
-                -- sparse, as PFADD would keep it); a new key takes it as it is; anything else is merged
+                -- holds what this lineage wrote last, the newest sketch contains it and replaces it (a SET, not
+                -- a merge); a new key takes it as it is; anything else is merged
                 local n, ttl, lineage = tonumber(arg()), arg(), arg()
                 local k, tmp, vk = key(), key(), key()
                 local last = ARGV[ai + n - 1]
@@ -188,10 +197,8 @@ final class RedisApplyScript {
                 elseif validhll(last) and setnx(k, last, ttl) then
                   set(vk, lineage, ttl)
                 else
-                  call(tmp, 'SET', tmp, last)
-                  local r = redis.pcall('PFMERGE', k, tmp)
-                  redis.pcall('DEL', tmp)
-                  if type(r) == 'table' and r.err then error({err = r.err .. ' (key ' .. keyname(k) .. ')'}) end
+                  merge(k, tmp, last)
+                  call(tmp, 'DEL', tmp)
                   if ttl ~= '0' then call(k, 'PEXPIRE', k, ttl) end
                   set(vk, '!', ttl) -- merged: no longer one lineage's, so every later write merges too
                 end
@@ -206,12 +213,7 @@ final class RedisApplyScript {
                   -- into a new key the first sketch goes as it is (the merge of it into nothing: the same
                   -- registers, kept sparse, no temporary key); SET NX leaves an existing key alone
                   if not (i == 1 and validhll(sketch) and call(k, 'SET', k, sketch, 'NX')) then
-                    call(tmp, 'SET', tmp, sketch)
-                    local r = redis.pcall('PFMERGE', k, tmp)
-                    if type(r) == 'table' and r.err then
-                      redis.pcall('DEL', tmp)
-                      error({err = r.err .. ' (key ' .. keyname(k) .. ')'})
-                    end
+                    merge(k, tmp, sketch)
                     merged = true
                   end
                 end
@@ -297,10 +299,14 @@ final class RedisApplyScript {
                     args.add(b(Long.toString(w.version)));
                     args.add(b(w.monotone ? "1" : "0"));
                     args.add(b(Long.toString(w.ttlMillis)));
-                    keys.add(b(w.key));
-                    if (hasV) keys.add(b(w.versionKey));
-                    if (hasV) reads.add(b(w.versionKey));
-                    if (w.monotone) reads.add(b(w.key));
+                    byte[] key = b(w.key);
+                    keys.add(key);
+                    if (hasV) {
+                        byte[] versionKey = b(w.versionKey);
+                        keys.add(versionKey);
+                        reads.add(versionKey);
+                    }
+                    if (w.monotone) reads.add(key);
                 }
                 case RedisWrite.MAX -> {
                     args.add(b("M"));
@@ -318,8 +324,9 @@ final class RedisApplyScript {
                     keys.add(b(w.key));
                     keys.add(b(tmpKey));
                     if (lineage) {
-                        keys.add(b(w.versionKey));
-                        reads.add(b(w.versionKey));
+                        byte[] versionKey = b(w.versionKey);
+                        keys.add(versionKey);
+                        reads.add(versionKey);
                     }
                 }
                 case RedisWrite.ZSET -> {
