@@ -27,6 +27,11 @@ final class CachedCounter {
     boolean flushPending;
     /** Bytes of heap this entry is counted for in its {@link CounterCache}. */
     long weight;
+    /** Something {@link #weigh} counts changed (a slot, a sketch) since the entry was last weighed. */
+    boolean weightStale;
+    /** The names of the last 1h and 1d sketches used, and their window starts: built once per window, not per event. */
+    final long[] nameStarts = {Long.MIN_VALUE, Long.MIN_VALUE};
+    final String[] names = new String[2];
 
     CachedCounter(String id, CounterState state, boolean fresh) {
         this.id = id;
@@ -36,7 +41,7 @@ final class CachedCounter {
 
     /** About the heap this counter takes: object headers, the slot arrays and the sketches' bytes. */
     long weigh() {
-        long w = 160 + 2L * id.length() + 34L * state.start.length;
+        long w = 240 + 2L * id.length() + 34L * state.start.length;
         for (RedisHyperLogLog h : sketches.values()) {
             w += h == null ? 48 : 96 + h.serializedSizeBytes();
         }

@@ -138,6 +138,7 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
             int i = s.find(r, start);
             if (i < 0) {
                 i = s.add(r, start);
+                c.weightStale = true;
                 // one event-time timer per counter, at its earliest due time (see onEventTime), not two per window
                 long due = start + r.sizeMillis - 1;
                 if (due < s.nextTimer) {
@@ -184,8 +185,9 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
         flush(c);
         for (int i = s.size - 1; i >= 0; i--) {
             if (watermark >= s.end(i) + lateness) {
-                if (s.has(i, CounterState.HAS_USERS)) dropSketch(c, uniquesName(s.resolution(i), s.start[i]));
+                if (s.has(i, CounterState.HAS_USERS)) dropSketch(c, uniquesName(c, s.resolution(i), s.start[i]));
                 s.remove(i);
+                c.weightStale = true;
             }
         }
         // The next due time: a window's close (end - 1) or, once closed, its end of lateness. Timers at or
@@ -215,12 +217,20 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
         for (Resolution r : UNIQUE_RESOLUTIONS) {
             int i = s.find(r, r.windowStart(p.bucket));
             s.set(i, CounterState.HAS_USERS);
-            if (addHashes(c, uniquesName(r, s.start[i]), p.users)) s.set(i, CounterState.USERS_DIRTY);
+            if (addHashes(c, uniquesName(c, r, s.start[i]), p.users)) s.set(i, CounterState.USERS_DIRTY);
         }
     }
 
-    private static String uniquesName(Resolution r, long start) {
-        return r.label + ":" + start;
+    /** The state name of a window's sketch, {@code <res>:<start ms>}; the 1h and 1d names are kept in the counter. */
+    private static String uniquesName(CachedCounter c, Resolution r, long start) {
+        int slot = r == Resolution.H1 ? 0 : r == Resolution.D1 ? 1 : -1;
+        if (slot >= 0 && c.nameStarts[slot] == start) return c.names[slot];
+        String name = r.label + ":" + start;
+        if (slot >= 0) {
+            c.nameStarts[slot] = start;
+            c.names[slot] = name;
+        }
+        return name;
     }
 
     private boolean addHashes(CachedCounter c, String name, long[] hashes) throws Exception {
@@ -231,7 +241,10 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
             c.sketches.put(name, hll);
         }
         for (long h : hashes) changed |= hll.addHash(h);
-        if (changed) c.unstoredSketches.add(name);
+        if (changed) {
+            c.unstoredSketches.add(name);
+            c.weightStale = true;
+        }
         return changed;
     }
 
@@ -254,12 +267,14 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
         byte[] bytes = uniques.get(name);
         h = bytes == null ? null : RedisHyperLogLog.fromRedisBytes(bytes);
         c.sketches.put(name, h);
+        c.weightStale = true;
         return h;
     }
 
     private void dropSketch(CachedCounter c, String name) throws Exception {
         c.sketches.remove(name);
         c.unstoredSketches.remove(name);
+        c.weightStale = true;
         uniques.remove(name);
     }
 
@@ -270,7 +285,10 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
             c.flushPending = true;
             changed.add(c);
         }
-        cache.reweigh(c);
+        if (c.weightStale) {
+            cache.reweigh(c);
+            c.weightStale = false;
+        }
         CachedCounter evicted = cache.pollEldestOverBudget(c);
         if (evicted == null) return;
         do {
@@ -357,29 +375,27 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
 
     private void writeDirty(CachedCounter c) throws Exception {
         CounterState s = c.state;
-        String counter = c.id;
+        String base = keys.counterBase(c.id); // every key of the counter is this and a suffix
         if (s.totalDirty) {
-            String key = keys.total(counter);
-            emit(count(counter, key, s.total, s.totalEvents, s.negative, 0));
+            emit(count(base, RedisKeys.TOTAL, s.total, s.totalEvents, s.negative, 0));
             s.totalDirty = false;
         }
         for (int i = 0; i < s.size; i++) {
             if (s.has(i, CounterState.DIRTY)) {
                 Resolution r = s.resolution(i);
-                String key = keys.window(counter, r, s.start[i]);
-                emit(count(counter, key, s.sum[i], s.events[i], s.has(i, CounterState.NEGATIVE), r.ttlMillis));
+                emit(count(base, RedisKeys.windowSuffix(r, s.start[i]), s.sum[i], s.events[i], s.has(i, CounterState.NEGATIVE), r.ttlMillis));
                 s.clear(i, CounterState.DIRTY);
             }
             if (s.has(i, CounterState.USERS_DIRTY)) {
                 Resolution r = s.resolution(i);
-                RedisHyperLogLog sketch = sketch(c, uniquesName(r, s.start[i]));
-                if (sketch != null) emit(hll(counter, keys.uniques(counter, r, s.start[i]), sketch, r.ttlMillis));
+                RedisHyperLogLog sketch = sketch(c, uniquesName(c, r, s.start[i]));
+                if (sketch != null) emit(hll(base, RedisKeys.uniquesSuffix(r, s.start[i]), sketch, r.ttlMillis));
                 s.clear(i, CounterState.USERS_DIRTY);
             }
         }
         if (s.usersDirty) {
             RedisHyperLogLog sketch = sketch(c, ALL_TIME);
-            if (sketch != null) emit(hll(counter, keys.uniquesAll(counter), sketch, 0));
+            if (sketch != null) emit(hll(base, RedisKeys.UNIQUES_ALL, sketch, 0));
             s.usersDirty = false;
         }
     }
@@ -389,20 +405,20 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
      * either way: a monotone write creates none but must respect one that a versioned write left (a replay
      * of the counter's state from before its negative delta must not overwrite the newer value).
      */
-    private RedisWrite count(String counter, String key, long value, long events, boolean negative, long ttlMillis) {
-        return RedisWrite.count(key, keys.versionOf(counter, key), value, events, !negative, ttlMillis);
+    private static RedisWrite count(String base, String suffix, long value, long events, boolean negative, long ttlMillis) {
+        return RedisWrite.count(base + suffix, RedisKeys.versionKey(base, suffix), value, events, !negative, ttlMillis);
     }
 
     /** A sketch of this run's lineage: in this run the sketches of a counter only grow (see {@link #lineage}). */
-    private RedisWrite hll(String counter, String key, RedisHyperLogLog sketch, long ttlMillis) {
-        return RedisWrite.hll(key, keys.versionOf(counter, key), lineage, sketch.toRedisBytes(), ttlMillis);
+    private RedisWrite hll(String base, String suffix, RedisHyperLogLog sketch, long ttlMillis) {
+        return RedisWrite.hll(base + suffix, RedisKeys.versionKey(base, suffix), lineage, sketch.toRedisBytes(), ttlMillis);
     }
 
     private Rollup rollup(CachedCounter c, int i) throws Exception {
         CounterState s = c.state;
         Long uniqueUsers = null;
         if (s.has(i, CounterState.HAS_USERS)) {
-            RedisHyperLogLog sketch = sketch(c, uniquesName(s.resolution(i), s.start[i]));
+            RedisHyperLogLog sketch = sketch(c, uniquesName(c, s.resolution(i), s.start[i]));
             uniqueUsers = sketch == null ? null : sketch.count();
         }
         return new Rollup(c.id, s.resolution(i).label, s.start[i], s.end(i), s.sum[i], s.events[i], uniqueUsers, s.revision[i]);

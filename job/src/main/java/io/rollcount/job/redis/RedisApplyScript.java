@@ -137,24 +137,29 @@ final class RedisApplyScript {
               i = j + 1
             end
             local function read() local v = pre[pi]; pi = pi + 1; return v end
+            -- a COUNT's kind says whether it has a version key ('v') and is monotone ('m')
+            local COUNT = {C = 0, Cv = 1, Cm = 2, Cvm = 3}
             local ki, ai, applied, skipped = nreads + 1, 2, 0, 0
             local function arg() local a = ARGV[ai]; ai = ai + 1; return a end
             local function key() local k = KEYS[ki]; ki = ki + 1; return k end
             while ai <= #ARGV do
-              local kind = arg()
-              if kind == 'C' then
-                local hasv, value, version, mono, ttl = arg(), arg(), arg(), arg(), arg()
-                local k = key()
-                local vk, sv, cur = nil, false, false
-                if hasv == '1' then vk = key(); sv = read() end
-                if mono == '1' then cur = read() end
-                local skip = false
-                if sv and cmp(int(vk, sv), version) >= 0 then skip = true end
-                if not skip and cur and cmp(int(k, cur), value) > 0 then skip = true end
-                if skip then skipped = skipped + 1 else
-                  put(k, value, ttl, mono == '1' and not cur)
+              local kind = ARGV[ai]
+              ai = ai + 1
+              local cf = COUNT[kind]
+              if cf then
+                local value, version, ttl = ARGV[ai], ARGV[ai + 1], ARGV[ai + 2]
+                ai = ai + 3
+                local k = KEYS[ki]
+                ki = ki + 1
+                local vk, sv, cur, mono = nil, false, false, cf >= 2
+                if cf == 1 or cf == 3 then vk = KEYS[ki]; ki = ki + 1; sv = pre[pi]; pi = pi + 1 end
+                if mono then cur = pre[pi]; pi = pi + 1 end
+                if (sv and cmp(int(vk, sv), version) >= 0) or (cur and cmp(int(k, cur), value) > 0) then
+                  skipped = skipped + 1
+                else
+                  put(k, value, ttl, mono and not cur)
                   -- a monotone write keeps a version current where one exists, but creates none
-                  if vk and (mono ~= '1' or sv) then put(vk, version, ttl, not sv) end
+                  if vk and (not mono or sv) then put(vk, version, ttl, not sv) end
                   applied = applied + 1
                 end
               elseif kind == 'M' then
@@ -259,6 +264,9 @@ final class RedisApplyScript {
 
     static final String SHA1 = sha1Hex(SOURCE);
 
+    /** A COUNT's kind in ARGV, by (has a version key ? 1 : 0) | (monotone ? 2 : 0): one argument for three. */
+    private static final byte[][] COUNT_KINDS = {b("C"), b("Cv"), b("Cm"), b("Cvm")};
+
     private RedisApplyScript() {}
 
     /** KEYS and ARGV of one script call, built up write by write. */
@@ -293,11 +301,9 @@ final class RedisApplyScript {
             switch (w.kind) {
                 case RedisWrite.COUNT -> {
                     boolean hasV = w.versionKey != null;
-                    args.add(b("C"));
-                    args.add(b(hasV ? "1" : "0"));
+                    args.add(COUNT_KINDS[(hasV ? 1 : 0) | (w.monotone ? 2 : 0)]);
                     args.add(b(Long.toString(w.value)));
                     args.add(b(Long.toString(w.version)));
-                    args.add(b(w.monotone ? "1" : "0"));
                     args.add(b(Long.toString(w.ttlMillis)));
                     byte[] key = b(w.key);
                     keys.add(key);

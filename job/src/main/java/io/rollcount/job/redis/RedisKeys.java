@@ -24,24 +24,45 @@ public final class RedisKeys implements Serializable {
         return prefix;
     }
 
-    private String counterBase(String counter) {
+    /** {@code P:{C}:}, the beginning of every key of counter C: a key is its base and a suffix. */
+    public String counterBase(String counter) {
         return prefix + ":{" + counter + "}:";
     }
 
+    /** The suffix of the all-time total. */
+    public static final String TOTAL = "total";
+    /** The suffix of the all-time unique users. */
+    public static final String UNIQUES_ALL = "u:all";
+
+    /** The suffix of a window's sum: {@code <res>:<start in seconds>}. */
+    public static String windowSuffix(Resolution res, long startMillis) {
+        return res.label + ":" + Math.floorDiv(startMillis, 1000L);
+    }
+
+    /** The suffix of a window's unique users: {@code u:<res>:<start in seconds>}. */
+    public static String uniquesSuffix(Resolution res, long startMillis) {
+        return "u:" + res.label + ":" + Math.floorDiv(startMillis, 1000L);
+    }
+
+    /** The version bookkeeping key of the key {@code base + suffix}: {@code base + "_v:" + suffix}. */
+    public static String versionKey(String base, String suffix) {
+        return base + "_v:" + suffix;
+    }
+
     public String total(String counter) {
-        return counterBase(counter) + "total";
+        return counterBase(counter) + TOTAL;
     }
 
     public String window(String counter, Resolution res, long startMillis) {
-        return counterBase(counter) + res.label + ":" + Math.floorDiv(startMillis, 1000L);
+        return counterBase(counter) + windowSuffix(res, startMillis);
     }
 
     public String uniques(String counter, Resolution res, long startMillis) {
-        return counterBase(counter) + "u:" + res.label + ":" + Math.floorDiv(startMillis, 1000L);
+        return counterBase(counter) + uniquesSuffix(res, startMillis);
     }
 
     public String uniquesAll(String counter) {
-        return counterBase(counter) + "u:all";
+        return counterBase(counter) + UNIQUES_ALL;
     }
 
     /** Version bookkeeping of a counter key: {@code P:{C}:_v:<suffix>} where the key is {@code P:{C}:<suffix>}. */
@@ -50,7 +71,7 @@ public final class RedisKeys implements Serializable {
         if (!key.startsWith(base)) {
             throw new IllegalArgumentException("key " + key + " is not a key of counter " + counter);
         }
-        return base + "_v:" + key.substring(base.length());
+        return versionKey(base, key.substring(base.length()));
     }
 
     public String top(String namespace, Resolution res, long startMillis) {
