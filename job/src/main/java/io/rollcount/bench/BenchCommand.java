@@ -30,6 +30,10 @@ public final class BenchCommand implements Callable<Integer> {
         @Option(names = "--only-ours", hidden = true, description = "Only Rollcount on this workload, twice: for profiling.")
         io.rollcount.job.gen.EventGenerator.Workload onlyOurs;
 
+        @Option(names = "--no-redis", hidden = true,
+                description = "With --only-ours: Redis writes discarded instead of sent, to tell the job's own cost from Redis's.")
+        boolean noRedis;
+
         @Option(names = "--no-kafka", description = "Skip the Kafka mode.")
         boolean noKafka;
 
@@ -47,6 +51,7 @@ public final class BenchCommand implements Callable<Integer> {
             try {
                 JobBench bench = new JobBench(size, url, !noKafka, dir.toAbsolutePath(), System.out);
                 bench.profileOnly = onlyOurs;
+                bench.discardRedis = noRedis;
                 bench.run();
             } finally {
                 deleteQuietly(dir);

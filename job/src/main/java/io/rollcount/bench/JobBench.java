@@ -78,6 +78,8 @@ public final class JobBench {
     private BenchCluster cluster;
     /** Only Rollcount on this workload, twice (for profiling the job's own operators). */
     Workload profileOnly;
+    /** Rollcount's Redis writes built but discarded (with {@link #profileOnly}): the job's own cost without Redis's. */
+    boolean discardRedis;
 
     public JobBench(Size size, String redisUrl, boolean kafka, Path work, PrintStream out) {
         this.size = size;
@@ -98,6 +100,9 @@ public final class JobBench {
         final List<Double> redis = new ArrayList<>();
         final List<Double> limit = new ArrayList<>();
         final List<Double> cmdsPerEvent = new ArrayList<>();
+        final List<Double> redisMicrosPerEvent = new ArrayList<>();
+        /** Rollcount with its Redis writes built and discarded (zipf only): the job's own cost. */
+        final List<Double> oursNoRedis = new ArrayList<>();
         final List<Double> ratioNaive = new ArrayList<>();
         final List<Double> ratioSql = new ArrayList<>();
         long peakHeap;
@@ -135,9 +140,19 @@ public final class JobBench {
                     BenchEvents ev = events(w, size.events);
                     Figures f = figures.get(w);
                     long commands = RedisSink.COMMANDS_SENT.sum();
+                    double redisCpu = redisCpuSeconds();
                     BenchCluster.Run o = ours(ev);
                     double cmds = (RedisSink.COMMANDS_SENT.sum() - commands) / (double) ev.count;
+                    f.redisMicrosPerEvent.add((redisCpuSeconds() - redisCpu) * 1e6 / ev.count);
                     cleanRedis();
+                    if (w == Workload.zipf) {
+                        discardRedis = true;
+                        try {
+                            f.oursNoRedis.add(ev.count / ours(ev).seconds);
+                        } finally {
+                            discardRedis = false;
+                        }
+                    }
                     BenchCluster.Run n = naive(ev);
                     BenchCluster.Run s = sql(ev);
                     double oursEps = ev.count / o.seconds;
@@ -169,12 +184,19 @@ public final class JobBench {
                         "sql_eps", eps(median(f.sql)), "ratio_sql", r2(median(f.ratioSql)), "redis_eps", eps(median(f.redis)),
                         "ratio_redis", r2(ours / median(f.redis)), "limit_eps", eps(median(f.limit)), "ratio_limit", r2(ours / median(f.limit)),
                         "redis_cmds_per_event", String.format(Locale.ROOT, "%.4f", median(f.cmdsPerEvent)),
+                        "redis_cpu_us_per_event", String.format(Locale.ROOT, "%.1f", median(f.redisMicrosPerEvent)),
                         "runs", String.valueOf(f.ours.size()), "ours_spread_pct", String.valueOf(Math.round(spreadPct(f.ours))),
                         "ref", "flink-2.2.1-datastream-window-aggregate/flink-sql-tumble-tvf-minibatch-two-phase/redis-7-incrby-16-shards-pipelined/one-thread-parse-map-hll-cms-x" + PARALLELISM);
             }
             double uniform = median(figures.get(Workload.uniform).ours);
             double viral = median(figures.get(Workload.viral).ours);
             result("job.viral_vs_uniform", "viral_eps", eps(viral), "uniform_eps", eps(uniform), "ratio", r2(viral / uniform));
+            Figures z = figures.get(Workload.zipf);
+            result("job.zipf.breakdown", "ours_eps", eps(median(z.ours)), "ours_without_redis_eps", eps(median(z.oursNoRedis)),
+                    "ratio_naive_without_redis", r2(median(z.oursNoRedis) / median(z.naive)),
+                    "redis_cpu_us_per_event", String.format(Locale.ROOT, "%.1f", median(z.redisMicrosPerEvent)),
+                    "redis_one_core_eps", eps(1e6 / median(z.redisMicrosPerEvent)),
+                    "note", "without-redis=same-job-redis-writes-built-and-discarded;redis-cpu=INFO-used_cpu-of-the-server-during-the-run");
             result("job.source", "generator_eps", eps(median(sourceOnly)), "note", "generator-and-parse-only-job-zipf");
             result("job.heap", "peak_heap_mb", String.valueOf(figures.get(Workload.zipf).peakHeap >> 20),
                     "max_heap_mb", String.valueOf(Runtime.getRuntime().maxMemory() >> 20), "note", "sampled-heap-used-during-rollcount-zipf-runs-whole-jvm");
@@ -223,8 +245,8 @@ public final class JobBench {
         JobOptions o = options();
         StreamExecutionEnvironment env = environment(RollcountJob.configuration(o));
         RollcountJob.build(env, o, GeneratedEvents.source(ev),
-                new RollcountJob.Outputs(new StampingSink<>(RedisSink.fromOptions(o)), new DeadLetterFileSink(o.dlq), 1, null, null,
-                        RedisSink.fromOptions(o).withoutWatermark()));
+                new RollcountJob.Outputs(new StampingSink<>(discardRedis ? null : RedisSink.fromOptions(o)), new DeadLetterFileSink(o.dlq), 1,
+                        null, null, discardRedis ? new StampingSink<>(null) : RedisSink.fromOptions(o).withoutWatermark()));
         heapPeak.set(0);
         return cluster.run(env, "rollcount-" + ev.workload, PARALLELISM, false, timeout(ev.count, 5_000), this::sampleHeap);
     }
@@ -420,6 +442,21 @@ public final class JobBench {
     }
 
     // ------------------------------------------------------------------ Redis housekeeping and output
+
+    /** The Redis server's CPU time so far (INFO cpu: user + system), in seconds; NaN if it cannot be read. */
+    private double redisCpuSeconds() {
+        try (Jedis jedis = new Jedis(redisHost, redisPort)) {
+            double cpu = 0;
+            for (String line : jedis.info("cpu").split("\r?\n")) {
+                if (line.startsWith("used_cpu_user:") || line.startsWith("used_cpu_sys:")) {
+                    cpu += Double.parseDouble(line.substring(line.indexOf(':') + 1).trim());
+                }
+            }
+            return cpu;
+        } catch (RuntimeException e) {
+            return Double.NaN;
+        }
+    }
 
     private void cleanRedis() {
         try (Jedis jedis = new Jedis(redisHost, redisPort)) {
