@@ -44,7 +44,9 @@ import org.apache.flink.util.OutputTag;
  * only ever received positive deltas is written monotone (Redis keeps the larger; every value written is a
  * sum over a subset of the final events, so the final value is the largest and wins) and needs no
  * bookkeeping key; any other value with a version, the number of events in it (a replayed older value
- * never overwrites a newer one), under a bookkeeping key that monotone writes then respect too; unique-users sketches with this run's lineage (see {@link #lineage}). They are written:
+ * never overwrites a newer one), under a bookkeeping key that monotone writes then respect too; unique-users sketches as {@linkplain RedisWrite#growingHll growing} sketches: while this
+ * operator instance lives each of its sketches only grows, so the Redis writer chained to it (which
+ * starts and stops with it) may replace what it wrote before instead of merging. They are written:
  * <ul>
  *   <li>the total and every changed open window, at most once per flush interval (processing time,
  *       default 1 s: one callback per subtask for every changed counter, not a timer per counter);</li>
@@ -89,11 +91,6 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
     private transient CounterCache cache;
     /** Counters changed since the last flush, in the order of their first change. */
     private transient ArrayList<CachedCounter> changed;
-    /**
-     * This run's lineage of unique-users sketches, new at every start and restore: within it each sketch
-     * only grows, so Redis may replace what the lineage wrote before instead of merging into it.
-     */
-    private transient long lineage;
     /** The keyed state backend keeps value objects (rather than serialising them). */
     private transient boolean heapBackend;
     /** The timestamp of records emitted now: the event-time timer's, else none. */
@@ -121,7 +118,6 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
         cache = new CounterCache(cacheBytes);
         changed = new ArrayList<>();
         stamp = NO_TIMESTAMP;
-        lineage = new java.security.SecureRandom().nextLong();
         heapBackend = getKeyedStateBackend() instanceof org.apache.flink.runtime.state.heap.HeapKeyedStateBackend;
         scheduleFlush();
     }
@@ -409,9 +405,9 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
         return RedisWrite.count(base + suffix, RedisKeys.versionKey(base, suffix), value, events, !negative, ttlMillis);
     }
 
-    /** A sketch of this run's lineage: in this run the sketches of a counter only grow (see {@link #lineage}). */
+    /** A sketch that only grows while this operator instance (and the writer chained to it) lives. */
     private RedisWrite hll(String base, String suffix, RedisHyperLogLog sketch, long ttlMillis) {
-        return RedisWrite.hll(base + suffix, RedisKeys.versionKey(base, suffix), lineage, sketch.toRedisBytes(), ttlMillis);
+        return RedisWrite.growingHll(base + suffix, sketch.toRedisBytes(), ttlMillis);
     }
 
     private Rollup rollup(CachedCounter c, int i) throws Exception {

@@ -26,15 +26,18 @@ import java.util.List;
  *       version that exists but creates none: a value only ever written upward needs no version, and a
  *       value that once went down (a versioned write) stays guarded against replays of older states.
  *   <li>MAX ({@code KEYS} key): {@code SET key value} if there is no value or the new one is larger.
- *   <li>HLL of a lineage ({@code KEYS} key, tmpKey, versionKey; the writer's sketches only grow, see
- *       {@link RedisWrite#hll(String, String, long, byte[], long)}): only the newest sketch of the call counts.
- *       If versionKey names this lineage, {@code SET key sketch}; else if the key does not exist and the sketch
- *       is well formed, {@code SET key sketch NX}, and versionKey names the lineage; else the sketch is merged
- *       as below and versionKey is set to {@code !} (merged: every later write merges too). The key gets
- *       {@code PX ttl} when ttl &gt; 0, and so does versionKey when it is set (not when it already names
- *       the lineage: should it expire before the key, later writes merge, which is always safe). So the usual write is a SET (PFMERGE decodes both values into 16,384
- *       registers and encodes the result again: about 20 microseconds of the server's one thread), and a key
- *       that another lineage (an earlier run, a restore) or PFADD wrote is never shrunk.
+ *   <li>growing HLL ({@code KEYS} key, tmpKey; a sketch that only grows while the writer lives, see
+ *       {@link RedisWrite#growingHll}): only the newest sketch of the call counts, and it carries the writer's
+ *       lineage ({@code ARGV[2]}: three bytes, unique to one writer's life) in header bytes 6..8, which Redis's
+ *       format leaves unused (PFADD, PFMERGE and PFCOUNT ignore them and keep them). If the key holds a value
+ *       with this lineage's mark, {@code SET key sketch}: what is there is an older sketch of the same
+ *       lineage, which the new one contains. Else if the key does not exist and the sketch is well formed,
+ *       {@code SET key sketch NX}: the key is the lineage's from now on. Else the sketch is merged as below and
+ *       the key's mark cleared ({@code SETRANGE key 5 "\0\0\0"}): it holds registers no lineage has, so every
+ *       later write merges. The key gets {@code PX ttl} when ttl &gt; 0. So the usual write is one SET
+ *       (PFMERGE decodes both values into 16,384 registers and encodes the result again: about 20
+ *       microseconds of the server's one thread), no bookkeeping key is needed, and a key that another
+ *       lineage (an earlier run, a restore) or PFADD wrote is never shrunk.
  *   <li>HLL ({@code KEYS} key, tmpKey): {@code SET key sketch NX} for the first sketch if it is a well-formed
  *       HyperLogLog (into a key that does not exist yet, the merge of one sketch into nothing: the same
  *       registers, and no temporary key); for
@@ -45,9 +48,9 @@ import java.util.List;
  *       {@code DEL key}, {@code ZADD} of every member, {@code SET versionKey version}, and
  *       {@code PEXPIRE} of both when ttl &gt; 0.
  * </ul>
- * Every value a COUNT compares against (its versionKey, and its key when monotone) and the versionKey of
- * an HLL of a lineage are read first, for the whole call, by one {@code MGET} of {@code KEYS[1..ARGV[1]]}
- * (a key appears once per call: the writer coalesces per key); the writes follow in {@code ARGV[2..]}, their
+ * Every value a COUNT compares against (its versionKey, and its key when monotone) and the key of a
+ * growing HLL are read first, for the whole call, by one {@code MGET} of {@code KEYS[1..ARGV[1]]}
+ * (a key appears once per call: the writer coalesces per key); the writes follow in {@code ARGV[3..]}, their
  * keys after those. Where that read found no string value the write is a {@code SET ... NX}, so a key of
  * another type still fails with WRONGTYPE instead of being overwritten.
  * A value that is not a decimal integer where one is expected, or a Redis error such as
@@ -139,7 +142,9 @@ final class RedisApplyScript {
             local function read() local v = pre[pi]; pi = pi + 1; return v end
             -- a COUNT's kind says whether it has a version key ('v') and is monotone ('m')
             local COUNT = {C = 0, Cv = 1, Cm = 2, Cvm = 3}
-            local ki, ai, applied, skipped = nreads + 1, 2, 0, 0
+            -- the writer's lineage (three bytes, never zero) marks its growing sketches; zero marks none
+            local LINEAGE, UNMARKED = ARGV[2], string.char(0, 0, 0)
+            local ki, ai, applied, skipped = nreads + 1, 3, 0, 0
             local function arg() local a = ARGV[ai]; ai = ai + 1; return a end
             local function key() local k = KEYS[ki]; ki = ki + 1; return k end
             while ai <= #ARGV do
@@ -187,25 +192,26 @@ final class RedisApplyScript {
                   set(k, min, '0')
                   applied = applied + 1
                 else skipped = skipped + 1 end
-              elseif kind == 'H' and ARGV[ai + 2] ~= '' then
-                -- a sketch of one lineage (one run of the job's operator), whose sketches only grow: if the key
-                -- holds what this lineage wrote last, the newest sketch contains it and replaces it (a SET, not
-                -- a merge); a new key takes it as it is; anything else is merged
-                local n, ttl, lineage = tonumber(arg()), arg(), arg()
-                local k, tmp, vk = key(), key(), key()
+              elseif kind == 'H' and ARGV[ai + 2] == '1' then
+                -- a growing sketch (see RedisWrite.growingHll), marked with this writer's lineage in header
+                -- bytes 6..8: where the key still holds that mark, the newest sketch contains it and replaces
+                -- it (a SET, not a merge); a new key takes it as it is; anything else is merged, and the
+                -- merged value's mark cleared, so that no lineage replaces it again
+                local n, ttl = tonumber(ARGV[ai]), ARGV[ai + 1]
+                ai = ai + 3
+                local k, tmp = KEYS[ki], KEYS[ki + 1]
+                ki = ki + 2
                 local last = ARGV[ai + n - 1]
                 ai = ai + n
-                local owner = read()
-                if owner == lineage then
-                  -- versionKey keeps the expiry of the lineage's first write: if it lapses first, writes merge
+                local cur = pre[pi]
+                pi = pi + 1
+                if cur and LINEAGE ~= UNMARKED and string.sub(cur, 6, 8) == LINEAGE and string.sub(cur, 1, 4) == 'HYLL' then
                   set(k, last, ttl)
-                elseif validhll(last) and setnx(k, last, ttl) then
-                  set(vk, lineage, ttl)
-                else
+                elseif cur or not (validhll(last) and setnx(k, last, ttl)) then
                   merge(k, tmp, last)
                   call(tmp, 'DEL', tmp)
                   if ttl ~= '0' then call(k, 'PEXPIRE', k, ttl) end
-                  set(vk, '!', ttl) -- merged: no longer one lineage's, so every later write merges too
+                  if not cur or string.sub(cur, 6, 8) ~= UNMARKED then call(k, 'SETRANGE', k, 5, UNMARKED) end
                 end
                 applied = applied + 1
               elseif kind == 'H' then
@@ -266,6 +272,8 @@ final class RedisApplyScript {
 
     /** A COUNT's kind in ARGV, by (has a version key ? 1 : 0) | (monotone ? 2 : 0): one argument for three. */
     private static final byte[][] COUNT_KINDS = {b("C"), b("Cv"), b("Cm"), b("Cvm")};
+    private static final byte[] ONE = b("1");
+    private static final byte[] ZERO = b("0");
 
     private RedisApplyScript() {}
 
@@ -275,6 +283,8 @@ final class RedisApplyScript {
         final List<byte[]> reads = new ArrayList<>();
         final List<byte[]> keys = new ArrayList<>();
         final List<byte[]> args = new ArrayList<>();
+        /** The growing sketches among {@link #args}: they get the writer's lineage mark when sent. */
+        final List<byte[]> growing = new ArrayList<>();
         int writes;
         /** The first key, for error messages. */
         String firstKey;
@@ -291,6 +301,7 @@ final class RedisApplyScript {
             reads.addAll(other.reads);
             keys.addAll(other.keys);
             args.addAll(other.args);
+            growing.addAll(other.growing);
             writes += other.writes;
             if (firstKey == null) firstKey = other.firstKey;
         }
@@ -321,18 +332,17 @@ final class RedisApplyScript {
                     keys.add(b(w.key));
                 }
                 case RedisWrite.HLL -> {
-                    boolean lineage = w.versionKey != null;
                     args.add(b("H"));
                     args.add(b(Integer.toString(hllSketches.size())));
                     args.add(b(Long.toString(w.ttlMillis)));
-                    args.add(b(lineage ? lineageOf(w.version) : ""));
+                    args.add(w.monotone ? ONE : ZERO);
                     args.addAll(hllSketches);
-                    keys.add(b(w.key));
+                    byte[] key = b(w.key);
+                    keys.add(key);
                     keys.add(b(tmpKey));
-                    if (lineage) {
-                        byte[] versionKey = b(w.versionKey);
-                        keys.add(versionKey);
-                        reads.add(versionKey);
+                    if (w.monotone) {
+                        reads.add(key);
+                        growing.add(hllSketches.get(hllSketches.size() - 1));
                     }
                 }
                 case RedisWrite.ZSET -> {
@@ -362,18 +372,30 @@ final class RedisApplyScript {
             return all;
         }
 
-        /** The script's ARGV: the number of keys it reads first, then the writes. */
-        List<byte[]> scriptArgs() {
-            List<byte[]> all = new ArrayList<>(args.size() + 1);
+        /**
+         * The script's ARGV: the number of keys it reads first, the writer's lineage, then the writes, the
+         * growing sketches marked with that lineage (header bytes 6..8, which Redis leaves unused).
+         */
+        List<byte[]> scriptArgs(byte[] lineage) {
+            for (byte[] sketch : growing) {
+                if (sketch.length >= 16) System.arraycopy(lineage, 0, sketch, LINEAGE_OFFSET, LINEAGE_BYTES);
+            }
+            List<byte[]> all = new ArrayList<>(args.size() + 2);
             all.add(b(Integer.toString(reads.size())));
+            all.add(lineage);
             all.addAll(args);
             return all;
         }
     }
 
-    /** The text that marks an HLL key as last written by one lineage of sketches (never "!", the merged mark). */
-    static String lineageOf(long lineage) {
-        return "L" + Long.toHexString(lineage);
+    /** Where a lineage's mark sits in a Redis HyperLogLog value: the header's three unused bytes. */
+    static final int LINEAGE_OFFSET = 5;
+    static final int LINEAGE_BYTES = 3;
+
+    /** The mark of lineage number {@code n} (from 1): three bytes, big-endian, never all zero (zero marks no lineage). */
+    static byte[] lineageMark(long n) {
+        long v = Math.floorMod(n - 1, (1L << 24) - 1) + 1;
+        return new byte[] {(byte) (v >>> 16), (byte) (v >>> 8), (byte) v};
     }
 
     /**

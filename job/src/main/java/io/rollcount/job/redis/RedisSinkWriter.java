@@ -42,6 +42,7 @@ import redis.clients.jedis.exceptions.JedisException;
 public final class RedisSinkWriter implements SinkWriter<RedisWrite> {
     private static final Logger LOG = LoggerFactory.getLogger(RedisSinkWriter.class);
     private static final byte[] SHA = RedisApplyScript.b(RedisApplyScript.SHA1);
+    private static final byte[] NO_LINEAGE = new byte[0];
     /** Script calls per pipeline round trip. */
     private static final int PIPELINE_SLICE = 1_000;
 
@@ -62,6 +63,13 @@ public final class RedisSinkWriter implements SinkWriter<RedisWrite> {
 
     /** Used by the I/O thread only. */
     private Jedis jedis;
+    /**
+     * This writer's lineage mark (I/O thread only): allocated from Redis ({@code INCR P:_lineage}) before
+     * its first growing sketch is sent, kept for its whole life, so that no other writer, before or after, has the same one
+     * while fewer than 16,777,215 writers have started against this Redis since. See {@link RedisWrite#growingHll}.
+     */
+    private byte[] lineage;
+    private final String lineageKey;
     private boolean closed;
     private final java.util.concurrent.ExecutorService io;
     /** The batch in flight, or null. */
@@ -82,6 +90,7 @@ public final class RedisSinkWriter implements SinkWriter<RedisWrite> {
         this.parallelism = context.getTaskInfo().getNumberOfParallelSubtasks();
         RedisKeys keys = new RedisKeys(sink.keyPrefix);
         this.watermarkKey = keys.watermark();
+        this.lineageKey = sink.keyPrefix + ":_lineage";
         this.watermarkPerWriterKey = sink.keyPrefix + ":_wm:" + context.getJobInfo().getJobId() + ":" + parallelism;
         SinkWriterMetricGroup metrics = context.metricGroup();
         metrics.counter("redisCommandsSent", commandsSent);
@@ -236,6 +245,11 @@ public final class RedisSinkWriter implements SinkWriter<RedisWrite> {
     /** One attempt: every call once, pipelined; reloads the script once on NOSCRIPT. */
     private void send(List<RedisApplyScript.Call> calls) throws RedisSinkException {
         Jedis j = connection();
+        if (lineage == null && calls.stream().anyMatch(c -> !c.growing.isEmpty())) {
+            countCommands(1);
+            lineage = RedisApplyScript.lineageMark(j.incr(lineageKey));
+        }
+        byte[] mark = lineage != null ? lineage : NO_LINEAGE;
         long applied = 0;
         long stale = 0;
         for (int from = 0; from < calls.size(); from += PIPELINE_SLICE) {
@@ -243,7 +257,7 @@ public final class RedisSinkWriter implements SinkWriter<RedisWrite> {
             for (int round = 0; !pending.isEmpty(); round++) {
                 Pipeline p = j.pipelined();
                 List<Response<Object>> responses = new ArrayList<>(pending.size());
-                for (RedisApplyScript.Call c : pending) responses.add(p.evalsha(SHA, c.scriptKeys(), c.scriptArgs()));
+                for (RedisApplyScript.Call c : pending) responses.add(p.evalsha(SHA, c.scriptKeys(), c.scriptArgs(mark)));
                 countCommands(pending.size());
                 p.sync();
                 List<RedisApplyScript.Call> noScript = new ArrayList<>();

@@ -15,9 +15,9 @@ import java.util.Objects;
  *       is the number of events folded into the value, so a replay after a restart from a checkpoint
  *       never overwrites a newer value with an older one, and the final value (every event) always wins.
  *   <li>{@link #HLL}: merge the Redis-format HyperLogLog in {@link #bytes} into {@code key} (register max,
- *       as PFMERGE does): registers only grow, so a replay can never shrink what Redis holds. With a
- *       {@link #versionKey}, {@link #version} names the sketch's lineage (see {@link #hll(String, String, long, byte[], long)}):
- *       a newer sketch of the lineage that wrote the key last replaces it, cheaper than a merge.
+ *       as PFMERGE does): registers only grow, so a replay can never shrink what Redis holds. A
+ *       {@linkplain #growingHll growing} sketch (flag {@link #monotone}) replaces the key instead, cheaper
+ *       than a merge, where the key holds what the same writer wrote last.
  *   <li>{@link #MAX}: {@code SET key value} if larger than the stored value (the watermark).
  *   <li>{@link #ZSET}: replace the sorted set at {@code key} atomically by {@link #members} with
  *       {@link #scores}, if {@link #version} is not older than the stored {@link #versionKey}.
@@ -68,14 +68,16 @@ public class RedisWrite {
     }
 
     /**
-     * An HLL write of one lineage: sketches that only grow (one run of one operator subtask), tagged
-     * {@code lineage}, with {@code versionKey} recording which lineage wrote the key last. While that is
-     * this lineage, the newest sketch replaces the value instead of being merged into it.
+     * An HLL write of a sketch that only grows for as long as the sink writer receiving it lives: the
+     * writer's own sketches, fed to it by the operator it is chained to (the two start and stop together).
+     * The writer marks the value it writes with its lineage (a number unique to this writer's life, in the
+     * three unused header bytes of Redis's format); where the key still holds this lineage's mark, the
+     * newer sketch contains what is there and replaces it. Anything else (a key of another lineage, one
+     * that PFADD built or a merge touched) is merged into, never shrunk.
      */
-    public static RedisWrite hll(String key, String versionKey, long lineage, byte[] sketch, long ttlMillis) {
+    public static RedisWrite growingHll(String key, byte[] sketch, long ttlMillis) {
         RedisWrite w = hll(key, sketch, ttlMillis);
-        w.versionKey = versionKey;
-        w.version = lineage;
+        w.monotone = true;
         return w;
     }
 

@@ -12,7 +12,7 @@ import java.util.Map;
  *   <li>COUNT: the write with the highest version (the last one on a tie);
  *   <li>MAX: the largest value;
  *   <li>HLL: every sketch, in order (the script merges them one after another, which equals merging them
- *       here: PFMERGE is a register-wise maximum), or the newest alone if they are of one lineage;
+ *       here: PFMERGE is a register-wise maximum), or the newest alone if all are growing sketches;
  *   <li>ZSET: the write with the highest version (the last one on a tie).
  * </ul>
  * {@link #drain} groups the writes by Redis Cluster hash tag ({@code {C}}: one counter) into script calls,
@@ -27,7 +27,7 @@ final class RedisWriteBuffer {
     }
 
     private final String keyPrefix;
-    private final Map<String, Entry> byKey = new LinkedHashMap<>();
+    private Map<String, Entry> byKey = new LinkedHashMap<>();
     private long bytes;
     private long coalesced;
 
@@ -85,10 +85,12 @@ final class RedisWriteBuffer {
                 if (w.value > old.value) e.write = copy(w);
             }
             case RedisWrite.HLL -> {
-                if (w.versionKey != null && w.versionKey.equals(old.versionKey) && w.version == old.version) {
-                    // one lineage: the newer sketch contains the older
+                if (w.monotone && old.monotone) {
+                    // both growing sketches of this writer's operator: the newer contains the older
                     for (byte[] sk : e.sketches) bytes -= sk.length;
                     e.sketches.clear();
+                } else {
+                    old.monotone = false; // a sketch of unknown origin among them: merge them all
                 }
                 e.sketches.add(w.bytes);
                 bytes += w.bytes.length;
@@ -152,33 +154,49 @@ final class RedisWriteBuffer {
     private List<RedisApplyScript.Call> drainPerTag(int maxWritesPerCall) {
         Map<String, List<RedisApplyScript.Call>> byTag = new LinkedHashMap<>();
         List<RedisApplyScript.Call> last = new ArrayList<>();
+        // a counter's keys mostly follow each other: reuse the previous key's tag, calls and scratch key
+        String tag = null;
+        List<RedisApplyScript.Call> calls = null;
+        String counterBase = null; // P:{tag}: and its scratch key, as tmpKeyFor names it
+        String tmp = null;
         for (Map.Entry<String, Entry> me : byKey.entrySet()) {
             String key = me.getKey();
             Entry e = me.getValue();
-            String tag = hashTag(key);
-            String tmp = e.write.kind == RedisWrite.HLL ? tmpKeyFor(key, tag) : null;
+            if (tag == null || !hasTag(key, tag)) {
+                tag = hashTag(key);
+                calls = tag == null ? null : byTag.computeIfAbsent(tag, k -> new ArrayList<>());
+                counterBase = tag == null ? null : keyPrefix + ":{" + tag + "}:";
+                tmp = tag == null ? null : counterBase + "_tmp";
+            }
             if (e.write.kind == RedisWrite.MAX || tag == null) {
                 RedisApplyScript.Call c = new RedisApplyScript.Call();
-                c.add(e.write, e.sketches, tmp);
+                c.add(e.write, e.sketches, e.write.kind == RedisWrite.HLL ? tmpKeyFor(key, tag) : null);
                 c.isWatermarkOrUntagged = true;
                 if (e.write.kind == RedisWrite.MAX) last.add(c);
                 else byTag.computeIfAbsent("\0" + key, k -> new ArrayList<>()).add(c);
                 continue;
             }
-            List<RedisApplyScript.Call> calls = byTag.computeIfAbsent(tag, k -> new ArrayList<>());
             RedisApplyScript.Call c = calls.isEmpty() ? null : calls.get(calls.size() - 1);
             if (c == null || c.writes >= maxWritesPerCall) {
                 c = new RedisApplyScript.Call();
                 calls.add(c);
             }
-            c.add(e.write, e.sketches, tmp);
+            c.add(e.write, e.sketches, e.write.kind != RedisWrite.HLL ? null : key.startsWith(counterBase) ? tmp : tmpKeyFor(key, tag));
         }
-        byKey.clear();
+        // a new map rather than clear(): clear() walks the whole table, however large it once grew
+        byKey = new LinkedHashMap<>();
         bytes = 0;
         List<RedisApplyScript.Call> out = new ArrayList<>();
         for (List<RedisApplyScript.Call> l : byTag.values()) out.addAll(l);
         out.addAll(last);
         return out;
+    }
+
+    /** True if {@link #hashTag}{@code (key)} equals {@code tag}, without building the substring. */
+    static boolean hasTag(String key, String tag) {
+        int open = key.indexOf('{');
+        return open >= 0 && key.startsWith(tag, open + 1) && key.length() > open + 1 + tag.length()
+                && key.charAt(open + 1 + tag.length()) == '}' && !tag.isEmpty() && tag.indexOf('}') < 0;
     }
 
     /** The Redis Cluster hash tag of a key (text between the first '{' and the next '}'), or null. */

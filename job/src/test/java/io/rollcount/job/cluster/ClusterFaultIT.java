@@ -304,6 +304,7 @@ class ClusterFaultIT {
             assertThat(watermark).as(name + ": the watermark passed the last event by the tick").isGreaterThanOrEqualTo(lastTs + 10_000);
             log(name + ": Redis exact: " + expected.size() + " total/window keys, " + truth.counted + " events counted of "
                     + truth.produced + " produced (" + truth.duplicates + " redeliveries)");
+            assertUniques();
             assertRollups(watermark);
             polling.set(false);
             poller.join(5_000);
@@ -311,6 +312,38 @@ class ClusterFaultIT {
                     .filter(d -> truth.negativeCounters.stream().noneMatch(c -> d.startsWith(prefix + ":{" + c + "}:"))).toList();
             assertThat(maxSeen).as(name + ": the poller saw totals").isNotEmpty();
             assertThat(bad).as(name + ": totals of counters with only positive deltas that went down").isEmpty();
+        }
+
+        /**
+         * Every counter's {@code u:all} holds the registers PFADD of its true distinct users builds: whatever the
+         * fault, sketches replaced by their own writer and merged after a restore or rescale lose nothing and
+         * gain nothing. (Equal estimates, and merging the reference in changes nothing.)
+         */
+        void assertUniques() {
+            List<String> wrong = new ArrayList<>();
+            String ref = "ref" + prefix + ":u";
+            try (Jedis j = new Jedis(redisHost, redisPort)) {
+                Map<String, Set<String>> users;
+                synchronized (truth) {
+                    users = new HashMap<>(truth.users);
+                }
+                for (var e : users.entrySet()) {
+                    String key = prefix + ":{" + e.getKey() + "}:u:all";
+                    j.del(ref);
+                    j.pfadd(ref, e.getValue().toArray(String[]::new));
+                    long expected = j.pfcount(ref);
+                    long actual = j.pfcount(key);
+                    j.pfmerge(ref, ref, key);
+                    long union = j.pfcount(ref);
+                    if (actual != expected || union != expected) {
+                        wrong.add(key + " pfcount " + actual + ", expected " + expected + " (union " + union + ")");
+                    }
+                }
+                j.del(ref);
+                assertThat(users).as(name + ": counters with users").isNotEmpty();
+            }
+            assertThat(wrong).as(name + ": u:all HyperLogLogs that differ from PFADD of the true users").isEmpty();
+            log(name + ": u:all of " + truth.users.size() + " counters equal PFADD of their true users");
         }
 
         /** counter-rollups, read_committed: no duplicate, revisions 0..n without gap, true sums, every closed window present. */

@@ -19,6 +19,8 @@ final class ClusterTruth {
     final Map<String, Map<String, Long>> byCounter = new HashMap<>();
     final Map<Window, long[]> windows = new HashMap<>();
     final Set<String> negativeCounters = new HashSet<>();
+    /** The distinct users of every counter, for its {@code u:all} HyperLogLog. */
+    final Map<String, Set<String>> users = new HashMap<>();
     private final Set<String> seenIds = new HashSet<>();
     long produced;
     long counted;
@@ -32,6 +34,7 @@ final class ClusterTruth {
         }
         counted++;
         if (g.delta() < 0) negativeCounters.add(g.counter());
+        if (g.user() != null) users.computeIfAbsent(g.counter(), c -> new HashSet<>()).add(g.user());
         Map<String, Long> m = byCounter.computeIfAbsent(g.counter(), c -> new HashMap<>());
         m.merge("total", g.delta(), Long::sum);
         for (Resolution r : Resolution.all()) {

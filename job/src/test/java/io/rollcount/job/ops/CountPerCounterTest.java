@@ -46,12 +46,22 @@ class CountPerCounterTest {
         final String prefix = "rctest" + Long.toHexString(new SplittableRandom().nextLong() & Long.MAX_VALUE);
         final RedisKeys keys = new RedisKeys(prefix);
         final Jedis redis = new Jedis("127.0.0.1", 6379);
-        final RedisSinkWriter writer;
+        RedisSinkWriter writer;
         final List<String> rollups = new ArrayList<>();
 
         Result() throws Exception {
-            writer = (RedisSinkWriter) RedisSink.builder().setUrl("redis://127.0.0.1:6379").setKeyPrefix(prefix).build()
+            writer = newWriter();
+        }
+
+        private RedisSinkWriter newWriter() throws Exception {
+            return (RedisSinkWriter) RedisSink.builder().setUrl("redis://127.0.0.1:6379").setKeyPrefix(prefix).build()
                     .createWriter(new TestWriterContext());
+        }
+
+        /** A restarted task: the writer chained to the operator starts again too (with a lineage of its own). */
+        void restartWriter() throws Exception {
+            writer.close();
+            writer = newWriter();
         }
 
         void take(KeyedOneInputStreamOperatorTestHarness<String, PartialSum, RedisWrite> h, boolean keepRollups) throws Exception {
@@ -148,7 +158,7 @@ class CountPerCounterTest {
 
     /**
      * Runs to {@link #RESTORE_AT}, snapshots, goes on a while (its Redis writes stay, its rollups are lost:
-     * the failed attempt), then restores into a new operator (a new lineage) and replays from the snapshot.
+     * the failed attempt), then restores into a new operator and writer (a new lineage) and replays from the snapshot.
      */
     private static Result restoredMidway(long cacheBytes) throws Exception {
         Result result = new Result();
@@ -159,6 +169,7 @@ class CountPerCounterTest {
             snapshot = h.snapshot(1, RESTORE_AT);
             run(h, RESTORE_AT, RESTORE_AT + 17, result, false);
         }
+        result.restartWriter();
         try (var h = harness(result, cacheBytes)) {
             h.setProcessingTime(RESTORE_AT * 1_000L);
             h.initializeState(snapshot);

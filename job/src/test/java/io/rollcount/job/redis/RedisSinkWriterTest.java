@@ -235,47 +235,94 @@ class RedisSinkWriterTest {
                 java.util.Arrays.copyOfRange(expected, 16, expected.length))).as("registers equal").isTrue();
     }
 
+    private static byte[] markOf(byte[] value) {
+        return java.util.Arrays.copyOfRange(value, RedisApplyScript.LINEAGE_OFFSET, RedisApplyScript.LINEAGE_OFFSET + RedisApplyScript.LINEAGE_BYTES);
+    }
+
     @Test
-    void hllOfOneLineageIsReplacedAndAnyOtherIsMergedNeverShrinking() throws Exception {
+    void growingHllIsReplacedByItsOwnWriterAndMergedByAnyOtherNeverShrinking() throws Exception {
         String scratch = prefix + ":_scratch";
         byte[] a = sketchOf(scratch, 0, 10);
-        byte[] b = sketchOf(scratch, 0, 40); // a grown sketch of the same lineage
-        byte[] c = sketchOf(scratch, 100, 103); // another lineage (a restore): a different, smaller sketch
+        byte[] b = sketchOf(scratch, 0, 40); // a grown sketch of the same operator
+        byte[] c = sketchOf(scratch, 100, 103); // after a restore: a different, smaller sketch
         byte[] d = sketchOf(scratch, 100, 110);
         String u = keys.uniques("h", Resolution.H1, 1_700_000_000_000L);
-        String v = keys.versionOf("h", u);
         long ttl = 3_600_000L;
 
-        write(RedisWrite.hll(u, v, 1, a, ttl)); // new key: taken as it is
-        assertThat(redis.get(u.getBytes())).isEqualTo(a);
-        assertThat(redis.get(v)).isEqualTo(RedisApplyScript.lineageOf(1));
-        write(RedisWrite.hll(u, v, 1, a, ttl), RedisWrite.hll(u, v, 1, b, ttl)); // same lineage: the newest replaces
-        assertThat(redis.get(u.getBytes())).as("replaced").isEqualTo(b);
-        assertThat(redis.get(u.getBytes())[4]).as("sparse encoding").isEqualTo((byte) 1);
+        write(RedisWrite.growingHll(u, a.clone(), ttl)); // new key: taken as it is, with this writer's mark
+        byte[] stored = redis.get(u.getBytes());
+        byte[] mark = markOf(stored);
+        assertThat(mark).isNotEqualTo(new byte[3]);
+        assertSameRegisters(stored, a);
+        assertThat(redis.pfcount(u)).isEqualTo(10);
+        write(RedisWrite.growingHll(u, a.clone(), ttl), RedisWrite.growingHll(u, b.clone(), ttl)); // the newest replaces
+        stored = redis.get(u.getBytes());
+        assertSameRegisters(stored, b);
+        assertThat(markOf(stored)).isEqualTo(mark);
+        assertThat(stored[4]).as("sparse encoding").isEqualTo((byte) 1);
         assertThat(redis.pttl(u)).isBetween(3_500_000L, ttl);
-        assertThat(redis.pttl(v)).isBetween(1L, ttl);
+        assertThat(RedisTestSupport.keysOf(redis, prefix)).as("no bookkeeping key per sketch").noneMatch(k -> k.contains(":_v:"));
 
+        // a restarted operator has a new writer, hence another lineage: merged, never shrinks, mark cleared
+        writer.close();
+        writer = RedisTestSupport.writer(sink().build(), new TestWriterContext());
         String ref = prefix + ":_ref"; // what PFADD of every user written so far builds
         for (int i = 0; i < 40; i++) redis.pfadd(ref, "user-" + i);
         for (int i = 100; i < 103; i++) redis.pfadd(ref, "user-" + i);
-        write(RedisWrite.hll(u, v, 2, c, ttl)); // another lineage: merged, never shrinks
+        write(RedisWrite.growingHll(u, c.clone(), ttl));
         assertThat(redis.pfcount(u)).isEqualTo(redis.pfcount(ref));
-        assertThat(redis.get(v)).isEqualTo("!");
+        assertThat(markOf(redis.get(u.getBytes()))).as("merged: nobody's").isEqualTo(new byte[3]);
         for (int i = 103; i < 110; i++) redis.pfadd(ref, "user-" + i);
-        write(RedisWrite.hll(u, v, 2, d, ttl)); // still merged: the key holds more than lineage 2 has
+        write(RedisWrite.growingHll(u, d.clone(), ttl)); // still merged: the key holds more than this lineage has
         assertSameRegisters(redis.get(u.getBytes()), redis.get(ref.getBytes()));
         assertThat(redis.pttl(u)).isBetween(3_500_000L, ttl);
 
         // a key built by PFADD is merged into, not replaced
         String all = keys.uniquesAll("h");
         redis.pfadd(all, "someone-else");
-        write(RedisWrite.hll(all, keys.versionOf("h", all), 3, a, 0));
+        write(RedisWrite.growingHll(all, a.clone(), 0));
         String refAll = prefix + ":_refAll";
         redis.pfadd(refAll, "someone-else");
         for (int i = 0; i < 10; i++) redis.pfadd(refAll, "user-" + i);
         assertThat(redis.pfcount(all)).isEqualTo(redis.pfcount(refAll));
         assertThat(redis.pttl(all)).isEqualTo(-1L);
         assertThat(redis.exists(prefix + ":{h}:_tmp")).isFalse();
+    }
+
+    @Test
+    void markedSketchesAreRedisHyperLogLogsForRedisItself() throws Exception {
+        String scratch = prefix + ":_scratch";
+        String k = keys.uniquesAll("m");
+        write(RedisWrite.growingHll(k, sketchOf(scratch, 0, 20), 0));
+        assertThat(markOf(redis.get(k.getBytes()))).isNotEqualTo(new byte[3]);
+        String other = prefix + ":_other";
+        redis.pfadd(other, "user-19", "user-20", "user-21");
+        redis.pfmerge(other, other, k); // PFMERGE reads it
+        assertThat(redis.pfcount(other)).isEqualTo(22);
+        redis.pfadd(k, "user-99"); // PFADD writes into it (and keeps the mark: Redis never reads those bytes)
+        assertThat(redis.pfcount(k)).isEqualTo(21);
+        String ref = prefix + ":_ref";
+        for (int i = 0; i < 20; i++) redis.pfadd(ref, "user-" + i);
+        redis.pfadd(ref, "user-99");
+        assertSameRegisters(redis.get(k.getBytes()), redis.get(ref.getBytes()));
+    }
+
+    @Test
+    void everyWriterHasALineageOfItsOwnNeverZero() throws Exception {
+        assertThat(RedisApplyScript.lineageMark(1)).containsExactly(0, 0, 1);
+        assertThat(RedisApplyScript.lineageMark(0xFFFFFF)).containsExactly(0xFF, 0xFF, 0xFF);
+        assertThat(RedisApplyScript.lineageMark(0x1000000)).as("wraps past zero").containsExactly(0, 0, 1);
+        String scratch = prefix + ":_scratch";
+        List<byte[]> marks = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            RedisSinkWriter w = RedisTestSupport.writer(sink().build(), new TestWriterContext());
+            String k = keys.uniquesAll("w" + i);
+            w.write(RedisWrite.growingHll(k, sketchOf(scratch, 0, 3), 0), null);
+            w.flush(false);
+            w.close();
+            marks.add(markOf(redis.get(k.getBytes())));
+        }
+        assertThat(marks).doesNotHaveDuplicates().noneMatch(m -> java.util.Arrays.equals(m, new byte[3]));
     }
 
     @Test
