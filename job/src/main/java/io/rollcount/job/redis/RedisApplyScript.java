@@ -32,12 +32,15 @@ import java.util.List;
  *       format leaves unused (PFADD, PFMERGE and PFCOUNT ignore them and keep them). If the key holds a value
  *       with this lineage's mark, {@code SET key sketch}: what is there is an older sketch of the same
  *       lineage, which the new one contains. Else if the key does not exist and the sketch is well formed,
- *       {@code SET key sketch NX}: the key is the lineage's from now on. Else the sketch is merged as below and
- *       the key's mark cleared ({@code SETRANGE key 5 "\0\0\0"}): it holds registers no lineage has, so every
- *       later write merges. The key gets {@code PX ttl} when ttl &gt; 0. So the usual write is one SET
- *       (PFMERGE decodes both values into 16,384 registers and encodes the result again: about 20
- *       microseconds of the server's one thread), no bookkeeping key is needed, and a key that another
- *       lineage (an earlier run, a restore) or PFADD wrote is never shrunk.
+ *       {@code SET key sketch NX}: the key is the lineage's from now on. Else {@code SET tmpKey sketch; PFMERGE
+ *       tmpKey key}: if the union has exactly the sketch's registers (the key had none above them: a restored
+ *       job whose sketch has caught up with what the run before it wrote), {@code SET key sketch}, and the key
+ *       is the lineage's again; else {@code SET key union} with the mark cleared (it holds registers that no
+ *       lineage has, so the next write merges again). Then {@code DEL tmpKey}. The key gets {@code PX ttl}
+ *       when ttl &gt; 0. So the usual write is one SET (PFMERGE decodes both values into 16,384 registers
+ *       and encodes the result again: about 20 microseconds of the server's one thread), no bookkeeping key
+ *       is needed, and a key that another lineage (an earlier run, a restore) or PFADD wrote is never shrunk:
+ *       a SET of a sketch only ever replaces registers that the sketch holds too.
  *   <li>HLL ({@code KEYS} key, tmpKey): {@code SET key sketch NX} for the first sketch if it is a well-formed
  *       HyperLogLog (into a key that does not exist yet, the merge of one sketch into nothing: the same
  *       registers, and no temporary key); for
@@ -195,8 +198,7 @@ final class RedisApplyScript {
               elseif kind == 'H' and ARGV[ai + 2] == '1' then
                 -- a growing sketch (see RedisWrite.growingHll), marked with this writer's lineage in header
                 -- bytes 6..8: where the key still holds that mark, the newest sketch contains it and replaces
-                -- it (a SET, not a merge); a new key takes it as it is; anything else is merged, and the
-                -- merged value's mark cleared, so that no lineage replaces it again
+                -- it (a SET, not a merge); a new key takes it as it is; anything else is merged (below)
                 local n, ttl = tonumber(ARGV[ai]), ARGV[ai + 1]
                 ai = ai + 3
                 local k, tmp = KEYS[ki], KEYS[ki + 1]
@@ -208,10 +210,23 @@ final class RedisApplyScript {
                 if cur and LINEAGE ~= UNMARKED and string.sub(cur, 6, 8) == LINEAGE and string.sub(cur, 1, 4) == 'HYLL' then
                   set(k, last, ttl)
                 elseif cur or not (validhll(last) and setnx(k, last, ttl)) then
-                  merge(k, tmp, last)
-                  call(tmp, 'DEL', tmp)
-                  if ttl ~= '0' then call(k, 'PEXPIRE', k, ttl) end
-                  if not cur or string.sub(cur, 6, 8) ~= UNMARKED then call(k, 'SETRANGE', k, 5, UNMARKED) end
+                  -- the union of the sketch and the key, in the scratch key. If it is the sketch itself (no
+                  -- register of the key above the sketch's), the key takes the sketch and is this lineage's
+                  -- from now on: a restored job whose sketch has caught up takes its keys back. Else the key
+                  -- takes the union, marked as nobody's.
+                  call(tmp, 'SET', tmp, last)
+                  local r = redis.pcall('PFMERGE', tmp, k)
+                  if type(r) == 'table' and r.err then
+                    redis.pcall('DEL', tmp)
+                    error({err = r.err .. ' (key ' .. keyname(k) .. ')'})
+                  end
+                  local union = redis.call('GET', tmp)
+                  redis.call('DEL', tmp)
+                  if string.byte(union, 5) == string.byte(last, 5) and string.sub(union, 17) == string.sub(last, 17) then
+                    set(k, last, ttl)
+                  else
+                    set(k, string.sub(union, 1, 5) .. UNMARKED .. string.sub(union, 9), ttl)
+                  end
                 end
                 applied = applied + 1
               elseif kind == 'H' then

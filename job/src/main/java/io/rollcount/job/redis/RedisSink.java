@@ -45,12 +45,12 @@ import org.apache.flink.api.connector.sink2.WriterInitContext;
  * The sink sends only {@code EVALSHA}, {@code SCRIPT LOAD}, on connecting {@code PING} (plus
  * {@code AUTH}, always allowed, and {@code SELECT} for a database other than 0) and, once per writer before
  * its first HyperLogLog, {@code INCR P:_lineage}; the script runs {@code GET}, {@code MGET}, {@code SET},
- * {@code PEXPIRE}, {@code DEL}, {@code PFMERGE}, {@code SETRANGE}, {@code ZADD} and, for the
+ * {@code PEXPIRE}, {@code DEL}, {@code PFMERGE}, {@code ZADD} and, for the
  * watermark, {@code HSET}, {@code HLEN}, {@code HVALS}, which the ACL checks too. A least-privilege user
  * for key prefix {@code rc}:
  * <pre>{@code
  * ACL SETUSER rollcount on >PASSWORD ~rc:* resetchannels -@all +evalsha +script|load +ping
- *     +get +mget +set +pexpire +del +pfmerge +setrange +incr +zadd +hset +hlen +hvals
+ *     +get +mget +set +pexpire +del +pfmerge +incr +zadd +hset +hlen +hvals
  * }</pre>
  *
  * <p>Only a single Redis server (or a primary) is supported, not Redis Cluster; the key layout is

@@ -66,7 +66,7 @@ class RedisSecurityTest {
         server = RedisServerProcess.launch("--requirepass", ADMIN_PW);
         try (Jedis admin = admin()) {
             admin.aclSetUser("rcwriter", "reset", "on", ">" + WRITER_PW, "~" + PREFIX + ":*", "resetchannels",
-                    "-@all", "+evalsha", "+script|load", "+ping", "+get", "+mget", "+set", "+pexpire", "+del", "+pfmerge", "+setrange", "+incr", "+zadd", "+hset", "+hlen", "+hvals");
+                    "-@all", "+evalsha", "+script|load", "+ping", "+get", "+mget", "+set", "+pexpire", "+del", "+pfmerge", "+incr", "+zadd", "+hset", "+hlen", "+hvals");
         }
 
         tlsDir = RedisServerProcess.newDir();

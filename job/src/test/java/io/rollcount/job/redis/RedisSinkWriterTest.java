@@ -275,6 +275,25 @@ class RedisSinkWriterTest {
         for (int i = 103; i < 110; i++) redis.pfadd(ref, "user-" + i);
         write(RedisWrite.growingHll(u, d.clone(), ttl)); // still merged: the key holds more than this lineage has
         assertSameRegisters(redis.get(u.getBytes()), redis.get(ref.getBytes()));
+        assertThat(markOf(redis.get(u.getBytes()))).isEqualTo(new byte[3]);
+        assertThat(redis.pttl(u)).isBetween(3_500_000L, ttl);
+
+        // the restored operator's sketch catches up (holds every register of the key): the key is its writer's again
+        byte[] caughtUp = sketchOf(scratch, 0, 40);
+        String both = prefix + ":_both";
+        redis.set(both.getBytes(), caughtUp);
+        for (int i = 100; i < 110; i++) redis.pfadd(both, "user-" + i);
+        byte[] all110 = redis.get(both.getBytes());
+        write(RedisWrite.growingHll(u, all110.clone(), ttl));
+        byte[] taken = redis.get(u.getBytes());
+        assertSameRegisters(taken, redis.get(ref.getBytes()));
+        byte[] newMark = markOf(taken);
+        assertThat(newMark).isNotEqualTo(new byte[3]).isNotEqualTo(mark);
+        redis.pfadd(both, "user-200"); // and grows: replaced, not merged
+        redis.pfadd(ref, "user-200");
+        write(RedisWrite.growingHll(u, redis.get(both.getBytes()), ttl));
+        assertSameRegisters(redis.get(u.getBytes()), redis.get(ref.getBytes()));
+        assertThat(markOf(redis.get(u.getBytes()))).isEqualTo(newMark);
         assertThat(redis.pttl(u)).isBetween(3_500_000L, ttl);
 
         // a key built by PFADD is merged into, not replaced
