@@ -106,10 +106,12 @@ final class RedisApplyScript {
                 error({err = 'WRONGTYPE Operation against a key holding the wrong kind of value (key ' .. keyname(k) .. ')'})
               end
             end
-            -- PFMERGE of one sketch into k through the scratch key tmp (which the caller deletes after its merges)
-            local function merge(k, tmp, sketch)
+            -- PFMERGE of one sketch into k through the scratch key tmp (which the caller deletes after its
+            -- merges), or with intotmp of k into tmp (the union left in tmp, k unchanged)
+            local function merge(k, tmp, sketch, intotmp)
               call(tmp, 'SET', tmp, sketch)
-              local r = redis.pcall('PFMERGE', k, tmp)
+              local r
+              if intotmp then r = redis.pcall('PFMERGE', tmp, k) else r = redis.pcall('PFMERGE', k, tmp) end
               if type(r) == 'table' and r.err then
                 redis.pcall('DEL', tmp)
                 error({err = r.err .. ' (key ' .. keyname(k) .. ')'})
@@ -214,12 +216,7 @@ final class RedisApplyScript {
                   -- register of the key above the sketch's), the key takes the sketch and is this lineage's
                   -- from now on: a restored job whose sketch has caught up takes its keys back. Else the key
                   -- takes the union, marked as nobody's.
-                  call(tmp, 'SET', tmp, last)
-                  local r = redis.pcall('PFMERGE', tmp, k)
-                  if type(r) == 'table' and r.err then
-                    redis.pcall('DEL', tmp)
-                    error({err = r.err .. ' (key ' .. keyname(k) .. ')'})
-                  end
+                  merge(k, tmp, last, true)
                   local union = redis.call('GET', tmp)
                   redis.call('DEL', tmp)
                   if string.byte(union, 5) == string.byte(last, 5) and string.sub(union, 17) == string.sub(last, 17) then
