@@ -144,7 +144,6 @@ final class RedisApplyScript {
               for x = 1, #r do pre[i + x - 1] = r[x] end
               i = j + 1
             end
-            local function read() local v = pre[pi]; pi = pi + 1; return v end
             -- a COUNT's kind says whether it has a version key ('v') and is monotone ('m')
             local COUNT = {C = 0, Cv = 1, Cm = 2, Cvm = 3}
             -- the writer's lineage (three bytes, never zero) marks its growing sketches; zero marks none

@@ -90,6 +90,11 @@ public final class RedisKeys implements Serializable {
         return prefix + ":_v:" + key.substring(prefix.length() + 1);
     }
 
+    /** Bookkeeping: the number of Redis writers started so far, each one's lineage (see {@link RedisWrite#growingHll}). */
+    public String lineage() {
+        return prefix + ":_lineage";
+    }
+
     public String watermark() {
         return prefix + ":meta:watermark";
     }

@@ -90,7 +90,7 @@ public final class RedisSinkWriter implements SinkWriter<RedisWrite> {
         this.parallelism = context.getTaskInfo().getNumberOfParallelSubtasks();
         RedisKeys keys = new RedisKeys(sink.keyPrefix);
         this.watermarkKey = keys.watermark();
-        this.lineageKey = sink.keyPrefix + ":_lineage";
+        this.lineageKey = keys.lineage();
         this.watermarkPerWriterKey = sink.keyPrefix + ":_wm:" + context.getJobInfo().getJobId() + ":" + parallelism;
         SinkWriterMetricGroup metrics = context.metricGroup();
         metrics.counter("redisCommandsSent", commandsSent);

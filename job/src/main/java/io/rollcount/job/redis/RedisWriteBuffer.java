@@ -154,23 +154,20 @@ final class RedisWriteBuffer {
     private List<RedisApplyScript.Call> drainPerTag(int maxWritesPerCall) {
         Map<String, List<RedisApplyScript.Call>> byTag = new LinkedHashMap<>();
         List<RedisApplyScript.Call> last = new ArrayList<>();
-        // a counter's keys mostly follow each other: reuse the previous key's tag, calls and scratch key
+        // a counter's keys mostly follow each other: reuse the previous key's tag and calls
         String tag = null;
         List<RedisApplyScript.Call> calls = null;
-        String counterBase = null; // P:{tag}: and its scratch key, as tmpKeyFor names it
-        String tmp = null;
         for (Map.Entry<String, Entry> me : byKey.entrySet()) {
             String key = me.getKey();
             Entry e = me.getValue();
             if (tag == null || !hasTag(key, tag)) {
                 tag = hashTag(key);
                 calls = tag == null ? null : byTag.computeIfAbsent(tag, k -> new ArrayList<>());
-                counterBase = tag == null ? null : keyPrefix + ":{" + tag + "}:";
-                tmp = tag == null ? null : counterBase + "_tmp";
             }
+            String tmp = e.write.kind == RedisWrite.HLL ? tmpKeyFor(key, tag) : null;
             if (e.write.kind == RedisWrite.MAX || tag == null) {
                 RedisApplyScript.Call c = new RedisApplyScript.Call();
-                c.add(e.write, e.sketches, e.write.kind == RedisWrite.HLL ? tmpKeyFor(key, tag) : null);
+                c.add(e.write, e.sketches, tmp);
                 c.isWatermarkOrUntagged = true;
                 if (e.write.kind == RedisWrite.MAX) last.add(c);
                 else byTag.computeIfAbsent("\0" + key, k -> new ArrayList<>()).add(c);
@@ -181,7 +178,7 @@ final class RedisWriteBuffer {
                 c = new RedisApplyScript.Call();
                 calls.add(c);
             }
-            c.add(e.write, e.sketches, e.write.kind != RedisWrite.HLL ? null : key.startsWith(counterBase) ? tmp : tmpKeyFor(key, tag));
+            c.add(e.write, e.sketches, tmp);
         }
         // a new map rather than clear(): clear() walks the whole table, however large it once grew
         byKey = new LinkedHashMap<>();
