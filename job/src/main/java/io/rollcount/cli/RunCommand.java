@@ -102,6 +102,10 @@ final class RunCommand implements Callable<Integer> {
         dlq.forEach((reason, n) -> out.printf("    %-16s %,d%n", reason, n));
         out.printf("  late               %,d%n", dlq.getOrDefault("late", 0L));
         out.printf("  Redis keys written %,d%n", RedisSink.KEYS_WRITTEN.sum());
+        long rejected = RedisSink.KEYS_REJECTED.sum();
+        if (rejected > 0) {
+            out.printf("  Redis keys rejected %,d, not written (e.g. %s); see the log's WARN lines%n", rejected, RedisSink.FIRST_REJECTED.get());
+        }
     }
 
     static void checkRedis(JobOptions options) {

@@ -56,29 +56,33 @@ import java.util.List;
  * (a key appears once per call: the writer coalesces per key); the writes follow in {@code ARGV[3..]}, their
  * keys after those. Where that read found no string value the write is a {@code SET ... NX}, so a key of
  * another type still fails with WRONGTYPE instead of being overwritten.
- * A value that is not a decimal integer where one is expected, or a Redis error such as
- * {@code WRONGTYPE}, ends the script with an error that names the key. Writes already applied by the
- * same call stay applied (Redis does not roll scripts back); they are idempotent, so the retry after
- * the job restarts from its checkpoint applies them again harmlessly. The script returns
- * {@code {applied, skipped}}.
+ *
+ * <p>Errors are per key: each write runs under Lua's {@code pcall}, so a Redis error such as
+ * {@code WRONGTYPE} (a key of another type under the prefix) or a value that is not a decimal integer
+ * where one is expected rejects that write's key only (the key whose command failed: a version key, say)
+ * and the call goes on with its other writes. The script returns {@code {applied, skipped, key1, error1,
+ * key2, error2, ...}}: the rejected keys with their errors. An error that a retry can cure
+ * ({@code OOM}, {@code MISCONF}, {@code NOREPLICAS}, {@code LOADING}, {@code BUSY}, {@code TRYAGAIN},
+ * {@code READONLY}, {@code MASTERDOWN}, {@code CLUSTERDOWN}) ends the call with that error instead, for the
+ * writer to retry the whole call: Redis refuses a script's first write on OOM, so nothing was applied then,
+ * and any write already applied is idempotent. So is a fault of the script itself (not a key's).
  */
 final class RedisApplyScript {
 
     static final String SOURCE = """
-            local function keyname(k)
-              return (string.gsub(string.sub(k, 1, 300), '%c', '?'))
+            -- the key whose command failed: what a rejection names (set just before the error is raised)
+            local failkey = nil
+            local function fail(k, msg)
+              failkey = k
+              error({err = msg})
             end
             local function call(k, ...)
               local r = redis.pcall(...)
-              if type(r) == 'table' and r.err then
-                error({err = r.err .. ' (key ' .. keyname(k) .. ')'})
-              end
+              if type(r) == 'table' and r.err then fail(k, r.err) end
               return r
             end
             local function int(k, s)
-              if not string.match(s, '^%-?%d+$') then
-                error({err = 'ERR rollcount: value is not an integer (key ' .. keyname(k) .. ')'})
-              end
+              if not string.match(s, '^%-?%d+$') then fail(k, 'ERR rollcount: value is not an integer') end
               return s
             end
             local function cmp(a, b)
@@ -92,8 +96,8 @@ final class RedisApplyScript {
               if na then r = -r end
               return r
             end
-            local function set(k, v, ttl) -- SET replaces a value of any type: no error to name a key for
-              if ttl ~= '0' then redis.call('SET', k, v, 'PX', ttl) else redis.call('SET', k, v) end
+            local function set(k, v, ttl) -- SET replaces a value of any type (it can still meet OOM or MISCONF)
+              if ttl ~= '0' then call(k, 'SET', k, v, 'PX', ttl) else call(k, 'SET', k, v) end
             end
             local function setnx(k, v, ttl)
               if ttl ~= '0' then return call(k, 'SET', k, v, 'PX', ttl, 'NX') end
@@ -102,9 +106,7 @@ final class RedisApplyScript {
             -- SET, or SET NX where the prefetch found no string value: then a key of another type errors
             local function put(k, v, ttl, absent)
               if not absent then return set(k, v, ttl) end
-              if not setnx(k, v, ttl) then
-                error({err = 'WRONGTYPE Operation against a key holding the wrong kind of value (key ' .. keyname(k) .. ')'})
-              end
+              if not setnx(k, v, ttl) then fail(k, 'WRONGTYPE Operation against a key holding the wrong kind of value') end
             end
             -- PFMERGE of one sketch into k through the scratch key tmp (which the caller deletes after its
             -- merges), or with intotmp of k into tmp (the union left in tmp, k unchanged)
@@ -114,7 +116,7 @@ final class RedisApplyScript {
               if intotmp then r = redis.pcall('PFMERGE', tmp, k) else r = redis.pcall('PFMERGE', k, tmp) end
               if type(r) == 'table' and r.err then
                 redis.pcall('DEL', tmp)
-                error({err = r.err .. ' (key ' .. keyname(k) .. ')'})
+                fail(k, r.err)
               end
             end
             local function validhll(s)
@@ -148,6 +150,27 @@ final class RedisApplyScript {
             local COUNT = {C = 0, Cv = 1, Cm = 2, Cvm = 3}
             -- the writer's lineage (three bytes, never zero) marks its growing sketches; zero marks none
             local LINEAGE, UNMARKED = ARGV[2], string.char(0, 0, 0)
+            -- errors a retry of the whole call can cure (the server is briefly unable to write): the call fails
+            -- with them, and the writer retries it. Redis refuses a script's first write on OOM, so none is applied.
+            local TRANSIENT = {'OOM', 'MISCONF', 'NOREPLICAS', 'LOADING', 'BUSY', 'TRYAGAIN', 'READONLY',
+              'MASTERDOWN', 'CLUSTERDOWN'}
+            -- every other error rejects one write's key: the other writes of the call go on; the call returns the
+            -- rejected keys with their errors
+            local rejected = {}
+            local function attempt(k, f)
+              failkey = nil
+              local ok, e = pcall(f)
+              if ok then return true end
+              e = tostring(type(e) == 'table' and e.err or e)
+              for _, p in ipairs(TRANSIENT) do
+                if string.sub(e, 1, #p + 1) == p .. ' ' then error({err = e}) end
+              end
+              -- a fault of the script itself is no key's: it fails the call
+              if failkey == nil and not string.match(e, '^ERR rollcount') then error({err = 'ERR rollcount script: ' .. e}) end
+              rejected[#rejected + 1] = failkey or k
+              rejected[#rejected + 1] = e
+              return false
+            end
             local ki, ai, applied, skipped = nreads + 1, 3, 0, 0
             local function arg() local a = ARGV[ai]; ai = ai + 1; return a end
             local function key() local k = KEYS[ki]; ki = ki + 1; return k end
@@ -163,39 +186,45 @@ final class RedisApplyScript {
                 local vk, sv, cur, mono = nil, false, false, cf >= 2
                 if cf == 1 or cf == 3 then vk = KEYS[ki]; ki = ki + 1; sv = pre[pi]; pi = pi + 1 end
                 if mono then cur = pre[pi]; pi = pi + 1 end
-                if (sv and cmp(int(vk, sv), version) >= 0) or (cur and cmp(int(k, cur), value) > 0) then
-                  skipped = skipped + 1
-                else
-                  put(k, value, ttl, mono and not cur)
-                  -- a monotone write keeps a version current where one exists, but creates none
-                  if vk and (not mono or sv) then put(vk, version, ttl, not sv) end
-                  applied = applied + 1
-                end
+                attempt(k, function()
+                  if (sv and cmp(int(vk, sv), version) >= 0) or (cur and cmp(int(k, cur), value) > 0) then
+                    skipped = skipped + 1
+                  else
+                    put(k, value, ttl, mono and not cur)
+                    -- a monotone write keeps a version current where one exists, but creates none
+                    if vk and (not mono or sv) then put(vk, version, ttl, not sv) end
+                    applied = applied + 1
+                  end
+                end)
               elseif kind == 'M' then
                 local value, ttl = arg(), arg()
                 local k = key()
-                local cur = call(k, 'GET', k)
-                if cur and cmp(int(k, cur), value) >= 0 then skipped = skipped + 1 else
-                  set(k, value, ttl)
-                  applied = applied + 1
-                end
+                attempt(k, function()
+                  local cur = call(k, 'GET', k)
+                  if cur and cmp(int(k, cur), value) >= 0 then skipped = skipped + 1 else
+                    set(k, value, ttl)
+                    applied = applied + 1
+                  end
+                end)
               elseif kind == 'W' then
                 local subtask, parallelism, value = arg(), tonumber(arg()), arg()
                 local h, k = key(), key()
-                call(h, 'HSET', h, subtask, value)
-                call(h, 'PEXPIRE', h, '604800000')
-                local min = nil
-                if call(h, 'HLEN', h) >= parallelism then
-                  for _, v in ipairs(call(h, 'HVALS', h)) do
-                    if min == nil or cmp(v, min) < 0 then min = v end
+                attempt(k, function()
+                  call(h, 'HSET', h, subtask, value)
+                  call(h, 'PEXPIRE', h, '604800000')
+                  local min = nil
+                  if call(h, 'HLEN', h) >= parallelism then
+                    for _, v in ipairs(call(h, 'HVALS', h)) do
+                      if min == nil or cmp(v, min) < 0 then min = v end
+                    end
                   end
-                end
-                local cur = nil
-                if min then cur = call(k, 'GET', k) end
-                if min and (not cur or cmp(int(k, cur), min) < 0) then
-                  set(k, min, '0')
-                  applied = applied + 1
-                else skipped = skipped + 1 end
+                  local cur = nil
+                  if min then cur = call(k, 'GET', k) end
+                  if min and (not cur or cmp(int(k, cur), min) < 0) then
+                    set(k, min, '0')
+                    applied = applied + 1
+                  else skipped = skipped + 1 end
+                end)
               elseif kind == 'H' and ARGV[ai + 2] == '1' then
                 -- a growing sketch (see RedisWrite.growingHll), marked with this writer's lineage in header
                 -- bytes 6..8: where the key still holds that mark, the newest sketch contains it and replaces
@@ -208,75 +237,80 @@ final class RedisApplyScript {
                 ai = ai + n
                 local cur = pre[pi]
                 pi = pi + 1
-                if cur and LINEAGE ~= UNMARKED and string.sub(cur, 6, 8) == LINEAGE and string.sub(cur, 1, 4) == 'HYLL' then
-                  set(k, last, ttl)
-                elseif cur or not (validhll(last) and setnx(k, last, ttl)) then
-                  -- the union of the sketch and the key, in the scratch key. If it is the sketch itself (no
-                  -- register of the key above the sketch's), the key takes the sketch and is this lineage's
-                  -- from now on: a restored job whose sketch has caught up takes its keys back. Else the key
-                  -- takes the union, marked as nobody's.
-                  merge(k, tmp, last, true)
-                  local union = redis.call('GET', tmp)
-                  redis.call('DEL', tmp)
-                  if string.byte(union, 5) == string.byte(last, 5) and string.sub(union, 17) == string.sub(last, 17) then
+                attempt(k, function()
+                  if cur and LINEAGE ~= UNMARKED and string.sub(cur, 6, 8) == LINEAGE and string.sub(cur, 1, 4) == 'HYLL' then
                     set(k, last, ttl)
-                  else
-                    set(k, string.sub(union, 1, 5) .. UNMARKED .. string.sub(union, 9), ttl)
+                  elseif cur or not (validhll(last) and setnx(k, last, ttl)) then
+                    -- the union of the sketch and the key, in the scratch key. If it is the sketch itself (no
+                    -- register of the key above the sketch's), the key takes the sketch and is this lineage's
+                    -- from now on: a restored job whose sketch has caught up takes its keys back. Else the key
+                    -- takes the union, marked as nobody's.
+                    merge(k, tmp, last, true)
+                    local union = call(tmp, 'GET', tmp)
+                    call(tmp, 'DEL', tmp)
+                    if string.byte(union, 5) == string.byte(last, 5) and string.sub(union, 17) == string.sub(last, 17) then
+                      set(k, last, ttl)
+                    else
+                      set(k, string.sub(union, 1, 5) .. UNMARKED .. string.sub(union, 9), ttl)
+                    end
                   end
-                end
-                applied = applied + 1
+                  applied = applied + 1
+                end)
               elseif kind == 'H' then
                 local n, ttl = tonumber(arg()), arg()
                 ai = ai + 1 -- no lineage
                 local k, tmp = key(), key()
-                local merged = false
-                for i = 1, n do
-                  local sketch = arg()
-                  -- into a new key the first sketch goes as it is (the merge of it into nothing: the same
-                  -- registers, kept sparse, no temporary key); SET NX leaves an existing key alone
-                  if not (i == 1 and validhll(sketch) and call(k, 'SET', k, sketch, 'NX')) then
-                    merge(k, tmp, sketch)
-                    merged = true
+                local sketches = {}
+                for i = 1, n do sketches[i] = arg() end
+                attempt(k, function()
+                  local merged = false
+                  for i = 1, n do
+                    local sketch = sketches[i]
+                    -- into a new key the first sketch goes as it is (the merge of it into nothing: the same
+                    -- registers, kept sparse, no temporary key); SET NX leaves an existing key alone
+                    if not (i == 1 and validhll(sketch) and call(k, 'SET', k, sketch, 'NX')) then
+                      merge(k, tmp, sketch)
+                      merged = true
+                    end
                   end
-                end
-                if merged then call(tmp, 'DEL', tmp) end
-                if ttl ~= '0' then call(k, 'PEXPIRE', k, ttl) end
-                applied = applied + 1
+                  if merged then call(tmp, 'DEL', tmp) end
+                  if ttl ~= '0' then call(k, 'PEXPIRE', k, ttl) end
+                  applied = applied + 1
+                end)
               elseif kind == 'Z' then
                 local hasv, version, ttl, n = arg(), arg(), arg(), tonumber(arg())
                 local k = key()
                 local vk = nil
                 if hasv == '1' then vk = key() end
-                local skip = false
-                if vk then
-                  local sv = call(vk, 'GET', vk)
-                  if sv and cmp(int(vk, sv), version) > 0 then skip = true end
-                end
-                if skip then
-                  skipped = skipped + 1
-                  ai = ai + 2 * n
-                else
+                local members = {}
+                for j = 1, 2 * n do members[j] = arg() end
+                attempt(k, function()
+                  if vk then
+                    local sv = call(vk, 'GET', vk)
+                    if sv and cmp(int(vk, sv), version) > 0 then
+                      skipped = skipped + 1
+                      return
+                    end
+                  end
                   call(k, 'DEL', k)
                   local i = 0
                   while i < n do
-                    local chunk = {}
                     local m = math.min(n - i, 200)
-                    for j = 1, m do
-                      chunk[2 * j - 1] = arg()
-                      chunk[2 * j] = arg()
-                    end
-                    call(k, 'ZADD', k, unpack(chunk))
+                    call(k, 'ZADD', k, unpack(members, 2 * i + 1, 2 * (i + m)))
                     i = i + m
                   end
                   if ttl ~= '0' and n > 0 then call(k, 'PEXPIRE', k, ttl) end
                   if vk then set(vk, version, ttl) end
                   applied = applied + 1
-                end
+                end)
               else
                 error({err = 'ERR rollcount: unknown write kind ' .. tostring(kind)})
               end
             end
-            return {applied, skipped}
+            -- applied, skipped, then each rejected key and its error
+            local out = {applied, skipped}
+            for _, x in ipairs(rejected) do out[#out + 1] = x end
+            return out
             """;
 
     static final String SHA1 = sha1Hex(SOURCE);

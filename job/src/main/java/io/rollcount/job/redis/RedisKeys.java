@@ -99,6 +99,24 @@ public final class RedisKeys implements Serializable {
         return prefix + ":meta:watermark";
     }
 
+    /**
+     * The start (epoch ms) of the window a key belongs to, or {@code Long.MIN_VALUE} for a key of no window
+     * (a total, {@code u:all}, trending, the watermark): a key that ends {@code <res>:<start seconds>}, as
+     * the sums, uniques, their version keys and the window top-K lists do.
+     */
+    public static long windowStartMillis(String key) {
+        int last = key.lastIndexOf(':');
+        if (last <= 0 || last == key.length() - 1) return Long.MIN_VALUE;
+        int before = key.lastIndexOf(':', last - 1);
+        String res = key.substring(before + 1, last);
+        String start = key.substring(last + 1);
+        if (!start.matches("-?\\d{1,15}")) return Long.MIN_VALUE;
+        for (Resolution r : Resolution.all()) {
+            if (r.label.equals(res)) return Long.parseLong(start) * 1000;
+        }
+        return Long.MIN_VALUE;
+    }
+
     /** The namespace of a counter: its text before the first ':' (the whole id if there is none). */
     public static String namespaceOf(String counter) {
         int i = counter.indexOf(':');

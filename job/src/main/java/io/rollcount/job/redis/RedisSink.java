@@ -27,10 +27,17 @@ import org.apache.flink.api.connector.sink2.WriterInitContext;
  *       one flush are applied by one script call, so a reader never sees a value without its version, a
  *       half-replaced sorted set or a HyperLogLog mid-merge.
  *   <li><b>Bounded failure time</b>: connection errors, timeouts and transient server states (LOADING,
- *       BUSY, MASTERDOWN, TRYAGAIN) are retried with exponential backoff on a new connection; the writer
- *       throws, failing the job (which then restarts from its last checkpoint), only once
- *       {@link Builder#setRetryTimeout retry timeout} has passed without success. A write Redis rejects
- *       for its data (for example WRONGTYPE) or refused credentials fail at once, naming the key or user.
+ *       BUSY, MASTERDOWN, TRYAGAIN, READONLY, and OOM, MISCONF, NOREPLICAS: a full {@code maxmemory} with
+ *       {@code noeviction}, a failed snapshot, missing replicas) are retried with exponential backoff on a
+ *       new connection; the writer throws, failing the job (which then restarts from its last checkpoint),
+ *       only once {@link Builder#setRetryTimeout retry timeout} has passed without success. Refused
+ *       credentials fail at once, naming the user.
+ *   <li><b>Per-key rejections</b>: a write Redis rejects for its key (WRONGTYPE: a key of another type under
+ *       the prefix; a value that is not an integer where one is expected) cannot succeed on retry: that key
+ *       is reported once (a WARN line naming the key and the error, the metric {@code redisRejected},
+ *       {@link #KEYS_REJECTED}) and every other key is still written. The watermark a writer publishes stays
+ *       below the earliest window whose key was rejected, for the writer's life, so
+ *       {@code rc:meta:watermark} never says final a window whose value is not in Redis.
  * </ul>
  *
  * <h2>Throughput</h2>
@@ -71,6 +78,15 @@ public final class RedisSink implements Sink<RedisWrite> {
     public static final LongAdder COMMANDS_SENT = new LongAdder();
     /** Keys written (writes applied, not skipped as stale) by every writer of this JVM. */
     public static final LongAdder KEYS_WRITTEN = new LongAdder();
+    /** Distinct keys Redis rejected for good, summed over the writers of this JVM (for the run's summary). */
+    public static final LongAdder KEYS_REJECTED = new LongAdder();
+    /** The first key Redis rejected in this JVM with its error, or null: the summary's example. */
+    public static final java.util.concurrent.atomic.AtomicReference<String> FIRST_REJECTED = new java.util.concurrent.atomic.AtomicReference<>();
+
+    static void rejected(String key, String error) {
+        KEYS_REJECTED.increment();
+        FIRST_REJECTED.compareAndSet(null, key + " (" + error + ")");
+    }
 
     public static final int DEFAULT_MAX_BUFFERED_KEYS = 2_000;
     public static final long DEFAULT_MAX_BUFFERED_BYTES = 16L << 20;

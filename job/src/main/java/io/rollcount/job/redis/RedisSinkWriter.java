@@ -57,6 +57,8 @@ public final class RedisSinkWriter implements SinkWriter<RedisWrite> {
     final Counter writesCoalesced = new SimpleCounter();
     final Counter retries = new SimpleCounter();
     final Counter flushes = new SimpleCounter();
+    /** Distinct keys Redis rejected for good (each is logged once). */
+    final Counter keysRejected = new SimpleCounter();
     private final Counter recordsSend;
     private final Counter sendErrors;
     private volatile long lastFlushMillis;
@@ -79,7 +81,20 @@ public final class RedisSinkWriter implements SinkWriter<RedisWrite> {
     private final int subtask;
     private final int parallelism;
     private long pendingWatermark = Long.MIN_VALUE;
+    /** The last watermark handed to the I/O thread (mailbox thread). */
+    private long handedWatermark = Long.MIN_VALUE;
+    /** The last watermark written to Redis (I/O thread). */
     private long writtenWatermark = Long.MIN_VALUE;
+    /**
+     * The start (epoch ms) of the earliest window a key of which Redis rejected, or {@code Long.MAX_VALUE}:
+     * the watermark this writer publishes stays at or below it, so that {@code rc:meta:watermark} never says
+     * final a window whose value is not in Redis. Set by the I/O thread, read by the mailbox thread.
+     */
+    private volatile long heldWatermark = Long.MAX_VALUE;
+    /** Keys already reported as rejected (I/O thread), so that each is logged and counted once. */
+    private final java.util.Set<String> rejectedKeys = new java.util.HashSet<>();
+    /** Beyond this many distinct rejected keys, more are counted in the run's total but no longer logged one by one. */
+    static final int MAX_REPORTED_KEYS = 10_000;
 
     RedisSinkWriter(RedisSink sink, WriterInitContext context) {
         this.sink = sink;
@@ -99,6 +114,7 @@ public final class RedisSinkWriter implements SinkWriter<RedisWrite> {
         metrics.counter("redisWritesCoalesced", writesCoalesced);
         metrics.counter("redisRetries", retries);
         metrics.counter("redisFlushes", flushes);
+        metrics.counter("redisRejected", keysRejected);
         metrics.gauge("redisLastFlushMillis", () -> lastFlushMillis);
         metrics.setCurrentSendTimeGauge(() -> lastFlushMillis);
         this.recordsSend = metrics.getNumRecordsSendCounter();
@@ -165,7 +181,9 @@ public final class RedisSinkWriter implements SinkWriter<RedisWrite> {
 
     /**
      * Hands the buffered writes, then the watermark that arrived before them (if it moved and is a real
-     * time), to the I/O thread as one batch, once the batch before it is in Redis.
+     * time), to the I/O thread as one batch, once the batch before it is in Redis. The watermark goes in a
+     * round trip of its own after the writes, and only once every one of them has been applied or rejected
+     * (see {@link #heldWatermark}).
      */
     private void flushBuffer() throws IOException, InterruptedException {
         List<RedisApplyScript.Call> calls = new ArrayList<>();
@@ -176,17 +194,17 @@ public final class RedisSinkWriter implements SinkWriter<RedisWrite> {
             for (RedisApplyScript.Call c : calls) writes += c.writes;
         }
         long wm = pendingWatermark;
-        if (wm > writtenWatermark && wm >= 0) {
-            calls.add(RedisApplyScript.watermark(watermarkPerWriterKey, watermarkKey, subtask, parallelism, wm));
-            writtenWatermark = wm;
-        }
-        if (calls.isEmpty()) return;
+        boolean publish = wm > handedWatermark && wm >= 0;
+        if (calls.isEmpty() && !publish) return;
+        if (publish) handedWatermark = wm;
         awaitInFlight();
         int batchWrites = writes;
+        long batchWatermark = publish ? wm : Long.MIN_VALUE;
         inFlight = io.submit(() -> {
             long start = System.nanoTime();
             try {
-                sendWithRetry(calls);
+                if (!calls.isEmpty()) sendWithRetry(calls);
+                publishWatermark(batchWatermark);
             } catch (IOException | RuntimeException e) {
                 sendErrors.inc(batchWrites);
                 throw e;
@@ -196,6 +214,22 @@ public final class RedisSinkWriter implements SinkWriter<RedisWrite> {
             lastFlushMillis = (System.nanoTime() - start) / 1_000_000;
             return null;
         });
+    }
+
+    /**
+     * Writes this writer's watermark (held below the earliest window Redis rejected a key of) if it moved:
+     * called by the I/O thread after the writes before it are in Redis.
+     */
+    private void publishWatermark(long wm) throws IOException, InterruptedException {
+        long effective = Math.min(wm, heldWatermark);
+        if (effective <= writtenWatermark || effective < 0) return;
+        sendWithRetry(List.of(RedisApplyScript.watermark(watermarkPerWriterKey, watermarkKey, subtask, parallelism, effective)));
+        writtenWatermark = effective;
+    }
+
+    /** The watermark this writer holds its published one below, {@code Long.MAX_VALUE} for none. */
+    long heldWatermark() {
+        return heldWatermark;
     }
 
     /** Waits for the batch in flight; rethrows its failure. */
@@ -273,9 +307,10 @@ public final class RedisSinkWriter implements SinkWriter<RedisWrite> {
                         if (isTransient(e)) throw e;
                         throw permanent(e, pending.get(i));
                     }
-                    if (result instanceof List<?> l && l.size() == 2) {
+                    if (result instanceof List<?> l && l.size() >= 2) {
                         applied += ((Number) l.get(0)).longValue();
                         stale += ((Number) l.get(1)).longValue();
+                        for (int r = 2; r + 1 < l.size(); r += 2) rejected(text(l.get(r)), text(l.get(r + 1)));
                     }
                 }
                 if (!noScript.isEmpty()) {
@@ -290,6 +325,31 @@ public final class RedisSinkWriter implements SinkWriter<RedisWrite> {
         keysWritten.inc(applied);
         RedisSink.KEYS_WRITTEN.add(applied);
         writesStale.inc(stale);
+    }
+
+    /**
+     * A key Redis rejected for good (its write cannot succeed on retry: a key of another type under the
+     * prefix, say): logged and counted once per key; a window's key holds the watermark below that window.
+     */
+    private void rejected(String key, String error) {
+        long start = RedisKeys.windowStartMillis(key);
+        if (start != Long.MIN_VALUE && start < heldWatermark) heldWatermark = start;
+        if (rejectedKeys.contains(key)) return;
+        boolean listed = rejectedKeys.size() < MAX_REPORTED_KEYS;
+        if (listed) rejectedKeys.add(key);
+        keysRejected.inc();
+        RedisSink.rejected(key, error);
+        if (listed) {
+            LOG.warn("Redis at {} rejected key {} for good: {}. Every other key is still written; this one is not{}.",
+                    endpoint, key, error, start != Long.MIN_VALUE
+                            ? ", and " + watermarkKey + " stays below its window (start " + start + " ms)" : "");
+        } else if (rejectedKeys.size() == MAX_REPORTED_KEYS) {
+            LOG.warn("Redis at {} rejected more than {} keys; more are counted in the metric redisRejected, not logged", endpoint, MAX_REPORTED_KEYS);
+        }
+    }
+
+    private static String text(Object o) {
+        return o instanceof byte[] b ? new String(b, java.nio.charset.StandardCharsets.UTF_8) : String.valueOf(o);
     }
 
     private Jedis connection() {
@@ -351,7 +411,8 @@ public final class RedisSinkWriter implements SinkWriter<RedisWrite> {
         if (e instanceof JedisDataException) {
             String m = e.getMessage() == null ? "" : e.getMessage();
             return m.startsWith("LOADING") || m.startsWith("BUSY") || m.startsWith("MASTERDOWN")
-                    || m.startsWith("TRYAGAIN") || m.startsWith("CLUSTERDOWN") || m.startsWith("READONLY");
+                    || m.startsWith("TRYAGAIN") || m.startsWith("CLUSTERDOWN") || m.startsWith("READONLY")
+                    || m.startsWith("OOM") || m.startsWith("MISCONF") || m.startsWith("NOREPLICAS");
         }
         return false;
     }
@@ -366,7 +427,7 @@ public final class RedisSinkWriter implements SinkWriter<RedisWrite> {
         } else if (hasCause(e, java.security.cert.CertificateException.class)) {
             what = "Redis at " + endpoint + " presented a certificate that is not trusted or does not name the host";
         } else if (call != null) {
-            what = "Redis at " + endpoint + " rejected a write of counter key " + call.firstKey + " and its batch";
+            what = "Redis at " + endpoint + " failed a script call (its first key " + call.firstKey + ")";
         } else {
             what = "Redis at " + endpoint + " failed";
         }

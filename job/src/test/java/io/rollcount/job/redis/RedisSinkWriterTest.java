@@ -395,36 +395,106 @@ class RedisSinkWriterTest {
     }
 
     @Test
-    void wrongTypeFailsNamingTheKey() throws Exception {
-        String total = keys.total("bad");
-        redis.lpush(total, "x");
-        writer.write(count("bad", 1, 1, true, 0), null); // monotone: reads the value first
-        assertThatThrownBy(() -> writer.flush(false))
-                .isInstanceOf(RedisSinkException.class)
-                .hasMessageContaining("WRONGTYPE")
-                .hasMessageContaining("(key " + total + ")");
+    void keysOfAnotherTypeAreRejectedOnceEachWhileEveryOtherKeyOfTheCallIsWritten() throws Exception {
+        writer.close();
+        writer = RedisTestSupport.writer(sink().setCountersPerCall(8).build(), ctx);
+        String scratch = prefix + ":_scratch";
+        byte[] users = sketchOf(scratch, 0, 10);
+        String badTotal = keys.total("bad");
+        String badUniques = keys.uniquesAll("worse");
+        redis.hset(badTotal, "f", "v");
+        redis.set(badUniques, "not a HyperLogLog");
+        long rejectedBefore = RedisSink.KEYS_REJECTED.sum();
+        List<RedisWrite> ws = new ArrayList<>();
+        for (String c : List.of("a", "bad", "b", "worse", "c")) { // one script call: the bad keys amid good ones
+            ws.add(count(c, 5, 1, true, 0));
+            String win = keys.window(c, Resolution.M1, 60_000);
+            ws.add(RedisWrite.count(win, keys.versionOf(c, win), 5, 1, true, Resolution.M1.ttlMillis));
+            ws.add(RedisWrite.hll(keys.uniquesAll(c), users, 0));
+        }
+        write(ws.toArray(new RedisWrite[0]));
+        for (String c : List.of("a", "bad", "b", "worse", "c")) {
+            if (!c.equals("bad")) assertThat(redis.get(keys.total(c))).isEqualTo("5");
+            assertThat(redis.get(keys.window(c, Resolution.M1, 60_000))).isEqualTo("5");
+            if (!c.equals("worse")) assertThat(redis.pfcount(keys.uniquesAll(c))).isEqualTo(10L);
+        }
+        // the foreign keys are left as they were, and reported once each
+        assertThat(redis.hgetAll(badTotal)).isEqualTo(java.util.Map.of("f", "v"));
+        assertThat(redis.get(badUniques)).isEqualTo("not a HyperLogLog");
+        assertThat(writer.keysRejected.getCount()).isEqualTo(2);
+        assertThat(RedisSink.KEYS_REJECTED.sum() - rejectedBefore).isEqualTo(2);
+        assertThat(RedisSink.FIRST_REJECTED.get()).isNotNull();
+        assertThat(redis.exists(prefix + ":{worse}:_tmp")).isFalse();
+        // the next flushes write the good keys again and report nobody twice
+        write(count("a", 6, 2, true, 0), count("bad", 6, 2, true, 0), RedisWrite.hll(badUniques, users, 0));
+        assertThat(redis.get(keys.total("a"))).isEqualTo("6");
+        assertThat(writer.keysRejected.getCount()).isEqualTo(2);
     }
 
     @Test
-    void nonIntegerVersionFailsNamingTheKey() throws Exception {
+    void aNonIntegerVersionRejectsTheVersionKeyOnly() throws Exception {
         String total = keys.total("bad");
         String v = keys.versionOf("bad", total);
         redis.set(v, "banana");
-        writer.write(count("bad", 1, 1, false, 0), null);
-        assertThatThrownBy(() -> writer.flush(false))
-                .isInstanceOf(RedisSinkException.class)
-                .hasMessageContaining("not an integer")
-                .hasMessageContaining(v);
+        write(count("bad", 1, 1, false, 0), count("good", 1, 1, false, 0));
+        assertThat(redis.get(total)).isNull();
+        assertThat(redis.get(v)).isEqualTo("banana");
+        assertThat(redis.get(keys.total("good"))).isEqualTo("1");
+        assertThat(writer.keysRejected.getCount()).isEqualTo(1);
     }
 
     @Test
-    void invalidHllBytesFailNamingTheKey() throws Exception {
+    void invalidHllBytesAreRejectedLeavingNoScratchKey() throws Exception {
         String u = keys.uniquesAll("bad");
-        writer.write(RedisWrite.hll(u, "not a sketch".getBytes(), 0), null);
-        assertThatThrownBy(() -> writer.flush(false))
-                .isInstanceOf(RedisSinkException.class)
-                .hasMessageContaining(u);
+        write(RedisWrite.hll(u, "not a sketch".getBytes(), 0), count("bad", 3, 1, true, 0));
+        assertThat(writer.keysRejected.getCount()).isEqualTo(1);
+        assertThat(redis.exists(u)).isFalse();
+        assertThat(redis.get(keys.total("bad"))).isEqualTo("3");
         assertThat(redis.exists(prefix + ":{bad}:_tmp")).isFalse();
+    }
+
+    @Test
+    void theWatermarkFollowsItsWritesAndStaysBelowAWindowWhoseKeyWasRejected() throws Exception {
+        String ok = keys.window("ok", Resolution.M1, 60_000);
+        write(RedisWrite.count(ok, keys.versionOf("ok", ok), 1, 1, true, 0));
+        writer.writeWatermark(new org.apache.flink.api.common.eventtime.Watermark(200_000));
+        writer.flush(false);
+        assertThat(redis.get(keys.watermark())).isEqualTo("200000");
+        assertThat(writer.heldWatermark()).isEqualTo(Long.MAX_VALUE);
+
+        // a window key of another type: rejected, and the watermark no longer passes its window's start
+        String bad = keys.window("bad", Resolution.M5, 300_000);
+        redis.hset(bad, "f", "v");
+        String good = keys.window("good", Resolution.M5, 300_000);
+        write(RedisWrite.count(bad, keys.versionOf("bad", bad), 4, 1, true, 0),
+                RedisWrite.count(good, keys.versionOf("good", good), 4, 1, true, 0));
+        writer.writeWatermark(new org.apache.flink.api.common.eventtime.Watermark(900_000));
+        writer.flush(false);
+        assertThat(redis.get(good)).isEqualTo("4");
+        assertThat(writer.heldWatermark()).isEqualTo(300_000);
+        assertThat(redis.get(keys.watermark())).isEqualTo("300000");
+        // not even the end of input claims that window final
+        writer.writeWatermark(new org.apache.flink.api.common.eventtime.Watermark(Long.MAX_VALUE));
+        writer.flush(true);
+        assertThat(redis.get(keys.watermark())).isEqualTo("300000");
+        // a rejected total holds nothing: it belongs to no window
+        redis.hset(keys.total("t"), "f", "v");
+        write(count("t", 1, 1, true, 0));
+        assertThat(writer.keysRejected.getCount()).isEqualTo(2);
+        assertThat(writer.heldWatermark()).isEqualTo(300_000);
+    }
+
+    @Test
+    void windowStartsAreReadFromKeyNames() {
+        assertThat(RedisKeys.windowStartMillis(keys.window("a:b", Resolution.H1, 3_600_000))).isEqualTo(3_600_000);
+        assertThat(RedisKeys.windowStartMillis(keys.uniques("a", Resolution.D1, 86_400_000))).isEqualTo(86_400_000);
+        String w = keys.window("a", Resolution.S5, 5_000);
+        assertThat(RedisKeys.windowStartMillis(keys.versionOf("a", w))).isEqualTo(5_000);
+        assertThat(RedisKeys.windowStartMillis(keys.top("ns", Resolution.M1, 60_000))).isEqualTo(60_000);
+        assertThat(RedisKeys.windowStartMillis(keys.total("x:1m:60"))).isEqualTo(Long.MIN_VALUE);
+        assertThat(RedisKeys.windowStartMillis(keys.uniquesAll("a"))).isEqualTo(Long.MIN_VALUE);
+        assertThat(RedisKeys.windowStartMillis(keys.watermark())).isEqualTo(Long.MIN_VALUE);
+        assertThat(RedisKeys.windowStartMillis(keys.trending("ns"))).isEqualTo(Long.MIN_VALUE);
     }
 
     @Test
