@@ -138,4 +138,84 @@ class RedisSinkOwnServerTest {
             w.close();
         }
     }
+    /** A Redis at its {@code maxmemory} with {@code noeviction}: every write is refused with OOM. */
+    private static void fill(Jedis admin) {
+        admin.configSet("maxmemory-policy", "noeviction");
+        admin.set("ballast".getBytes(), new byte[4 << 20]);
+        admin.configSet("maxmemory", "1mb");
+        assertThatThrownBy(() -> admin.set("probe", "1")).hasMessageStartingWith("OOM");
+    }
+
+    @Test
+    void oomIsRetriedUntilRedisHasRoomAgainThenEveryWriteLandsExactly() throws Exception {
+        try (RedisServerProcess own = RedisServerProcess.launch(); Jedis admin = new Jedis("127.0.0.1", own.port)) {
+            String prefix = RedisTestSupport.randomPrefix();
+            RedisKeys keys = new RedisKeys(prefix);
+            TestWriterContext ctx = new TestWriterContext();
+            RedisSinkWriter w = RedisTestSupport.writer(RedisSink.builder().setUrl(own.url()).setKeyPrefix(prefix)
+                    .setRetryTimeout(Duration.ofSeconds(60)).setBackoff(Duration.ofMillis(20), Duration.ofMillis(200)).build(), ctx);
+            fill(admin);
+            byte[] users;
+            try (Jedis scratch = new Jedis("127.0.0.1", 6379)) {
+                String k = prefix + ":_scratch";
+                for (int u = 0; u < 30; u++) scratch.pfadd(k, "u" + u);
+                users = scratch.get(k.getBytes());
+                scratch.del(k);
+            }
+            for (int c = 0; c < 50; c++) {
+                String counter = "oom:" + c;
+                String total = keys.total(counter);
+                w.write(RedisWrite.count(total, keys.versionOf(counter, total), c + 1, 1, true, 0), null);
+                String win = keys.window(counter, Resolution.M1, 60_000);
+                w.write(RedisWrite.count(win, keys.versionOf(counter, win), c + 1, 1, false, Resolution.M1.ttlMillis), null);
+                w.write(RedisWrite.hll(keys.uniquesAll(counter), users, 0), null);
+            }
+            w.writeWatermark(new org.apache.flink.api.common.eventtime.Watermark(180_000));
+            CompletableFuture<Void> flush = CompletableFuture.runAsync(() -> {
+                try {
+                    w.flush(false);
+                } catch (Exception e) {
+                    throw new RuntimeException(e);
+                }
+            });
+            long deadline = System.nanoTime() + 20_000_000_000L;
+            while (w.retries.getCount() < 3 && System.nanoTime() < deadline) Thread.sleep(20);
+            assertThat(w.retries.getCount()).isGreaterThanOrEqualTo(3);
+            assertThat(flush).isNotDone();
+            assertThat(RedisTestSupport.keysOf(admin, prefix)).isEmpty(); // refused whole: nothing half written
+
+            admin.configSet("maxmemory", "0"); // room again
+            flush.get(30, java.util.concurrent.TimeUnit.SECONDS);
+            for (int c = 0; c < 50; c++) {
+                String counter = "oom:" + c;
+                assertThat(admin.get(keys.total(counter))).isEqualTo(Integer.toString(c + 1));
+                assertThat(admin.get(keys.window(counter, Resolution.M1, 60_000))).isEqualTo(Integer.toString(c + 1));
+                assertThat(admin.pfcount(keys.uniquesAll(counter))).isEqualTo(30L);
+            }
+            assertThat(admin.get(keys.watermark())).isEqualTo("180000");
+            assertThat(w.keysRejected.getCount()).isZero();
+            w.close();
+        }
+    }
+
+    @Test
+    void oomLongerThanTheRetryTimeoutFailsSayingSo() throws Exception {
+        try (RedisServerProcess own = RedisServerProcess.launch(); Jedis admin = new Jedis("127.0.0.1", own.port)) {
+            String prefix = RedisTestSupport.randomPrefix();
+            RedisKeys keys = new RedisKeys(prefix);
+            RedisSinkWriter w = RedisTestSupport.writer(RedisSink.builder().setUrl(own.url()).setKeyPrefix(prefix)
+                    .setRetryTimeout(Duration.ofMillis(1000)).setBackoff(Duration.ofMillis(20), Duration.ofMillis(200)).build(),
+                    new TestWriterContext());
+            fill(admin);
+            String total = keys.total("x");
+            w.write(RedisWrite.count(total, keys.versionOf("x", total), 1, 1, true, 0), null);
+            assertThatThrownBy(() -> w.flush(false))
+                    .isInstanceOf(RedisSinkException.class)
+                    .hasMessageContaining("still failing after retrying for 1000 ms")
+                    .hasMessageContaining("OOM command not allowed");
+            assertThat(w.retries.getCount()).isGreaterThan(1);
+            assertThat(w.keysRejected.getCount()).isZero();
+            w.close();
+        }
+    }
 }
