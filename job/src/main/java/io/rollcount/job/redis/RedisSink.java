@@ -68,7 +68,7 @@ import org.apache.flink.api.connector.sink2.WriterInitContext;
  * stream.sinkTo(RedisSink.fromOptions(options)).name("redis");
  * }</pre>
  */
-public final class RedisSink implements Sink<RedisWrite> {
+public final class RedisSink implements Sink<RedisWrite>, org.apache.flink.api.connector.sink2.SupportsWriterState<RedisWrite, RedisRejections> {
     private static final long serialVersionUID = 1L;
 
     /**
@@ -174,7 +174,19 @@ public final class RedisSink implements Sink<RedisWrite> {
 
     @Override
     public SinkWriter<RedisWrite> createWriter(WriterInitContext context) throws IOException {
-        return new RedisSinkWriter(this, context);
+        return new RedisSinkWriter(this, context, java.util.List.of());
+    }
+
+    /** A writer that keeps the rejections of the run it is restored from (see {@link RedisRejections}). */
+    @Override
+    public org.apache.flink.api.connector.sink2.StatefulSinkWriter<RedisWrite, RedisRejections> restoreWriter(
+            WriterInitContext context, java.util.Collection<RedisRejections> recoveredState) {
+        return new RedisSinkWriter(this, context, recoveredState);
+    }
+
+    @Override
+    public org.apache.flink.core.io.SimpleVersionedSerializer<RedisRejections> getWriterStateSerializer() {
+        return new RedisRejections.Serializer();
     }
 
     public RedisEndpoint endpoint() {

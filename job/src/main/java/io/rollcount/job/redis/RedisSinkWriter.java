@@ -39,7 +39,7 @@ import redis.clients.jedis.exceptions.JedisException;
  * {@code redisLastFlushMillis}; and Flink's standard {@code numRecordsSend} (writes sent after coalescing),
  * {@code numRecordsSendErrors} and {@code currentSendTime}.
  */
-public final class RedisSinkWriter implements SinkWriter<RedisWrite> {
+public final class RedisSinkWriter implements org.apache.flink.api.connector.sink2.StatefulSinkWriter<RedisWrite, RedisRejections> {
     private static final Logger LOG = LoggerFactory.getLogger(RedisSinkWriter.class);
     private static final byte[] SHA = RedisApplyScript.b(RedisApplyScript.SHA1);
     private static final byte[] NO_LINEAGE = new byte[0];
@@ -92,11 +92,15 @@ public final class RedisSinkWriter implements SinkWriter<RedisWrite> {
      */
     private volatile long heldWatermark = Long.MAX_VALUE;
     /** Keys already reported as rejected (I/O thread), so that each is logged and counted once. */
-    private final java.util.Set<String> rejectedKeys = new java.util.HashSet<>();
+    private final java.util.Set<String> rejectedKeys = java.util.concurrent.ConcurrentHashMap.newKeySet();
     /** Beyond this many distinct rejected keys, more are counted in the run's total but no longer logged one by one. */
     static final int MAX_REPORTED_KEYS = 10_000;
 
-    RedisSinkWriter(RedisSink sink, WriterInitContext context) {
+    RedisSinkWriter(RedisSink sink, WriterInitContext context, java.util.Collection<RedisRejections> restored) {
+        for (RedisRejections r : restored) {
+            heldWatermark = Math.min(heldWatermark, r.heldWatermark);
+            rejectedKeys.addAll(r.keys);
+        }
         this.sink = sink;
         this.endpoint = sink.endpoint;
         this.buffer = new RedisWriteBuffer(sink.keyPrefix);
@@ -151,6 +155,22 @@ public final class RedisSinkWriter implements SinkWriter<RedisWrite> {
     public void flush(boolean endOfInput) throws IOException, InterruptedException {
         flushBuffer();
         awaitInFlight();
+    }
+
+    /**
+     * The keys rejected so far and the watermark they hold: after {@link #flush}, so that every rejection of
+     * a write before the checkpoint is in it.
+     */
+    @Override
+    public List<RedisRejections> snapshotState(long checkpointId) throws IOException {
+        try {
+            awaitInFlight();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new java.io.InterruptedIOException("interrupted while waiting for Redis");
+        }
+        if (heldWatermark == Long.MAX_VALUE && rejectedKeys.isEmpty()) return List.of();
+        return List.of(new RedisRejections(heldWatermark, new ArrayList<>(rejectedKeys)));
     }
 
     @Override
@@ -341,7 +361,7 @@ public final class RedisSinkWriter implements SinkWriter<RedisWrite> {
         RedisSink.rejected(key, error);
         if (listed) {
             LOG.warn("Redis at {} rejected key {} for good: {}. Every other key is still written; this one is not{}.",
-                    endpoint, key, error, start != Long.MIN_VALUE
+                    endpoint, key, error.endsWith(".") ? error.substring(0, error.length() - 1) : error, start != Long.MIN_VALUE
                             ? ", and " + watermarkKey + " stays below its window (start " + start + " ms)" : "");
         } else if (rejectedKeys.size() == MAX_REPORTED_KEYS) {
             LOG.warn("Redis at {} rejected more than {} keys; more are counted in the metric redisRejected, not logged", endpoint, MAX_REPORTED_KEYS);

@@ -485,6 +485,34 @@ class RedisSinkWriterTest {
     }
 
     @Test
+    void aRestoredWriterKeepsTheHoldAndReportsNoKeyAgain() throws Exception {
+        String bad = keys.window("bad", Resolution.M1, 120_000);
+        redis.hset(bad, "f", "v");
+        write(RedisWrite.count(bad, keys.versionOf("bad", bad), 4, 1, true, 0));
+        assertThat(writer.keysRejected.getCount()).isEqualTo(1);
+        assertThat(writer.snapshotState(1)).hasSize(1);
+        RedisRejections.Serializer serializer = new RedisRejections.Serializer();
+        byte[] state = serializer.serialize(writer.snapshotState(1).get(0));
+        writer.close();
+
+        // the restart: the window's write came before the checkpoint and is not replayed
+        RedisSink restoring = sink().build();
+        writer = (RedisSinkWriter) restoring.restoreWriter(new TestWriterContext(),
+                List.of(serializer.deserialize(serializer.getVersion(), state)));
+        assertThat(writer.heldWatermark()).isEqualTo(120_000);
+        write(RedisWrite.count(bad, keys.versionOf("bad", bad), 5, 2, true, 0), count("good", 1, 1, true, 0));
+        writer.writeWatermark(new org.apache.flink.api.common.eventtime.Watermark(Long.MAX_VALUE));
+        writer.flush(true);
+        assertThat(redis.get(keys.watermark())).isEqualTo("120000");
+        assertThat(writer.keysRejected.getCount()).as("reported before the restart").isZero();
+        assertThat(redis.get(keys.total("good"))).isEqualTo("1");
+        // a writer with nothing rejected checkpoints nothing
+        RedisSinkWriter clean = RedisTestSupport.writer(sink().build(), new TestWriterContext());
+        assertThat(clean.snapshotState(1)).isEmpty();
+        clean.close();
+    }
+
+    @Test
     void windowStartsAreReadFromKeyNames() {
         assertThat(RedisKeys.windowStartMillis(keys.window("a:b", Resolution.H1, 3_600_000))).isEqualTo(3_600_000);
         assertThat(RedisKeys.windowStartMillis(keys.uniques("a", Resolution.D1, 86_400_000))).isEqualTo(86_400_000);
