@@ -65,7 +65,9 @@ import java.util.List;
  * ({@code OOM}, {@code MISCONF}, {@code NOREPLICAS}, {@code LOADING}, {@code BUSY}, {@code TRYAGAIN},
  * {@code READONLY}, {@code MASTERDOWN}, {@code CLUSTERDOWN}) ends the call with that error instead, for the
  * writer to retry the whole call: Redis refuses a script's first write on OOM, so nothing was applied then,
- * and any write already applied is idempotent. So is a fault of the script itself (not a key's).
+ * and any write already applied is idempotent. An ACL refusal ({@code NOPERM}) fails the call naming the
+ * key, for the writer to fail the job: a wrong ACL is the operator's to fix, not one key's. So does a fault
+ * of the script itself.
  */
 final class RedisApplyScript {
 
@@ -164,6 +166,10 @@ final class RedisApplyScript {
               e = tostring(type(e) == 'table' and e.err or e)
               for _, p in ipairs(TRANSIENT) do
                 if string.sub(e, 1, #p + 1) == p .. ' ' then error({err = e}) end
+              end
+              -- refused access is the operator's to fix, not one key's: it fails the call, naming the key
+              for _, p in ipairs({'NOPERM', 'NOAUTH', 'WRONGPASS'}) do
+                if string.sub(e, 1, #p + 1) == p .. ' ' then error({err = e .. ' (key ' .. (failkey or k) .. ')'}) end
               end
               -- a fault of the script itself is no key's: it fails the call
               if failkey == nil and not string.match(e, '^ERR rollcount') then error({err = 'ERR rollcount script: ' .. e}) end
