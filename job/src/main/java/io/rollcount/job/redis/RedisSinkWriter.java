@@ -352,6 +352,7 @@ public final class RedisSinkWriter implements org.apache.flink.api.connector.sin
      * prefix, say): logged and counted once per key; a window's key holds the watermark below that window.
      */
     private void rejected(String key, String error) {
+        if (error.endsWith(".")) error = error.substring(0, error.length() - 1);
         long start = RedisKeys.windowStartMillis(key);
         if (start != Long.MIN_VALUE && start < heldWatermark) heldWatermark = start;
         if (rejectedKeys.contains(key)) return;
@@ -361,7 +362,7 @@ public final class RedisSinkWriter implements org.apache.flink.api.connector.sin
         RedisSink.rejected(key, error);
         if (listed) {
             LOG.warn("Redis at {} rejected key {} for good: {}. Every other key is still written; this one is not{}.",
-                    endpoint, key, error.endsWith(".") ? error.substring(0, error.length() - 1) : error, start != Long.MIN_VALUE
+                    endpoint, key, error, start != Long.MIN_VALUE
                             ? ", and " + watermarkKey + " stays below its window (start " + start + " ms)" : "");
         } else if (rejectedKeys.size() == MAX_REPORTED_KEYS) {
             LOG.warn("Redis at {} rejected more than {} keys; more are counted in the metric redisRejected, not logged", endpoint, MAX_REPORTED_KEYS);
