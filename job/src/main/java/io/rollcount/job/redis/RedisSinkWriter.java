@@ -33,9 +33,16 @@ import redis.clients.jedis.exceptions.JedisException;
  * builds up and checkpoints wait, as they must, since a checkpoint may only complete once its writes are
  * in Redis.
  *
+ * <p>A key Redis rejects for good (the script's per-key errors, such as WRONGTYPE for a key of another
+ * type under the prefix) does not fail the batch: the script writes every other key and returns the
+ * rejected ones, which the writer reports once each (a WARN line, {@code redisRejected},
+ * {@link RedisSink#KEYS_REJECTED}) and keeps in its checkpointed state ({@link RedisRejections}) with the
+ * start of the earliest rejected window, below which it holds the watermark it publishes. The watermark goes
+ * to Redis after the writes of its batch, in a round trip of its own.
+ *
  * <p>Metrics on the writer's metric group: {@code redisCommandsSent}, {@code redisKeysWritten},
  * {@code redisWritesStale} (skipped by the version check), {@code redisWritesCoalesced} (absorbed in the
- * buffer by a newer write of the same key), {@code redisRetries}, {@code redisFlushes}, gauge
+ * buffer by a newer write of the same key), {@code redisRetries}, {@code redisFlushes}, {@code redisRejected} (distinct keys rejected for good), gauge
  * {@code redisLastFlushMillis}; and Flink's standard {@code numRecordsSend} (writes sent after coalescing),
  * {@code numRecordsSendErrors} and {@code currentSendTime}.
  */
