@@ -78,10 +78,10 @@ final class RedisApplyScript {
               failkey = k
               error({err = msg})
             end
+            -- a command on key k: an error names k (redis.call raises it, the write's pcall catches it)
             local function call(k, ...)
-              local r = redis.pcall(...)
-              if type(r) == 'table' and r.err then fail(k, r.err) end
-              return r
+              failkey = k
+              return redis.call(...)
             end
             local function int(k, s)
               if not string.match(s, '^%-?%d+$') then fail(k, 'ERR rollcount: value is not an integer') end
@@ -99,7 +99,8 @@ final class RedisApplyScript {
               return r
             end
             local function set(k, v, ttl) -- SET replaces a value of any type (it can still meet OOM or MISCONF)
-              if ttl ~= '0' then call(k, 'SET', k, v, 'PX', ttl) else call(k, 'SET', k, v) end
+              failkey = k
+              if ttl ~= '0' then redis.call('SET', k, v, 'PX', ttl) else redis.call('SET', k, v) end
             end
             local function setnx(k, v, ttl)
               if ttl ~= '0' then return call(k, 'SET', k, v, 'PX', ttl, 'NX') end
@@ -159,9 +160,9 @@ final class RedisApplyScript {
             -- every other error rejects one write's key: the other writes of the call go on; the call returns the
             -- rejected keys with their errors
             local rejected = {}
-            local function attempt(k, f)
+            local function attempt(k, f, ...)
               failkey = nil
-              local ok, e = pcall(f)
+              local ok, e = pcall(f, ...)
               if ok then return true end
               e = tostring(type(e) == 'table' and e.err or e)
               for _, p in ipairs(TRANSIENT) do
@@ -180,7 +181,105 @@ final class RedisApplyScript {
             local ki, ai, applied, skipped = nreads + 1, 3, 0, 0
             local function arg() local a = ARGV[ai]; ai = ai + 1; return a end
             local function key() local k = KEYS[ki]; ki = ki + 1; return k end
-            while ai <= #ARGV do
+            -- one function per kind of write, run under pcall with its arguments (no closure per write)
+            local function wcount(k, vk, sv, cur, mono, value, version, ttl)
+              if (sv and cmp(int(vk, sv), version) >= 0) or (cur and cmp(int(k, cur), value) > 0) then
+                skipped = skipped + 1
+              else
+                put(k, value, ttl, mono and not cur)
+                -- a monotone write keeps a version current where one exists, but creates none
+                if vk and (not mono or sv) then put(vk, version, ttl, not sv) end
+                applied = applied + 1
+              end
+            end
+            local function wmax(k, value, ttl)
+              local cur = call(k, 'GET', k)
+              if cur and cmp(int(k, cur), value) >= 0 then skipped = skipped + 1 else
+                set(k, value, ttl)
+                applied = applied + 1
+              end
+            end
+            local function wwatermark(h, k, subtask, parallelism, value)
+              call(h, 'HSET', h, subtask, value)
+              call(h, 'PEXPIRE', h, '604800000')
+              local min = nil
+              if call(h, 'HLEN', h) >= parallelism then
+                for _, v in ipairs(call(h, 'HVALS', h)) do
+                  if min == nil or cmp(v, min) < 0 then min = v end
+                end
+              end
+              local cur = nil
+              if min then cur = call(k, 'GET', k) end
+              if min and (not cur or cmp(int(k, cur), min) < 0) then
+                set(k, min, '0')
+                applied = applied + 1
+              else skipped = skipped + 1 end
+            end
+            -- a growing sketch (see RedisWrite.growingHll), marked with this writer's lineage in header bytes
+            -- 6..8: where the key still holds that mark, the newest sketch contains it and replaces it (a SET,
+            -- not a merge); a new key takes it as it is; anything else is merged
+            local function wgrowing(k, tmp, cur, last, ttl)
+              if cur and LINEAGE ~= UNMARKED and string.sub(cur, 6, 8) == LINEAGE and string.sub(cur, 1, 4) == 'HYLL' then
+                set(k, last, ttl)
+              elseif cur or not (validhll(last) and setnx(k, last, ttl)) then
+                -- the union of the sketch and the key, in the scratch key. If it is the sketch itself (no
+                -- register of the key above the sketch's), the key takes the sketch and is this lineage's
+                -- from now on: a restored job whose sketch has caught up takes its keys back. Else the key
+                -- takes the union, marked as nobody's.
+                merge(k, tmp, last, true)
+                local union = call(tmp, 'GET', tmp)
+                call(tmp, 'DEL', tmp)
+                if string.byte(union, 5) == string.byte(last, 5) and string.sub(union, 17) == string.sub(last, 17) then
+                  set(k, last, ttl)
+                else
+                  set(k, string.sub(union, 1, 5) .. UNMARKED .. string.sub(union, 9), ttl)
+                end
+              end
+              applied = applied + 1
+            end
+            -- sketches ARGV[from .. from + n - 1] merged into k
+            local function whll(k, tmp, from, n, ttl)
+              local merged = false
+              for i = 1, n do
+                local sketch = ARGV[from + i - 1]
+                -- into a new key the first sketch goes as it is (the merge of it into nothing: the same
+                -- registers, kept sparse, no temporary key); SET NX leaves an existing key alone
+                if not (i == 1 and validhll(sketch) and call(k, 'SET', k, sketch, 'NX')) then
+                  merge(k, tmp, sketch)
+                  merged = true
+                end
+              end
+              if merged then call(tmp, 'DEL', tmp) end
+              if ttl ~= '0' then call(k, 'PEXPIRE', k, ttl) end
+              applied = applied + 1
+            end
+            -- members and scores ARGV[from .. from + 2n - 1] replace the sorted set k
+            local function wzset(k, vk, version, ttl, from, n)
+              if vk then
+                local sv = call(vk, 'GET', vk)
+                if sv and cmp(int(vk, sv), version) > 0 then
+                  skipped = skipped + 1
+                  return
+                end
+              end
+              call(k, 'DEL', k)
+              local i = 0
+              while i < n do
+                local m = math.min(n - i, 200)
+                call(k, 'ZADD', k, unpack(ARGV, from + 2 * i, from + 2 * (i + m) - 1))
+                i = i + m
+              end
+              if ttl ~= '0' and n > 0 then call(k, 'PEXPIRE', k, ttl) end
+              if vk then set(vk, version, ttl) end
+              applied = applied + 1
+            end
+            -- The writes run without a pcall each while none fails (a pcall per write costs the server time);
+            -- once one fails, it and every write after it run each under its own pcall (see attempt). Writes
+            -- are idempotent, so the failed one applies again harmlessly where it got halfway.
+            local safe, mai, mki, mpi = false, ai, ki, pi
+            local function run()
+              while ai <= #ARGV do
+              mai, mki, mpi = ai, ki, pi
               local kind = ARGV[ai]
               ai = ai + 1
               local cf = COUNT[kind]
@@ -192,49 +291,16 @@ final class RedisApplyScript {
                 local vk, sv, cur, mono = nil, false, false, cf >= 2
                 if cf == 1 or cf == 3 then vk = KEYS[ki]; ki = ki + 1; sv = pre[pi]; pi = pi + 1 end
                 if mono then cur = pre[pi]; pi = pi + 1 end
-                attempt(k, function()
-                  if (sv and cmp(int(vk, sv), version) >= 0) or (cur and cmp(int(k, cur), value) > 0) then
-                    skipped = skipped + 1
-                  else
-                    put(k, value, ttl, mono and not cur)
-                    -- a monotone write keeps a version current where one exists, but creates none
-                    if vk and (not mono or sv) then put(vk, version, ttl, not sv) end
-                    applied = applied + 1
-                  end
-                end)
+                if safe then attempt(k, wcount, k, vk, sv, cur, mono, value, version, ttl) else wcount(k, vk, sv, cur, mono, value, version, ttl) end
               elseif kind == 'M' then
                 local value, ttl = arg(), arg()
                 local k = key()
-                attempt(k, function()
-                  local cur = call(k, 'GET', k)
-                  if cur and cmp(int(k, cur), value) >= 0 then skipped = skipped + 1 else
-                    set(k, value, ttl)
-                    applied = applied + 1
-                  end
-                end)
+                if safe then attempt(k, wmax, k, value, ttl) else wmax(k, value, ttl) end
               elseif kind == 'W' then
                 local subtask, parallelism, value = arg(), tonumber(arg()), arg()
                 local h, k = key(), key()
-                attempt(k, function()
-                  call(h, 'HSET', h, subtask, value)
-                  call(h, 'PEXPIRE', h, '604800000')
-                  local min = nil
-                  if call(h, 'HLEN', h) >= parallelism then
-                    for _, v in ipairs(call(h, 'HVALS', h)) do
-                      if min == nil or cmp(v, min) < 0 then min = v end
-                    end
-                  end
-                  local cur = nil
-                  if min then cur = call(k, 'GET', k) end
-                  if min and (not cur or cmp(int(k, cur), min) < 0) then
-                    set(k, min, '0')
-                    applied = applied + 1
-                  else skipped = skipped + 1 end
-                end)
+                if safe then attempt(k, wwatermark, h, k, subtask, parallelism, value) else wwatermark(h, k, subtask, parallelism, value) end
               elseif kind == 'H' and ARGV[ai + 2] == '1' then
-                -- a growing sketch (see RedisWrite.growingHll), marked with this writer's lineage in header
-                -- bytes 6..8: where the key still holds that mark, the newest sketch contains it and replaces
-                -- it (a SET, not a merge); a new key takes it as it is; anything else is merged (below)
                 local n, ttl = tonumber(ARGV[ai]), ARGV[ai + 1]
                 ai = ai + 3
                 local k, tmp = KEYS[ki], KEYS[ki + 1]
@@ -243,75 +309,30 @@ final class RedisApplyScript {
                 ai = ai + n
                 local cur = pre[pi]
                 pi = pi + 1
-                attempt(k, function()
-                  if cur and LINEAGE ~= UNMARKED and string.sub(cur, 6, 8) == LINEAGE and string.sub(cur, 1, 4) == 'HYLL' then
-                    set(k, last, ttl)
-                  elseif cur or not (validhll(last) and setnx(k, last, ttl)) then
-                    -- the union of the sketch and the key, in the scratch key. If it is the sketch itself (no
-                    -- register of the key above the sketch's), the key takes the sketch and is this lineage's
-                    -- from now on: a restored job whose sketch has caught up takes its keys back. Else the key
-                    -- takes the union, marked as nobody's.
-                    merge(k, tmp, last, true)
-                    local union = call(tmp, 'GET', tmp)
-                    call(tmp, 'DEL', tmp)
-                    if string.byte(union, 5) == string.byte(last, 5) and string.sub(union, 17) == string.sub(last, 17) then
-                      set(k, last, ttl)
-                    else
-                      set(k, string.sub(union, 1, 5) .. UNMARKED .. string.sub(union, 9), ttl)
-                    end
-                  end
-                  applied = applied + 1
-                end)
+                if safe then attempt(k, wgrowing, k, tmp, cur, last, ttl) else wgrowing(k, tmp, cur, last, ttl) end
               elseif kind == 'H' then
                 local n, ttl = tonumber(arg()), arg()
                 ai = ai + 1 -- no lineage
                 local k, tmp = key(), key()
-                local sketches = {}
-                for i = 1, n do sketches[i] = arg() end
-                attempt(k, function()
-                  local merged = false
-                  for i = 1, n do
-                    local sketch = sketches[i]
-                    -- into a new key the first sketch goes as it is (the merge of it into nothing: the same
-                    -- registers, kept sparse, no temporary key); SET NX leaves an existing key alone
-                    if not (i == 1 and validhll(sketch) and call(k, 'SET', k, sketch, 'NX')) then
-                      merge(k, tmp, sketch)
-                      merged = true
-                    end
-                  end
-                  if merged then call(tmp, 'DEL', tmp) end
-                  if ttl ~= '0' then call(k, 'PEXPIRE', k, ttl) end
-                  applied = applied + 1
-                end)
+                local from = ai
+                ai = ai + n
+                if safe then attempt(k, whll, k, tmp, from, n, ttl) else whll(k, tmp, from, n, ttl) end
               elseif kind == 'Z' then
                 local hasv, version, ttl, n = arg(), arg(), arg(), tonumber(arg())
                 local k = key()
                 local vk = nil
                 if hasv == '1' then vk = key() end
-                local members = {}
-                for j = 1, 2 * n do members[j] = arg() end
-                attempt(k, function()
-                  if vk then
-                    local sv = call(vk, 'GET', vk)
-                    if sv and cmp(int(vk, sv), version) > 0 then
-                      skipped = skipped + 1
-                      return
-                    end
-                  end
-                  call(k, 'DEL', k)
-                  local i = 0
-                  while i < n do
-                    local m = math.min(n - i, 200)
-                    call(k, 'ZADD', k, unpack(members, 2 * i + 1, 2 * (i + m)))
-                    i = i + m
-                  end
-                  if ttl ~= '0' and n > 0 then call(k, 'PEXPIRE', k, ttl) end
-                  if vk then set(vk, version, ttl) end
-                  applied = applied + 1
-                end)
+                local from = ai
+                ai = ai + 2 * n
+                if safe then attempt(k, wzset, k, vk, version, ttl, from, n) else wzset(k, vk, version, ttl, from, n) end
               else
                 error({err = 'ERR rollcount: unknown write kind ' .. tostring(kind)})
               end
+              end
+            end
+            if not pcall(run) then
+              safe, ai, ki, pi = true, mai, mki, mpi
+              run()
             end
             -- applied, skipped, then each rejected key and its error
             local out = {applied, skipped}
