@@ -149,6 +149,7 @@ public final class RollcountJob {
         // 6. Everything not counted, with its reason.
         var deadLetters = routed.getSideOutput(RouteEvents.DEAD_LETTERS)
                 .union(partials.getSideOutput(PreAggregate.LATE))
+                .union(counts.getSideOutput(CountPerCounter.OVERFLOW))
                 .sinkTo(outputs.deadLetters()).name("dead-letters").uid("dead-letters");
         if (outputs.deadLetterParallelism() > 0) deadLetters.setParallelism(outputs.deadLetterParallelism());
     }
