@@ -93,8 +93,7 @@ public class OverflowIT {
             other(e, i);
             e.ts = START + 60_000 + (i - PHASE1 - EXTRA) * 60_000 / TAIL;
         }
-        e.payload = ("{\"counter\":\"" + e.counter + "\",\"delta\":" + e.delta + ",\"ts\":" + e.ts + "}").getBytes(StandardCharsets.UTF_8);
-        e.source = "gen:" + i;
+        // The raw input is only needed by a dead letter, and none of these is late: spare the 9 million copies.
         return e;
     }
 
