@@ -96,6 +96,9 @@ public class JobOptions implements Serializable {
     @Option(names = "--trending.half-life", defaultValue = "1h", description = "Half-life of trending scores in event time (default: ${DEFAULT-VALUE}).")
     public String trendingHalfLife = "1h";
 
+    @Option(names = "--trending.max-namespaces", defaultValue = "1000", description = "At most this many namespaces get trending lists and window top-K lists of their own, the first ones seen; the counters of the others are in the _all lists only (default: ${DEFAULT-VALUE}).")
+    public int trendingMaxNamespaces = 1000;
+
     public Duration duration(String option, String value) {
         try {
             return Durations.parse(value);
@@ -147,6 +150,9 @@ public class JobOptions implements Serializable {
             throw new IllegalArgumentException("--kafka.bootstrap is required with --source kafka (or give --input PATH to read files)");
         }
         if (parallelism != null && parallelism < 1) throw new IllegalArgumentException("--parallelism must be at least 1");
+        if (trendingMaxNamespaces < 1 || trendingMaxNamespaces > 100_000) {
+            throw new IllegalArgumentException("--trending.max-namespaces must be between 1 and 100000, got " + trendingMaxNamespaces);
+        }
         if (topk < 1 || topk > 10_000) throw new IllegalArgumentException("--topk must be between 1 and 10000");
         if (redisKeyPrefix == null || redisKeyPrefix.isBlank() || redisKeyPrefix.contains("{") || redisKeyPrefix.contains("}")) {
             throw new IllegalArgumentException("--redis.key-prefix must be non-empty and free of '{' and '}'");

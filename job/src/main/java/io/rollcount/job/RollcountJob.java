@@ -13,6 +13,7 @@ import io.rollcount.job.model.WindowTop;
 import io.rollcount.job.ops.LocalWindowTopK;
 import io.rollcount.job.ops.TrendPerShard;
 import io.rollcount.job.ops.TrendingMerge;
+import io.rollcount.job.ops.WindowTopCap;
 import io.rollcount.job.ops.WindowTopMerge;
 import io.rollcount.job.redis.TopListWrites;
 import io.rollcount.job.ops.CountPerCounter;
@@ -116,13 +117,16 @@ public final class RollcountJob {
                         new TrendPerShard(halfLife, options.topk, TREND_EMIT_MILLIS))
                 .uid("trend-per-shard")
                 .transform("trending-merge", TypeInformation.of(TopList.class),
-                        new TrendingMerge(options.topk, halfLife, TREND_PUBLISH_MILLIS))
+                        new TrendingMerge(options.topk, halfLife, TREND_PUBLISH_MILLIS, options.trendingMaxNamespaces))
                 .uid("trending-merge").setParallelism(1).setMaxParallelism(1);
 
-        // 4c. Window top-K: a local top K per subtask when the window closes, then one merge per window.
+        // 4c. Window top-K: a local top K per subtask when the window closes, then one merge per window; lists of
+        //     at most --trending.max-namespaces namespaces (and _all).
         DataStream<TopList> windowTops = counts.getSideOutput(CountPerCounter.CLOSED_WINDOWS)
                 .transform("local-window-top-k", TypeInformation.of(WindowTop.class), new LocalWindowTopK(options.topk))
                 .uid("local-window-top-k")
+                .transform("window-top-cap", TypeInformation.of(WindowTop.class), new WindowTopCap(options.trendingMaxNamespaces))
+                .uid("window-top-cap").setParallelism(1).setMaxParallelism(1)
                 .keyBy(WindowTop::groupKey, Types.STRING)
                 .process(new WindowTopMerge(options.topk))
                 .name("window-top-k").uid("window-top-k");
@@ -149,6 +153,7 @@ public final class RollcountJob {
         // 6. Everything not counted, with its reason.
         var deadLetters = routed.getSideOutput(RouteEvents.DEAD_LETTERS)
                 .union(partials.getSideOutput(PreAggregate.LATE))
+                .union(counts.getSideOutput(CountPerCounter.OVERFLOW))
                 .sinkTo(outputs.deadLetters()).name("dead-letters").uid("dead-letters");
         if (outputs.deadLetterParallelism() > 0) deadLetters.setParallelism(outputs.deadLetterParallelism());
     }

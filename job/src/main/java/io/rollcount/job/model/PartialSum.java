@@ -38,6 +38,17 @@ public class PartialSum {
         negative |= delta < 0;
     }
 
+    /**
+     * Whether {@code delta} can be added without taking {@link #sum} past the 64-bit range. A partial sum
+     * that cannot take the next delta is sent on as it is and a new one takes the delta: combining never
+     * overflows (a single delta, at most 10^12, always fits an empty partial); only the counter's own
+     * total or window can, and there the event is dead-lettered ({@code CountPerCounter#OVERFLOW}).
+     */
+    public boolean fits(long delta) {
+        long r = sum + delta;
+        return ((sum ^ r) & (delta ^ r)) >= 0;
+    }
+
     /** Adds an event at time {@code ts} with the trending weight of a positive delta. */
     public void add(long delta, long ts, double halfLifeMillis) {
         add(delta);

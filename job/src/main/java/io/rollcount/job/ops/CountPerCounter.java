@@ -1,5 +1,7 @@
 package io.rollcount.job.ops;
 
+import io.rollcount.job.model.Event;
+import io.rollcount.job.model.Json;
 import io.rollcount.job.model.PartialSum;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.model.Rollup;
@@ -7,7 +9,9 @@ import io.rollcount.job.model.WindowSum;
 import io.rollcount.job.redis.RedisKeys;
 import io.rollcount.job.redis.RedisWrite;
 import io.rollcount.sketches.RedisHyperLogLog;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import org.apache.flink.api.common.accumulators.LongCounter;
 import org.apache.flink.api.common.state.MapState;
 import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.api.common.state.ValueState;
@@ -67,6 +71,15 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
     public static final OutputTag<Rollup> ROLLUPS = new OutputTag<>("rollups") {};
     /** Sums of closed 1m, 1h and 1d windows, for the window top-K per namespace. */
     public static final OutputTag<WindowSum> CLOSED_WINDOWS = new OutputTag<>("closed-windows") {};
+    /**
+     * Partial sums that would take the counter's total or one of its windows past the 64-bit range: not
+     * counted, each one dead letter with reason {@value #OVERFLOW_REASON} naming the counter. The payload
+     * is {@code {"counter","delta","events","ts"}} (the partial's sum, how many events it combines, its
+     * 5-second bucket); the source {@value #OVERFLOW_SOURCE}.
+     */
+    public static final OutputTag<Event> OVERFLOW = new OutputTag<>("overflow") {};
+    public static final String OVERFLOW_REASON = "overflow";
+    public static final String OVERFLOW_SOURCE = "count-per-counter";
     /** Heap for counters between snapshots, per subtask. */
     public static final long DEFAULT_CACHE_BYTES = 32L << 20;
 
@@ -93,6 +106,9 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
     private transient ArrayList<CachedCounter> changed;
     /** The keyed state backend keeps value objects (rather than serialising them). */
     private transient boolean heapBackend;
+    /** The slot of each resolution's window for the partial sum at hand (scratch). */
+    private transient int[] slots;
+    private transient LongCounter overflowCount;
     /** The timestamp of records emitted now: the event-time timer's, else none. */
     private transient long stamp;
 
@@ -118,6 +134,8 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
         cache = new CounterCache(cacheBytes);
         changed = new ArrayList<>();
         stamp = NO_TIMESTAMP;
+        slots = new int[Resolution.all().length];
+        overflowCount = getRuntimeContext().getLongCounter(RouteEvents.DLQ_PREFIX + OVERFLOW_REASON);
         heapBackend = getKeyedStateBackend() instanceof org.apache.flink.runtime.state.heap.HeapKeyedStateBackend;
         scheduleFlush();
     }
@@ -129,10 +147,21 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
         PartialSum p = record.getValue();
         CachedCounter c = counter(p.counter);
         CounterState s = c.state;
-        for (Resolution r : Resolution.all()) {
-            long start = r.windowStart(p.bucket);
-            int i = s.find(r, start);
+        Resolution[] all = Resolution.all();
+        int[] idx = slots;
+        for (int k = 0; k < all.length; k++) idx[k] = s.find(all[k], all[k].windowStart(p.bucket));
+        // Nothing of a partial sum that would take the total or one of its windows past the 64-bit range
+        // is counted (its users neither): it becomes one dead letter, and the counter keeps what it had.
+        String overflows = overflows(s, p.sum, idx);
+        if (overflows != null) {
+            overflowed(p, s, overflows, record);
+            return;
+        }
+        for (int k = 0; k < all.length; k++) {
+            Resolution r = all[k];
+            int i = idx[k];
             if (i < 0) {
+                long start = r.windowStart(p.bucket);
                 i = s.add(r, start);
                 c.weightStale = true;
                 // one event-time timer per counter, at its earliest due time (see onEventTime), not two per window
@@ -142,18 +171,57 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
                     s.nextTimer = due;
                 }
             }
-            s.sum[i] = Math.addExact(s.sum[i], p.sum);
+            s.sum[i] += p.sum;
             s.events[i] += p.events;
             s.set(i, CounterState.DIRTY);
             if (p.negative) s.set(i, CounterState.NEGATIVE);
             if (s.has(i, CounterState.CLOSED)) s.set(i, CounterState.REVISE);
         }
         if (p.users.length > 0) addUsers(c, p);
-        s.total = Math.addExact(s.total, p.sum);
+        s.total += p.sum;
         s.totalEvents += p.events;
         s.negative |= p.negative;
         s.totalDirty = true;
         changedNow(c);
+    }
+
+    /** Whether {@code a + b} leaves the 64-bit range. */
+    static boolean overflows(long a, long b) {
+        long r = a + b;
+        return ((a ^ r) & (b ^ r)) < 0;
+    }
+
+    /** The value that adding {@code delta} would take past the 64-bit range ("total" or a window), or null. */
+    private static String overflows(CounterState s, long delta, int[] idx) {
+        if (overflows(s.total, delta)) return "total " + s.total;
+        for (int i : idx) {
+            if (i >= 0 && overflows(s.sum[i], delta)) {
+                return s.resolution(i).label + " window " + RedisKeys.windowSuffix(s.resolution(i), s.start[i]) + " (sum " + s.sum[i] + ")";
+            }
+        }
+        return null;
+    }
+
+    /** An {@code overflow} dead letter for a partial sum that is not counted, naming the counter. */
+    private void overflowed(PartialSum p, CounterState s, String value, StreamRecord<PartialSum> record) {
+        overflowCount.add(1);
+        Event e = new Event();
+        e.counter = p.counter;
+        e.delta = p.sum;
+        e.ts = p.bucket;
+        e.payload = Json.write(g -> {
+            g.writeStartObject();
+            g.writeStringField("counter", p.counter);
+            g.writeNumberField("delta", p.sum);
+            g.writeNumberField("events", p.events);
+            g.writeNumberField("ts", p.bucket);
+            g.writeEndObject();
+        });
+        e.key = p.counter.getBytes(StandardCharsets.UTF_8);
+        e.source = OVERFLOW_SOURCE;
+        e.deadLetter(OVERFLOW_REASON, "counter " + p.counter + ": adding " + p.sum + " (" + (p.events == 1 ? "1 event" : p.events + " events")
+                + " of the 5 s bucket at " + p.bucket + ") to its " + value + " would go past the 64-bit range; not counted");
+        output.collect(OVERFLOW, record.hasTimestamp() ? new StreamRecord<>(e, record.getTimestamp()) : new StreamRecord<>(e));
     }
 
     /**

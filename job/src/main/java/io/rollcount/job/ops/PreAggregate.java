@@ -5,7 +5,7 @@ import io.rollcount.job.model.PartialSum;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.parse.EventParser;
 import io.rollcount.sketches.RedisHyperLogLog;
-import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import org.apache.flink.api.common.accumulators.LongCounter;
@@ -29,6 +29,12 @@ import org.apache.flink.util.OutputTag;
  *   <li>when the buffer holds {@code maxEntries} partials, and every {@code flushIntervalMillis} of processing time;</li>
  *   <li>at the end of a bounded input.</li>
  * </ul>
+ *
+ * <p>Partial sums go on in the order of their first event (insertion order), so the order in which one
+ * source reader read a counter's events is the order in which its partial sums reach the counter. A
+ * partial sum never overflows: one that cannot take the next delta ({@link PartialSum#fits}) is sent on
+ * at once and a new one takes the delta; whether the counter's total or a window can still take a partial
+ * sum is {@link CountPerCounter}'s decision ({@code overflow} dead letters).
  *
  * <p>It also applies the lateness rule: an event more than the allowed lateness behind this operator's
  * watermark (the minimum over all its inputs, so the job's watermark, never ahead of it) goes to
@@ -67,7 +73,7 @@ public final class PreAggregate extends AbstractStreamOperator<PartialSum>
     @Override
     public void open() throws Exception {
         super.open();
-        buffer = new HashMap<>(Math.min(maxEntries, 1 << 16) * 2);
+        buffer = new LinkedHashMap<>(Math.min(maxEntries, 1 << 16) * 2);
         probe = new BucketKey();
         watermark = Long.MIN_VALUE;
         late = getRuntimeContext().getLongCounter(LATE_COUNTER);
@@ -98,6 +104,13 @@ public final class PreAggregate extends AbstractStreamOperator<PartialSum>
         probe.counter = e.counter;
         probe.bucket = bucket;
         Acc acc = buffer.get(probe);
+        if (acc != null && !acc.partial.fits(e.delta)) {
+            // the partial is full (its sum would leave the 64-bit range): it goes on as it is, a new one
+            // takes this event, so combining never overflows; the counter decides what still fits
+            buffer.remove(probe);
+            emit(acc, new StreamRecord<>(null));
+            acc = null;
+        }
         if (acc == null) {
             acc = new Acc(new PartialSum(e.counter, bucket));
             buffer.put(new BucketKey(e.counter, bucket), acc);

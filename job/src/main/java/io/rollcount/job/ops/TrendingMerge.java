@@ -7,6 +7,9 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.PriorityQueue;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -32,7 +35,17 @@ import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
  * capacity} items, about 51,000 with the defaults, a few MB), so that after a restore the first lists are
  * complete rather than made of the shards that happened to report first.
  *
- * <p>A namespace whose counters all left the shards' summaries keeps its last list in Redis (not deleted).
+ * <p><b>Namespaces.</b> At most {@code maxNamespaces} namespaces have lists of their own ({@link NamespaceCap},
+ * first come; {@code --trending.max-namespaces}); the counters of the others are ranked in {@value #ALL}
+ * only. And only namespaces <em>touched</em> since the last publication are published again: those where a
+ * shard's new candidates differ from its previous ones other than by decay (a counter's score changed
+ * beyond rounding, or a counter came or went). Decay alone does not change the order of a list, so an
+ * untouched list in Redis stays right, with the scores of its version's time. {@value #ALL} is published
+ * every time something changed, and every list at the end of input. So 50,000 namespaces cost at most
+ * {@code maxNamespaces} lists, written only when they change, instead of 50,000 lists every second.
+ *
+ * <p>A namespace whose counters all left the shards' summaries keeps its last list in Redis (not deleted)
+ * until its key expires, 7 days after its last write.
  */
 public final class TrendingMerge extends AbstractStreamOperator<TopList>
         implements OneInputStreamOperator<TrendCandidates, TopList>, BoundedOneInput {
@@ -42,15 +55,23 @@ public final class TrendingMerge extends AbstractStreamOperator<TopList>
     private final int topk;
     private final double halfLifeMillis;
     private final long publishIntervalMillis;
+    private final NamespaceCap cap;
 
     private transient Map<Integer, TrendCandidates> latest;
     private transient ListState<TrendCandidates> stored;
     private transient boolean changed;
+    /** Namespaces whose candidates changed (other than by decay) since the last publication. */
+    private transient Set<String> touched;
 
     public TrendingMerge(int topk, long halfLifeMillis, long publishIntervalMillis) {
+        this(topk, halfLifeMillis, publishIntervalMillis, Integer.MAX_VALUE);
+    }
+
+    public TrendingMerge(int topk, long halfLifeMillis, long publishIntervalMillis, int maxNamespaces) {
         this.topk = topk;
         this.halfLifeMillis = halfLifeMillis;
         this.publishIntervalMillis = publishIntervalMillis;
+        this.cap = new NamespaceCap(maxNamespaces, "trending-namespaces");
     }
 
     @Override
@@ -60,6 +81,8 @@ public final class TrendingMerge extends AbstractStreamOperator<TopList>
                 new ListStateDescriptor<>("trending-candidates", TypeInformation.of(TrendCandidates.class)));
         latest = new HashMap<>();
         for (TrendCandidates c : stored.get()) latest.merge(c.shard, c, (a, b) -> a.at >= b.at ? a : b);
+        cap.initializeState(context);
+        touched = new HashSet<>();
     }
 
     @Override
@@ -72,7 +95,7 @@ public final class TrendingMerge extends AbstractStreamOperator<TopList>
     private void schedule() {
         long now = getProcessingTimeService().getCurrentProcessingTime();
         getProcessingTimeService().registerTimer(now + publishIntervalMillis, t -> {
-            if (changed) publish();
+            if (changed) publish(false);
             schedule();
         });
     }
@@ -83,40 +106,77 @@ public final class TrendingMerge extends AbstractStreamOperator<TopList>
         TrendCandidates before = latest.get(c.shard);
         if (before == null || c.at >= before.at) {
             latest.put(c.shard, c);
+            touch(before, c);
             changed = true;
         }
     }
 
+    /** Adds to {@link #touched} the namespaces whose candidates in this shard changed other than by decay. */
+    private void touch(TrendCandidates before, TrendCandidates now) {
+        Map<String, Double> old = new HashMap<>(before == null ? 0 : before.counters.length * 2);
+        if (before != null) {
+            double f = halfLifeMillis > 0 ? Math.pow(2.0, -(double) (now.at - before.at) / halfLifeMillis) : 1;
+            for (int i = 0; i < before.counters.length; i++) old.put(before.counters[i], before.scores[i] * f);
+        }
+        for (int i = 0; i < now.counters.length; i++) {
+            Double was = old.remove(now.counters[i]);
+            double score = now.scores[i];
+            if (was == null || Math.abs(was - score) > 1e-9 * Math.max(Math.abs(score), Double.MIN_NORMAL)) {
+                touched.add(RedisKeys.namespaceOf(now.counters[i]));
+            }
+        }
+        for (String gone : old.keySet()) touched.add(RedisKeys.namespaceOf(gone));
+    }
+
     @Override
     public void endInput() {
-        if (!latest.isEmpty()) publish();
+        if (!latest.isEmpty()) publish(true);
     }
 
     @Override
     public void snapshotState(StateSnapshotContext context) throws Exception {
         super.snapshotState(context);
         stored.update(new ArrayList<>(latest.values()));
+        cap.snapshotState();
     }
 
     record Item(String counter, double score, double lower) {}
 
-    /** Ranks the latest candidates into one list per namespace and one for {@value #ALL}. */
-    private void publish() {
+    /**
+     * Ranks the latest candidates into one list for {@value #ALL} and one per namespace with a place
+     * ({@link NamespaceCap}) that was touched since the last publication, or every such namespace if
+     * {@code everyNamespace}.
+     */
+    private void publish(boolean everyNamespace) {
         long at = Long.MIN_VALUE;
         for (TrendCandidates c : latest.values()) at = Math.max(at, c.at);
+        long now = getProcessingTimeService().getCurrentProcessingTime();
         Map<String, List<Item>> byNs = new TreeMap<>();
+        if (everyNamespace) {
+            for (TrendCandidates c : latest.values()) for (String counter : c.counters) touched.add(RedisKeys.namespaceOf(counter));
+        }
+        // first come: the touched namespaces in order, so that which ones get a place does not depend on hashing
+        for (String ns : new TreeSet<>(touched)) {
+            if (cap.admit(ns, now)) byNs.put(ns, new ArrayList<>());
+        }
         List<Item> all = new ArrayList<>();
         for (TrendCandidates c : latest.values()) {
             double f = halfLifeMillis > 0 ? Math.pow(2.0, -(double) (at - c.at) / halfLifeMillis) : 1;
             for (int i = 0; i < c.counters.length; i++) {
                 Item item = new Item(c.counters[i], c.scores[i] * f, c.lowers[i] * f);
-                byNs.computeIfAbsent(RedisKeys.namespaceOf(item.counter), k -> new ArrayList<>()).add(item);
+                String ns = RedisKeys.namespaceOf(item.counter);
+                List<Item> list = byNs.get(ns);
+                if (list != null) list.add(item);
                 all.add(item);
             }
         }
         StreamRecord<TopList> reuse = new StreamRecord<>(null);
-        for (Map.Entry<String, List<Item>> e : byNs.entrySet()) output.collect(reuse.replace(list(e.getKey(), e.getValue(), at)));
+        for (Map.Entry<String, List<Item>> e : byNs.entrySet()) {
+            // a touched namespace whose counters all left the summaries keeps its last list (see above)
+            if (!e.getValue().isEmpty()) output.collect(reuse.replace(list(e.getKey(), e.getValue(), at)));
+        }
         output.collect(reuse.replace(list(ALL, all, at)));
+        touched.clear();
         changed = false;
     }
 

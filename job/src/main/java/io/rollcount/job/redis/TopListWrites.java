@@ -14,6 +14,9 @@ import org.apache.flink.api.common.functions.MapFunction;
 public final class TopListWrites implements MapFunction<TopList, RedisWrite> {
     private static final long serialVersionUID = 1L;
 
+    /** A trending list (and its version key) expires this long after its last write: 7 days. */
+    public static final long TRENDING_TTL_MILLIS = 7L * 24 * 3600 * 1000;
+
     private final RedisKeys keys;
 
     public TopListWrites(RedisKeys keys) {
@@ -25,6 +28,6 @@ public final class TopListWrites implements MapFunction<TopList, RedisWrite> {
         boolean window = TopList.WINDOW.equals(t.kind);
         Resolution r = window ? Resolution.ofLabel(t.res) : null;
         String key = window ? keys.top(t.ns, r, t.start) : keys.trending(t.ns);
-        return RedisWrite.zset(key, keys.versionOfGlobal(key), t.at, t.counters, t.scores, window ? r.ttlMillis : 0);
+        return RedisWrite.zset(key, keys.versionOfGlobal(key), t.at, t.counters, t.scores, window ? r.ttlMillis : TRENDING_TTL_MILLIS);
     }
 }
