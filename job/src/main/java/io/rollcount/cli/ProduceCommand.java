@@ -5,17 +5,22 @@ import io.rollcount.job.kafka.KafkaClients;
 import java.io.BufferedInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
+import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Properties;
 import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.zip.GZIPInputStream;
+import org.apache.kafka.clients.producer.Callback;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -40,6 +45,15 @@ final class ProduceCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        return produce(System.out, System.err);
+    }
+
+    /**
+     * Sends every line and reports only what the broker acknowledged: a record the producer or the broker
+     * refused (too large, no leader, an authorization error) is counted as failed, with the first error, and
+     * the command exits 1 (issue 18 item 10: "117 sent" was reported where 114 reached the topic).
+     */
+    int produce(PrintStream out, PrintStream err) throws Exception {
         JobOptions o = new JobOptions();
         o.kafkaBootstrap = bootstrap;
         o.kafkaProperties = properties;
@@ -49,7 +63,18 @@ final class ProduceCommand implements Callable<Integer> {
         p.put(ProducerConfig.ACKS_CONFIG, "all");
         p.put(ProducerConfig.LINGER_MS_CONFIG, "20");
         p.put(ProducerConfig.BATCH_SIZE_CONFIG, "262144");
-        long sent = 0;
+        AtomicLong acked = new AtomicLong();
+        AtomicLong failed = new AtomicLong();
+        AtomicReference<String> firstError = new AtomicReference<>();
+        Callback callback = (metadata, exception) -> {
+            if (exception == null) {
+                acked.incrementAndGet();
+            } else {
+                failed.incrementAndGet();
+                firstError.compareAndSet(null, exception.getClass().getSimpleName() + ": " + exception.getMessage());
+            }
+        };
+        long lines = 0;
         long started = System.nanoTime();
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
                 InputStream raw = new BufferedInputStream(Files.newInputStream(input), 1 << 16);
@@ -63,8 +88,12 @@ final class ProduceCommand implements Callable<Integer> {
                     byte[] value = line.toByteArray();
                     int n = value.length;
                     if (n > 0 && value[n - 1] == '\r') value = java.util.Arrays.copyOf(value, n - 1);
-                    producer.send(new ProducerRecord<>(topic, keyOf(value), value));
-                    sent++;
+                    lines++;
+                    try {
+                        producer.send(new ProducerRecord<>(topic, keyOf(value), value), callback);
+                    } catch (KafkaException e) {
+                        callback.onCompletion(null, e);
+                    }
                     line.reset();
                     any = false;
                     if (b == -1) break;
@@ -77,7 +106,11 @@ final class ProduceCommand implements Callable<Integer> {
             }
             producer.flush();
         }
-        System.out.printf("rollcount: sent %,d records to %s in %.1f s%n", sent, topic, (System.nanoTime() - started) / 1e9);
+        out.printf("rollcount: sent %,d records to %s in %.1f s%n", acked.get(), topic, (System.nanoTime() - started) / 1e9);
+        if (failed.get() > 0) {
+            err.printf("rollcount: %,d of %,d lines were not accepted by Kafka (first error: %s)%n", failed.get(), lines, firstError.get());
+            return 1;
+        }
         return 0;
     }
 

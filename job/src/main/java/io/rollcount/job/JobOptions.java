@@ -129,17 +129,29 @@ public class JobOptions implements Serializable {
         return env != null && !env.isBlank() ? env : "redis://127.0.0.1:6379";
     }
 
-    /** Checks every option and fails with a message that names the option at fault. */
+    /** Fails with a message naming the option when {@code d} is shorter than {@code min}. */
+    private static void atLeast(String option, Duration d, Duration min, String why) {
+        if (d.compareTo(min) < 0) {
+            throw new IllegalArgumentException(option + " must be at least " + Durations.format(min) + why + ", not " + Durations.format(d));
+        }
+    }
+
+    /**
+     * Checks every option and fails with a message that names the option at fault. Every duration has a
+     * minimum (issue 18 item 10: {@code --trending.half-life 0s} passed and crash-looped the job): zero
+     * only where it means something (no lateness, no out-of-orderness, no idleness), never negative.
+     */
     public JobOptions validate() {
-        allowedLateness();
-        outOfOrderness();
-        idleTimeout();
-        dedupHorizon();
-        maxFuture();
-        checkpointInterval();
-        trendingHalfLife();
-        redisRetryTimeout();
-        if (flushInterval().isZero() || flushInterval().isNegative()) throw new IllegalArgumentException("--flush-interval must be positive");
+        atLeast("--allowed-lateness", allowedLateness(), Duration.ZERO, "");
+        atLeast("--out-of-orderness", outOfOrderness(), Duration.ZERO, "");
+        atLeast("--idle-timeout", idleTimeout(), Duration.ZERO, " (0s: partitions never count as idle)");
+        atLeast("--dedup-horizon", dedupHorizon(), Duration.ofSeconds(1), "");
+        atLeast("--max-future", maxFuture(), Duration.ofSeconds(1), "");
+        atLeast("--checkpoint.interval", checkpointInterval(), Duration.ofMillis(10), " (Flink's minimum)");
+        atLeast("--trending.half-life", trendingHalfLife(), Duration.ofSeconds(1), "");
+        atLeast("--redis.retry-timeout", redisRetryTimeout(), Duration.ZERO, "");
+        atLeast("--flush-interval", flushInterval(), Duration.ofMillis(10), "");
+        atLeast("--kafka.transaction-timeout", kafkaTransactionTimeout(), Duration.ofSeconds(1), "");
         if (kafkaTransactionTimeout().compareTo(Duration.ofMinutes(15)) > 0) {
             throw new IllegalArgumentException("--kafka.transaction-timeout must be at most 15m, the default transaction.max.timeout.ms of a Kafka broker");
         }

@@ -210,11 +210,21 @@ public final class RollcountJob {
         }
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(configuration(options));
         if (options.parallelism != null) env.setParallelism(options.parallelism);
-        assemble(env, options);
+        try {
+            assemble(env, options);
+        } catch (IllegalStateException e) {
+            // A mistake found before the job starts (another job's dead-letter file, an unreachable broker): one line.
+            System.err.println("rollcount: " + e.getMessage());
+            System.exit(2);
+            return;
+        }
         env.execute("rollcount");
     }
 
-    /** The production wiring of {@link #build}: sources and sinks made from the options. */
+    /**
+     * The production wiring of {@link #build}: sources and sinks made from the options. Fails with an
+     * {@link IllegalStateException} of one line when the job cannot start (another job holds {@code --dlq}).
+     */
     public static void assemble(StreamExecutionEnvironment env, JobOptions options) {
         Source<Event, ?, ?> source = switch (options.sourceKind()) {
             case files -> fileSource(options);
@@ -222,6 +232,8 @@ public final class RollcountJob {
         };
         boolean kafka = options.kafkaBootstrap != null && !options.kafkaBootstrap.isBlank();
         if (kafka) KafkaIO.ensureOutputTopics(options);
+        // Another running job's dead-letter file is refused before this one starts (its writer would be refused anyway).
+        else DeadLetterFileSink.refuseIfLocked(options.dlq);
         Outputs outputs = kafka
                 ? new Outputs(RedisSink.fromOptions(options), KafkaIO.deadLetters(options), 0, KafkaIO.rollups(options),
                         KafkaIO.trending(options, t -> t.ns, Json::topList))

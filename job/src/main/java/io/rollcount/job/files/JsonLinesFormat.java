@@ -1,5 +1,6 @@
 package io.rollcount.job.files;
 
+import io.rollcount.job.model.DeadLetterPayload;
 import io.rollcount.job.model.Event;
 import io.rollcount.job.parse.EventParser;
 import java.io.BufferedInputStream;
@@ -81,6 +82,8 @@ public final class JsonLinesFormat implements BulkFormat<Event, FileSourceSplit>
         private long linesEmitted;
         private byte[] buf = new byte[256];
         private boolean eof;
+        /** Bytes of the last line read, however long (only the first MAX_LINE_BYTES + 1 are kept). */
+        private long lastLineBytes;
 
         LineReader(EventParser parser, Path path, long skip) throws IOException {
             this.parser = parser;
@@ -98,7 +101,7 @@ public final class JsonLinesFormat implements BulkFormat<Event, FileSourceSplit>
         private int readLine() throws IOException {
             if (eof) return -1;
             int n = 0;
-            int total = 0;
+            long total = 0;
             int b;
             while ((b = in.read()) != -1 && b != '\n') {
                 total++;
@@ -111,6 +114,7 @@ public final class JsonLinesFormat implements BulkFormat<Event, FileSourceSplit>
                 eof = true;
                 if (total == 0) return -1;
             }
+            lastLineBytes = total;
             if (n > 0 && n <= MAX_LINE_BYTES && buf[n - 1] == '\r') n--;
             return n;
         }
@@ -129,12 +133,13 @@ public final class JsonLinesFormat implements BulkFormat<Event, FileSourceSplit>
                 Event e;
                 if (len > MAX_LINE_BYTES) {
                     e = new Event();
-                    e.payload = Arrays.copyOf(buf, 1024);
+                    e.keepPayload(DeadLetterPayload.ofPrefix(Arrays.copyOf(buf, DeadLetterPayload.MAX_PAYLOAD_BYTES + 4), lastLineBytes,
+                            DeadLetterPayload.MAX_PAYLOAD_BYTES));
                     e.source = source;
                     e.ts = now;
-                    e.deadLetter(EventParser.INVALID_JSON, "line longer than " + MAX_LINE_BYTES + " bytes (payload cut to its first 1024 bytes)");
+                    e.deadLetter(EventParser.INVALID_JSON, "line of " + lastLineBytes + " bytes, longer than " + MAX_LINE_BYTES + " bytes");
                 } else {
-                    e = parser.parse(Arrays.copyOf(buf, len), null, source, now, 0);
+                    e = parser.parse(Arrays.copyOf(buf, len), null, source, now, 0).cutPayload();
                 }
                 batch[count++] = e;
             }

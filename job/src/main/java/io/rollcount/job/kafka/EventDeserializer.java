@@ -50,7 +50,8 @@ public final class EventDeserializer implements KafkaRecordDeserializationSchema
         e.payload = record.value();
         e.key = record.key();
         e.source = source;
-        return e;
+        // Only the first 64 KiB of a large record travel on (a dead letter carries no more), with its size.
+        return e.cutPayload();
     }
 
     private static Event parserFailure(long ts, String detail) {

@@ -84,9 +84,13 @@ public final class KafkaIO {
         return exactlyOnce(options, ROLLUPS_TOPIC, "rollups", r -> utf8(r.counter), Json::rollup);
     }
 
-    /** {@code counter-events-dlq}: key = the input record's key (may be null), value = {@link Json#deadLetter}. */
+    /**
+     * {@code counter-events-dlq}: key = the input record's key (may be null), value = {@link Json#deadLetter};
+     * every record fits the producer's and the topic's size limits ({@link DeadLetterRecords}).
+     */
     public static KafkaSink<Event> deadLetters(JobOptions options) {
-        return exactlyOnce(options, DEAD_LETTER_TOPIC, "dlq", e -> e.key, Json::deadLetter);
+        KafkaClients.ensureTopics(options, KafkaClients.DEFAULT_CHECK_TIMEOUT, DEAD_LETTER_TOPIC);
+        return exactlyOnce(options, "dlq", DeadLetterRecords.forTopic(options, producerProperties(options), DEAD_LETTER_TOPIC));
     }
 
     /** {@code counter-trending}: key = the namespace, value = the bytes the caller makes. */
@@ -102,11 +106,16 @@ public final class KafkaIO {
     public static <T> KafkaSink<T> exactlyOnce(JobOptions options, String topic, String idSuffix,
             SerializableFunction<T, byte[]> key, SerializableFunction<T, byte[]> value) {
         KafkaClients.ensureTopics(options, KafkaClients.DEFAULT_CHECK_TIMEOUT, topic);
+        return exactlyOnce(options, idSuffix, new Serializer<>(topic, key, value));
+    }
+
+    /** An exactly-once sink with the given records. */
+    static <T> KafkaSink<T> exactlyOnce(JobOptions options, String idSuffix, KafkaRecordSerializationSchema<T> records) {
         return KafkaSink.<T>builder()
                 .setKafkaProducerConfig(producerProperties(options))
                 .setDeliveryGuarantee(DeliveryGuarantee.EXACTLY_ONCE)
                 .setTransactionalIdPrefix(transactionalIdPrefix(options, idSuffix))
-                .setRecordSerializer(new Serializer<>(topic, key, value))
+                .setRecordSerializer(records)
                 .build();
     }
 

@@ -33,6 +33,13 @@ public class Event {
 
     /** The raw input record value (a Kafka record value, or a file line without its newline). */
     public byte[] payload;
+    /**
+     * Bytes of the whole input when {@link #payload} holds only its first bytes ({@link #cutPayload}), so
+     * that an 800 KB record does not travel through the job whole; -1 while the payload is whole.
+     */
+    public long payloadSize = -1;
+    /** With {@link #payloadSize}: whether the dead letter writes the payload as base64, decided on the whole input. */
+    public boolean payloadBase64;
     /** The Kafka record key, or null. */
     public byte[] key;
     /** Where the record came from: {@code topic/partition/offset} or {@code file:line}. */
@@ -51,11 +58,31 @@ public class Event {
         return this;
     }
 
+    /** Keeps only the first {@link DeadLetterPayload#MAX_PAYLOAD_BYTES} of a larger payload, with its size and encoding. */
+    public Event cutPayload() {
+        if (payload == null || payloadSize >= 0 || payload.length <= DeadLetterPayload.MAX_PAYLOAD_BYTES) return this;
+        return keepPayload(DeadLetterPayload.of(payload, DeadLetterPayload.MAX_PAYLOAD_BYTES));
+    }
+
+    /** Keeps the given (possibly cut) payload of the input. */
+    public Event keepPayload(DeadLetterPayload p) {
+        payload = p.bytes;
+        payloadSize = p.truncated() ? p.size : -1;
+        payloadBase64 = p.base64;
+        return this;
+    }
+
+    /** The payload as a dead letter writes it, cut to at most {@code maxBytes}. */
+    public DeadLetterPayload deadLetterPayload(int maxBytes) {
+        if (payload != null && payloadSize >= 0) return DeadLetterPayload.cut(payload, payloadSize, payloadBase64, maxBytes);
+        return DeadLetterPayload.of(payload, maxBytes);
+    }
+
     @Override
     public boolean equals(Object o) {
         if (this == o) return true;
         if (!(o instanceof Event e)) return false;
-        return delta == e.delta && ts == e.ts && Objects.equals(counter, e.counter)
+        return delta == e.delta && ts == e.ts && payloadSize == e.payloadSize && payloadBase64 == e.payloadBase64 && Objects.equals(counter, e.counter)
                 && Objects.equals(eventId, e.eventId) && Objects.equals(user, e.user)
                 && Objects.equals(reason, e.reason) && Objects.equals(detail, e.detail)
                 && Arrays.equals(payload, e.payload) && Arrays.equals(key, e.key)

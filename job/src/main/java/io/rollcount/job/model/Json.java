@@ -9,7 +9,6 @@ import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
-import java.util.Base64;
 
 /**
  * The JSON values of the output topics (contract section 4), shared by the Kafka sinks and the dead-letter
@@ -20,23 +19,27 @@ public final class Json {
 
     private Json() {}
 
-    /** {@code {"reason","detail","payload","source"}}; payload as UTF-8 text, or base64 where it is not valid UTF-8. */
+    /**
+     * {@code {"reason","detail","payload","payload_encoding","payload_truncated","size","source"}}, at most
+     * {@link DeadLetterPayload#MAX_SERIALIZED_BYTES} bytes: the payload cut to 64 KiB, the other fields capped
+     * ({@link DeadLetterPayload} owns the rules).
+     */
     public static byte[] deadLetter(Event e) {
+        return deadLetter(e, DeadLetterPayload.MAX_PAYLOAD_BYTES);
+    }
+
+    /** As {@link #deadLetter(Event)}, with the payload cut to {@code maxPayloadBytes} (a sink that takes less). */
+    public static byte[] deadLetter(Event e, int maxPayloadBytes) {
+        DeadLetterPayload p = e.deadLetterPayload(Math.min(maxPayloadBytes, DeadLetterPayload.MAX_PAYLOAD_BYTES));
         return write(g -> {
             g.writeStartObject();
-            g.writeStringField("reason", e.reason);
-            g.writeStringField("detail", e.detail);
-            String text = e.payload == null ? null : utf8OrNull(e.payload);
-            if (e.payload == null) {
-                g.writeNullField("payload");
-            } else if (text != null) {
-                g.writeStringField("payload", text);
-            } else {
-                // Exactly the contract's four fields: a reader tells base64 from text by the reason
-                // (invalid_utf8) and by the strict UTF-8 check of the raw bytes.
-                g.writeStringField("payload", Base64.getEncoder().encodeToString(e.payload));
-            }
-            g.writeStringField("source", e.source);
+            g.writeStringField("reason", DeadLetterPayload.cap(e.reason, DeadLetterPayload.MAX_REASON_CHARS));
+            g.writeStringField("detail", DeadLetterPayload.cap(e.detail, DeadLetterPayload.MAX_DETAIL_CHARS));
+            g.writeStringField("payload", p.text());
+            g.writeStringField("payload_encoding", p.encoding());
+            g.writeBooleanField("payload_truncated", p.truncated());
+            g.writeNumberField("size", p.size);
+            g.writeStringField("source", DeadLetterPayload.cap(e.source, DeadLetterPayload.MAX_SOURCE_CHARS));
             g.writeEndObject();
         });
     }

@@ -28,8 +28,8 @@ import java.time.format.DateTimeParseException;
  *   <tr><td>{@value #INVALID_COUNTER}</td><td>not a string; empty or over 256 bytes; whitespace, a control character, '{' or '}'</td></tr>
  *   <tr><td>{@value #INVALID_DELTA}</td><td>not an integer, or |delta| over 10^12</td></tr>
  *   <tr><td>{@value #INVALID_TS}</td><td>neither epoch milliseconds (a non-negative integer) nor ISO-8601 with an offset</td></tr>
- *   <tr><td>{@value #INVALID_EVENT_ID}</td><td>not a string, or over 128 bytes</td></tr>
- *   <tr><td>{@value #INVALID_USER}</td><td>not a string, or over 256 bytes</td></tr>
+ *   <tr><td>{@value #INVALID_EVENT_ID}</td><td>not a string, over 128 bytes, or an unpaired surrogate</td></tr>
+ *   <tr><td>{@value #INVALID_USER}</td><td>not a string, over 256 bytes, or an unpaired surrogate</td></tr>
  *   <tr><td>{@value #FUTURE_TS}</td><td>read from Kafka with a time more than the allowed skew ahead of the wall clock</td></tr>
  * </table>
  * The pipeline adds {@value #LATE} for events later than the allowed lateness. Unknown fields are ignored.
@@ -241,6 +241,8 @@ public final class EventParser implements Serializable {
         String id = p.getText();
         int bytes = utf8Length(id);
         if (bytes > MAX_EVENT_ID_BYTES) return fail(e, INVALID_EVENT_ID, "'event_id' is " + bytes + " bytes, at most " + MAX_EVENT_ID_BYTES + " allowed");
+        int lone = loneSurrogate(id);
+        if (lone >= 0) return fail(e, INVALID_EVENT_ID, "'event_id' contains an unpaired surrogate at index " + lone);
         e.eventId = id;
         return null;
     }
@@ -254,8 +256,27 @@ public final class EventParser implements Serializable {
         String u = p.getText();
         int bytes = utf8Length(u);
         if (bytes > MAX_USER_BYTES) return fail(e, INVALID_USER, "'user' is " + bytes + " bytes, at most " + MAX_USER_BYTES + " allowed");
+        int lone = loneSurrogate(u);
+        if (lone >= 0) return fail(e, INVALID_USER, "'user' contains an unpaired surrogate at index " + lone);
         e.user = u;
         return null;
+    }
+
+    /**
+     * The index of the first unpaired surrogate ({@code "\\ud800"} in JSON), or -1. Such a string has no UTF-8
+     * form: encoded it becomes '?' (or U+FFFD), so two distinct users or event ids of lone surrogates would
+     * become the same value in Redis and in the dedup state.
+     */
+    static int loneSurrogate(String s) {
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                return i;
+            }
+        }
+        return -1;
     }
 
     private static String fail(Event e, String reason, String detail) {

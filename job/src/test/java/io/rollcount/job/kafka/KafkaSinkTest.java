@@ -174,7 +174,8 @@ class KafkaSinkTest {
         assertThat(trending).hasSize(expectedTrending().size()).containsExactlyInAnyOrderElementsOf(expectedTrending());
         assertThat(deadLetters).anySatisfy(kv -> assertThat(kv.key()).isNull());
         assertThat(new String(Json.deadLetter(deadLetter(10)), StandardCharsets.UTF_8))
-                .isEqualTo("{\"reason\":\"invalid_json\",\"detail\":\"detail 10\",\"payload\":\"bad 10\",\"source\":\"counter-events/0/10\"}");
+                .isEqualTo("{\"reason\":\"invalid_json\",\"detail\":\"detail 10\",\"payload\":\"bad 10\",\"payload_encoding\":\"utf8\","
+                        + "\"payload_truncated\":false,\"size\":6,\"source\":\"counter-events/0/10\"}");
     }
 
     private static boolean topicExists(String topic) throws Exception {

@@ -130,4 +130,27 @@ class EventParserTest {
         assertThat(e.reason).isEqualTo(EventParser.INVALID_JSON);
         assertThat(e.key).isEqualTo("k".getBytes(StandardCharsets.UTF_8));
     }
+
+    /** Issue 18 item 10: users (and event ids) of lone surrogates have no UTF-8 form, so distinct ones would count as one. */
+    @Test
+    void loneSurrogatesInUserOrEventIdAreDeadLetteredNotMerged() {
+        Event high = parse("{\"counter\":\"a\",\"user\":\"\\ud800\"}");
+        Event low = parse("{\"counter\":\"a\",\"user\":\"x\\udc00\"}");
+        assertThat(high.reason).isEqualTo(EventParser.INVALID_USER);
+        assertThat(high.detail).isEqualTo("'user' contains an unpaired surrogate at index 0");
+        assertThat(low.reason).isEqualTo(EventParser.INVALID_USER);
+        assertThat(low.detail).isEqualTo("'user' contains an unpaired surrogate at index 1");
+        assertThat(parse("{\"counter\":\"a\",\"user\":\"\\ude00\\ud83d\"}").reason).isEqualTo(EventParser.INVALID_USER); // reversed pair
+        Event id = parse("{\"counter\":\"a\",\"event_id\":\"e\\udbff\"}");
+        assertThat(id.reason).isEqualTo(EventParser.INVALID_EVENT_ID);
+        assertThat(id.detail).isEqualTo("'event_id' contains an unpaired surrogate at index 1");
+        // A real pair (U+1F600) is a valid user and event id, distinct from its neighbour U+1F601.
+        Event smile = parse("{\"counter\":\"a\",\"user\":\"\\ud83d\\ude00\",\"event_id\":\"\\ud83d\\ude00\"}");
+        Event grin = parse("{\"counter\":\"a\",\"user\":\"\\ud83d\\ude01\"}");
+        assertThat(smile.isDeadLetter()).isFalse();
+        assertThat(smile.user).isEqualTo("\ud83d\ude00").isEqualTo(smile.eventId);
+        assertThat(grin.user.getBytes(StandardCharsets.UTF_8)).isNotEqualTo(smile.user.getBytes(StandardCharsets.UTF_8));
+        // The dead letter of a lone surrogate is valid JSON (the payload is the raw, valid UTF-8 record).
+        assertThat(new String(Json.deadLetter(high), StandardCharsets.UTF_8)).contains("\"reason\":\"invalid_user\"");
+    }
 }

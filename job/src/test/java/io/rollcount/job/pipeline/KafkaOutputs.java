@@ -66,7 +66,7 @@ final class KafkaOutputs {
         return new KafkaConsumer<>(p);
     }
 
-    /** The fields of a flat JSON object: strings, longs and nulls (a nested value fails). */
+    /** The fields of a flat JSON object: strings, longs, booleans and nulls (a nested value fails). */
     static Map<String, Object> parse(byte[] value) {
         Map<String, Object> m = new LinkedHashMap<>();
         try (JsonParser p = JSON.createParser(value)) {
@@ -78,6 +78,8 @@ final class KafkaOutputs {
                     case VALUE_STRING -> p.getText();
                     case VALUE_NUMBER_INT -> p.getLongValue();
                     case VALUE_NULL -> null;
+                    case VALUE_TRUE -> Boolean.TRUE;
+                    case VALUE_FALSE -> Boolean.FALSE;
                     default -> throw new AssertionError("unexpected " + t + " in " + text(value));
                 };
                 if (m.containsKey(name)) throw new AssertionError("field " + name + " twice in " + text(value));

@@ -437,7 +437,8 @@ class KafkaPipelineIT {
         Map<String, KafkaInput.DeadLetter> actual = new HashMap<>();
         for (ConsumerRecord<byte[], byte[]> r : records) {
             Map<String, Object> v = KafkaOutputs.parse(r.value());
-            assertThat(v.keySet()).containsExactly("reason", "detail", "payload", "source");
+            assertThat(v.keySet()).containsExactly("reason", "detail", "payload", "payload_encoding", "payload_truncated", "size", "source");
+            assertThat(v.get("payload_truncated")).as("a small record is whole: " + v).isEqualTo(false);
             String source = (String) v.get("source");
             KafkaInput.DeadLetter d = new KafkaInput.DeadLetter((String) v.get("reason"), (String) v.get("payload"), KafkaOutputs.text(r.key()));
             assertThat(actual.put(source, d)).as("dead letter twice: " + v).isNull();

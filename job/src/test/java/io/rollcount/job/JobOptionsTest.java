@@ -1,0 +1,58 @@
+package io.rollcount.job;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import picocli.CommandLine;
+
+/**
+ * Issue 18 item 10: every duration option has a minimum, checked before the job starts, and the message
+ * names the option ({@code --trending.half-life 0s} once passed and crash-looped the job).
+ */
+class JobOptionsTest {
+
+    private static JobOptions parse(String... args) {
+        JobOptions o = new JobOptions();
+        String[] all = new String[args.length + 2];
+        all[0] = "--input";
+        all[1] = "events.jsonl";
+        System.arraycopy(args, 0, all, 2, args.length);
+        new CommandLine(o).parseArgs(all);
+        return o;
+    }
+
+    @ParameterizedTest(name = "{0} {1}")
+    @CsvSource(delimiter = '|', quoteCharacter = '"', value = {
+        "--trending.half-life | 0s | --trending.half-life must be at least 1s, not 0s",
+        "--trending.half-life | 999ms | --trending.half-life must be at least 1s, not 999ms",
+        "--trending.half-life | PT-1H | --trending.half-life must be at least 1s, not -1h",
+        "--dedup-horizon | 0s | --dedup-horizon must be at least 1s, not 0s",
+        "--max-future | 0s | --max-future must be at least 1s, not 0s",
+        "--checkpoint.interval | 0ms | --checkpoint.interval must be at least 10ms (Flink's minimum), not 0s",
+        "--flush-interval | 0s | --flush-interval must be at least 10ms, not 0s",
+        "--kafka.transaction-timeout | 0s | --kafka.transaction-timeout must be at least 1s, not 0s",
+        "--allowed-lateness | PT-1S | --allowed-lateness must be at least 0s, not -1s",
+        "--out-of-orderness | PT-5S | --out-of-orderness must be at least 0s, not -5s",
+        "--idle-timeout | PT-1S | --idle-timeout must be at least 0s (0s: partitions never count as idle), not -1s",
+        "--redis.retry-timeout | PT-1S | --redis.retry-timeout must be at least 0s, not -1s",
+    })
+    void aDurationBelowItsMinimumIsRefusedNamingTheOption(String option, String value, String message) {
+        JobOptions o = parse(option, value);
+        assertThatThrownBy(o::validate).isInstanceOf(IllegalArgumentException.class).hasMessage(message);
+    }
+
+    @Test
+    void theDefaultsAndTheSmallestAllowedValuesPass() {
+        parse().validate();
+        JobOptions o = parse("--trending.half-life", "1s", "--dedup-horizon", "1s", "--max-future", "1s", "--checkpoint.interval", "10ms",
+                "--flush-interval", "10ms", "--allowed-lateness", "0s", "--out-of-orderness", "0s", "--idle-timeout", "0s",
+                "--redis.retry-timeout", "0s", "--kafka.transaction-timeout", "1s");
+        assertThat(o.validate()).isSameAs(o);
+        assertThatThrownBy(() -> parse("--trending.half-life", "soon").validate())
+                .hasMessageStartingWith("--trending.half-life: 'soon' is not a duration");
+    }
+
+}

@@ -1,0 +1,140 @@
+package io.rollcount.job.pipeline;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.rollcount.job.JobOptions;
+import io.rollcount.job.RollcountJob;
+import io.rollcount.job.kafka.KafkaBroker;
+import io.rollcount.job.kafka.KafkaIO;
+import io.rollcount.job.model.DeadLetterPayload;
+import io.rollcount.job.redis.RedisSink;
+import io.rollcount.job.support.RedisTestSupport;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Base64;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.RestartStrategyOptions;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Issue 18 item 1, the Kafka poison pill: on a single-partition topic, among good events, a 200 KB record
+ * of control bytes (its JSON-escaped dead letter was 1.2 MB) and an 800 KB record of invalid UTF-8 (1.07 MB
+ * as base64). The broker and the job's producer keep Kafka's default size limits ({@code max.request.size}
+ * 1 MiB, {@code max.message.bytes} 1 MB), and the job may not restart at all: it must finish with every good
+ * record counted exactly, and each giant record as one dead letter with its first 64 KiB, its size and
+ * {@code payload_truncated}.
+ */
+class DeadLetterSizeIT {
+    private static final String INPUT = "counter-events-poison";
+    private static final int RECORDS = 6_000;
+
+    @RegisterExtension
+    static final MiniClusterExtension FLINK = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
+            .setNumberTaskManagers(1).setNumberSlotsPerTaskManager(2).build());
+
+    @TempDir
+    static Path dir;
+
+    static KafkaBroker broker;
+
+    @BeforeAll
+    static void startBroker() throws Exception {
+        broker = new KafkaBroker(0, dir.resolve("kafka")).start();
+        broker.createTopics(1, INPUT);
+        assertThat(KafkaOutputs.endOffsets(broker.adminProperties(), INPUT, "read_committed")).hasSize(1);
+    }
+
+    @AfterAll
+    static void stopBroker() {
+        if (broker != null) broker.close();
+    }
+
+    @Test
+    void giantRecordsBecomeOneTruncatedDeadLetterEachAndTheJobFinishesExact() throws Exception {
+        byte[] control = new byte[200_000];
+        for (int i = 0; i < control.length; i++) control[i] = (byte) (1 + i % 31);
+        byte[] invalid = new byte[800_000];
+        for (int i = 0; i < invalid.length; i++) invalid[i] = (byte) (i % 2 == 0 ? 0xC3 : 0x28); // a lead byte without its continuation
+
+        KafkaInput input = new KafkaInput(INPUT, 99, RECORDS, KafkaInput.startFor(RECORDS, 60_000));
+        Map<String, byte[]> giants = new HashMap<>();
+        try (KafkaProducer<byte[], byte[]> p = KafkaInput.producer(broker.adminProperties())) {
+            input.produce(p, RECORDS / 2);
+            RecordMetadata a = p.send(new ProducerRecord<>(INPUT, "poison-control".getBytes(), control)).get();
+            input.produce(p, RECORDS / 4);
+            RecordMetadata b = p.send(new ProducerRecord<>(INPUT, "poison-utf8".getBytes(), invalid)).get();
+            input.produce(p, RECORDS / 4);
+            giants.put(a.topic() + "/" + a.partition() + "/" + a.offset(), control);
+            giants.put(b.topic() + "/" + b.partition() + "/" + b.offset(), invalid);
+        }
+
+        try (RedisTestSupport redis = new RedisTestSupport()) {
+            JobOptions o = new JobOptions();
+            String id = UUID.randomUUID().toString().substring(0, 8);
+            o.source = JobOptions.SourceKind.kafka;
+            o.kafkaBootstrap = broker.bootstrap();
+            o.kafkaTopic = INPUT;
+            o.kafkaGroupId = "dlsize-" + id;
+            o.kafkaStartingOffsets = JobOptions.StartingOffsets.earliest;
+            o.kafkaTransactionalIdPrefix = "dlsize-" + id;
+            o.bounded = true;
+            o.redis = redis.url();
+            o.redisKeyPrefix = redis.prefix;
+            o.checkpointInterval = "300ms";
+            o.validate();
+            KafkaIO.ensureOutputTopics(o);
+            Map<TopicPartition, Long> dlqFrom = KafkaOutputs.endOffsets(broker.adminProperties(), KafkaIO.DEAD_LETTER_TOPIC, "read_committed");
+
+            Configuration conf = RollcountJob.configuration(o);
+            conf.set(RestartStrategyOptions.RESTART_STRATEGY, "none"); // one sink error fails the test, never hides in a restart
+            StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
+            env.setParallelism(2);
+            RollcountJob.build(env, o, KafkaIO.source(o), new RollcountJob.Outputs(RedisSink.fromOptions(o), KafkaIO.deadLetters(o), 0,
+                    KafkaIO.rollups(o), null, RedisSink.fromOptions(o).withoutWatermark()));
+            long started = System.nanoTime();
+            env.execute("dead-letter-size");
+
+            RedisTruth.assertEquals(redis, input.truth);
+            List<ConsumerRecord<byte[], byte[]>> all = KafkaOutputs.read(broker.adminProperties(), KafkaIO.DEAD_LETTER_TOPIC, dlqFrom, "read_committed");
+            List<ConsumerRecord<byte[], byte[]>> small = new ArrayList<>();
+            Map<String, Map<String, Object>> seen = new HashMap<>();
+            for (ConsumerRecord<byte[], byte[]> r : all) {
+                Map<String, Object> v = KafkaOutputs.parse(r.value());
+                String source = (String) v.get("source");
+                if (!giants.containsKey(source)) {
+                    small.add(r);
+                    continue;
+                }
+                assertThat(seen.put(source, v)).as("dead letter twice: " + source).isNull();
+                byte[] raw = giants.get(source);
+                assertThat(r.value().length).isLessThanOrEqualTo(DeadLetterPayload.MAX_SERIALIZED_BYTES);
+                assertThat(v).containsEntry("reason", raw == control ? "invalid_json" : "invalid_utf8")
+                        .containsEntry("payload_encoding", "base64").containsEntry("payload_truncated", true)
+                        .containsEntry("size", (long) raw.length);
+                assertThat(Base64.getDecoder().decode((String) v.get("payload"))).isEqualTo(Arrays.copyOf(raw, DeadLetterPayload.MAX_PAYLOAD_BYTES));
+                assertThat(KafkaOutputs.text(r.key())).isEqualTo(raw == control ? "poison-control" : "poison-utf8");
+            }
+            assertThat(seen.keySet()).as("one dead letter per giant record").containsExactlyInAnyOrderElementsOf(giants.keySet());
+            KafkaPipelineIT.assertDeadLettersExact(small, input.deadLetters);
+            System.out.printf("DeadLetterSizeIT: %d records, %d counted, %d dead letters (2 giants), job finished in %.1f s%n",
+                    RECORDS, input.truth.counted, all.size(), (System.nanoTime() - started) / 1e9);
+        }
+    }
+}
