@@ -196,7 +196,8 @@ public final class JsonLinesFormat implements BulkFormat<Event, FileSourceSplit>
                 try {
                     len = readLine();
                 } catch (IOException e) {
-                    failure = name + ": " + describe(e) + " after line " + linesParsed + " (the lines before it counted)";
+                    failure = name + ": " + describe(e) + (linesParsed == 0 ? "; none of its lines count"
+                            : " after line " + linesParsed + " (the lines before it counted)");
                     closeQuietly();
                     return;
                 }
