@@ -135,8 +135,9 @@ public final class JsonLinesFormat implements BulkFormat<Event, FileSourceSplit>
                 }
             } catch (IOException e) {
                 closeQuietly();
-                if (skip > 0 && gzip && linesParsed == 0) {
-                    // Its dead letter was the one record emitted before the checkpoint: not again.
+                if (skip == 1 && gzip && linesParsed == 0) {
+                    // Its dead letter was the one record emitted before the checkpoint (a broken gzip's only
+                    // record, at position 1): not again.
                     done = true;
                 } else {
                     failure = name + ": " + describe(e) + (skip > 0
