@@ -8,8 +8,8 @@ package io.rollcount.job.ops;
  * wrong clock (9 minutes ahead, or year 9999) moves it for good and makes every later event late. A high
  * quantile of a window of recent times ignores up to {@value #OUTLIERS_IGNORED} such records among
  * {@value #SIZE}, yet stays within a few events of the maximum of an in-order stream. With fewer than
- * 2 x ({@value #OUTLIERS_IGNORED}+1) times seen the median stands in for it, so that a stream of a handful of events still
- * has a progress and a lone outlier is still outvoted.
+ * 2 x ({@value #OUTLIERS_IGNORED}+1) times seen the median stands in for it, so that a stream of a handful
+ * of events still has a progress and a lone outlier is still outvoted.
  *
  * <p>Not thread-safe; one instance per split, on the source's thread. The quantile is computed on demand
  * (a pass over {@value #SIZE} values): the watermark asks for it per periodic emit, a file reader per batch.
