@@ -2,6 +2,7 @@ package io.rollcount.cli;
 
 import io.rollcount.job.JobOptions;
 import io.rollcount.job.RollcountJob;
+import io.rollcount.job.files.InputFiles;
 import io.rollcount.job.ops.DropDuplicates;
 import io.rollcount.job.ops.PreAggregate;
 import io.rollcount.job.ops.RouteEvents;
@@ -16,7 +17,6 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import org.apache.flink.api.common.JobExecutionResult;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -36,7 +36,9 @@ final class RunCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         options.validate();
         checkRedis(options);
-        long inputBytes = options.sourceKind() == JobOptions.SourceKind.files ? inputSize(Path.of(options.input)) : -1;
+        InputFiles.Scan scan = options.sourceKind() == JobOptions.SourceKind.files ? scanInput(options.input) : null;
+        if (scan != null) scan.skipped().forEach(s -> System.err.println("rollcount: skipping " + s));
+        long inputBytes = scan != null ? inputSize(scan) : -1;
         StreamExecutionEnvironment env = LocalFlink.environment(options);
         RollcountJob.assemble(env, options);
         long started = System.nanoTime();
@@ -69,6 +71,7 @@ final class RunCommand implements Callable<Integer> {
         JobExecutionResult result = job.getJobExecutionResult().get();
         double seconds = (System.nanoTime() - started) / 1e9;
         printSummary(result.getAllAccumulatorResults(), seconds, System.out);
+        if (scan != null) printSkipped(scan, System.out);
         return 0;
     }
 
@@ -118,18 +121,30 @@ final class RunCommand implements Callable<Integer> {
         }
     }
 
-    /** Bytes of input: file sizes, and for gzip the uncompressed size from the trailer (ISIZE, mod 2^32). */
-    static long inputSize(Path input) throws IOException {
-        if (!Files.exists(input)) throw new IllegalArgumentException("--input " + input + " does not exist");
-        try (Stream<Path> files = Files.isDirectory(input) ? Files.walk(input) : Stream.of(input)) {
-            long total = 0;
-            for (Path p : (Iterable<Path>) files::iterator) {
-                String name = p.getFileName().toString();
-                if (name.endsWith(".jsonl")) total += Files.size(p);
-                else if (name.endsWith(".jsonl.gz")) total += gzipSize(p);
-            }
-            return total;
+    /** The files the job will read and those it skips (the job's own enumeration applies the same rules). */
+    static InputFiles.Scan scanInput(String input) throws IOException {
+        if (!Files.exists(Path.of(input), java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            throw new IllegalArgumentException("--input " + input + " does not exist");
         }
+        return InputFiles.scan(Path.of(input).toAbsolutePath().toString());
+    }
+
+    /** The summary's list of files not read, with the reason of each. */
+    static void printSkipped(InputFiles.Scan scan, PrintStream out) {
+        out.printf("  input files read   %,d%n", scan.inputs().size());
+        if (scan.skipped().isEmpty()) return;
+        out.printf("  input skipped      %,d%n", scan.skipped().size());
+        for (InputFiles.Skipped s : scan.skipped()) out.printf("    %s: %s%n", s.path(), s.reason());
+    }
+
+    /** Bytes of input: file sizes, and for gzip the uncompressed size from the trailer (ISIZE, mod 2^32). */
+    static long inputSize(InputFiles.Scan scan) throws IOException {
+        long total = 0;
+        for (InputFiles.Input in : scan.inputs()) {
+            Path p = Path.of(in.path().toUri());
+            total += p.getFileName().toString().endsWith(".gz") ? gzipSize(p) : in.size();
+        }
+        return total;
     }
 
     private static long gzipSize(Path p) throws IOException {

@@ -1,7 +1,10 @@
 package io.rollcount.job;
 
 import io.rollcount.job.files.DeadLetterFileSink;
+import io.rollcount.job.files.InputFiles;
 import io.rollcount.job.files.JsonLinesFormat;
+import io.rollcount.job.files.LocalInputEnumerator;
+import io.rollcount.job.files.PathOrderSplitAssigner;
 import io.rollcount.job.kafka.KafkaIO;
 import io.rollcount.job.model.Event;
 import io.rollcount.job.model.Json;
@@ -35,7 +38,6 @@ import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.PipelineOptions;
 import org.apache.flink.configuration.StateBackendOptions;
 import org.apache.flink.connector.file.src.FileSource;
-import org.apache.flink.connector.file.src.enumerate.NonSplittingRecursiveEnumerator;
 import org.apache.flink.core.execution.CheckpointingMode;
 import org.apache.flink.core.fs.Path;
 import org.apache.flink.streaming.api.datastream.DataStream;
@@ -158,11 +160,15 @@ public final class RollcountJob {
         if (outputs.deadLetterParallelism() > 0) deadLetters.setParallelism(outputs.deadLetterParallelism());
     }
 
-    /** The file source of {@code --input}: a file or a folder of {@code .jsonl} / {@code .jsonl.gz}. */
+    /**
+     * The file source of {@code --input}: a file or a folder of {@code .jsonl} / {@code .jsonl.gz}; only the
+     * files {@link InputFiles} accepts, one split each, handed out in path order.
+     */
     public static Source<Event, ?, ?> fileSource(JobOptions options) {
-        JsonLinesFormat format = new JsonLinesFormat(new EventParser(0));
+        JsonLinesFormat format = new JsonLinesFormat(new EventParser(0), options.maxFuture().toMillis());
         return FileSource.forBulkFileFormat(format, new Path(options.input))
-                .setFileEnumerator(() -> new NonSplittingRecursiveEnumerator(JsonLinesFormat::isInputFile))
+                .setFileEnumerator(LocalInputEnumerator::new)
+                .setSplitAssigner(PathOrderSplitAssigner::new)
                 .build();
     }
 

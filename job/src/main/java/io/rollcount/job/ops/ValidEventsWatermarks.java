@@ -8,18 +8,24 @@ import org.apache.flink.api.common.eventtime.WatermarkOutput;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 
 /**
- * Bounded out-of-orderness watermarks over valid events only: a dead letter (say, a record a year in the
- * future) must not push the watermark and make every other event late. Used in {@code env.fromSource}
- * so that Kafka partitions get their own watermarks, and with idleness so a quiet partition does not
- * stall the job.
+ * Bounded out-of-orderness watermarks over valid events only, following the stream's robust progress
+ * ({@link RecentEventTimes}: a high quantile of its recent event times) instead of its maximum.
+ *
+ * <p>Two kinds of record must not push the watermark and make every other event late: a dead letter (say,
+ * a record a year in the future), and a valid event with a wrong clock, for example one 9 minutes ahead
+ * on a Kafka partition (inside {@code --max-future}, so it counts). The latter is one of the last 1024
+ * times, above the quantile: it is counted in its own window, which closes when the rest of the stream
+ * gets there. The watermark never goes back. Used in {@code env.fromSource}, so that each Kafka partition
+ * and each file gets its own generator, and with idleness so a quiet partition does not stall the job.
  */
 public final class ValidEventsWatermarks implements WatermarkGenerator<Event> {
     private final long outOfOrdernessMillis;
-    private long maxTimestamp;
+    private final RecentEventTimes recent = new RecentEventTimes();
+    private long watermark = Long.MIN_VALUE;
+    private boolean changed;
 
     public ValidEventsWatermarks(Duration outOfOrderness) {
         this.outOfOrdernessMillis = outOfOrderness.toMillis();
-        this.maxTimestamp = Long.MIN_VALUE + outOfOrdernessMillis + 1;
     }
 
     public static WatermarkStrategy<Event> strategy(Duration outOfOrderness, Duration idleTimeout) {
@@ -30,11 +36,21 @@ public final class ValidEventsWatermarks implements WatermarkGenerator<Event> {
 
     @Override
     public void onEvent(Event event, long eventTimestamp, WatermarkOutput output) {
-        if (!event.isDeadLetter()) maxTimestamp = Math.max(maxTimestamp, eventTimestamp);
+        if (!event.isDeadLetter()) {
+            recent.add(eventTimestamp);
+            changed = true;
+        }
     }
 
     @Override
     public void onPeriodicEmit(WatermarkOutput output) {
-        output.emitWatermark(new Watermark(maxTimestamp - outOfOrdernessMillis - 1));
+        if (changed) {
+            changed = false;
+            long progress = recent.progress();
+            if (progress > Long.MIN_VALUE + outOfOrdernessMillis + 1) {
+                watermark = Math.max(watermark, progress - outOfOrdernessMillis - 1);
+            }
+        }
+        output.emitWatermark(new Watermark(watermark));
     }
 }

@@ -32,7 +32,9 @@ import java.time.format.DateTimeParseException;
  *   <tr><td>{@value #INVALID_USER}</td><td>not a string, over 256 bytes, or an unpaired surrogate</td></tr>
  *   <tr><td>{@value #FUTURE_TS}</td><td>read from Kafka with a time more than the allowed skew ahead of the wall clock</td></tr>
  * </table>
- * The pipeline adds {@value #LATE} for events later than the allowed lateness. Unknown fields are ignored.
+ * The pipeline adds {@value #LATE} for events later than the allowed lateness; the file reader
+ * ({@code JsonLinesFormat}) adds {@value #FUTURE_TS} for a line far ahead of its file's own progress and
+ * {@code unreadable_file} for a file that cannot be read whole. Unknown fields are ignored.
  * An explicit JSON {@code null} in an optional field means the field is absent.
  */
 public final class EventParser implements Serializable {
