@@ -39,7 +39,8 @@ public final class RouteEvents extends ProcessFunction<Event, Event> {
     @Override
     public void processElement(Event e, Context ctx, Collector<Event> out) {
         read.add(1);
-        bytes.add(e.payload == null ? 1 : e.payload.length + 1);
+        // A payload cut to 64 KiB when read (Event.cutPayload) still counts with its whole size.
+        bytes.add(e.payload == null ? 1 : (e.payloadSize >= 0 ? e.payloadSize : e.payload.length) + 1);
         if (e.isDeadLetter()) {
             countDeadLetter(e.reason);
             ctx.output(DEAD_LETTERS, e);

@@ -173,7 +173,9 @@ final class RedisApplyScript {
                 if string.sub(e, 1, #p + 1) == p .. ' ' then error({err = e .. ' (key ' .. (failkey or k) .. ')'}) end
               end
               -- a fault of the script itself is no key's: it fails the call
-              if failkey == nil and not string.match(e, '^ERR rollcount') then error({err = 'ERR rollcount script: ' .. e}) end
+              if string.match(e, '^user_script:') or (failkey == nil and not string.match(e, '^ERR rollcount')) then
+                error({err = 'ERR rollcount script: ' .. e})
+              end
               rejected[#rejected + 1] = failkey or k
               rejected[#rejected + 1] = e
               return false

@@ -100,7 +100,10 @@ public final class RedisSinkWriter implements org.apache.flink.api.connector.sin
     private volatile long heldWatermark = Long.MAX_VALUE;
     /** Keys already reported as rejected (I/O thread), so that each is logged and counted once. */
     private final java.util.Set<String> rejectedKeys = java.util.concurrent.ConcurrentHashMap.newKeySet();
-    /** Beyond this many distinct rejected keys, more are counted in the run's total but no longer logged one by one. */
+    /**
+     * Distinct rejected keys remembered (and checkpointed) at most: beyond, a further key is still counted
+     * (again at each of its rejections, since it is not remembered) but no longer logged.
+     */
     static final int MAX_REPORTED_KEYS = 10_000;
 
     RedisSinkWriter(RedisSink sink, WriterInitContext context, java.util.Collection<RedisRejections> restored) {

@@ -16,8 +16,8 @@ import java.util.concurrent.TimeUnit;
  * persistence, in a folder under {@code target/}. {@link #stop()} and {@link #start()} simulate an outage
  * on the same port; {@link #close()} ends it.
  */
-final class RedisServerProcess implements AutoCloseable {
-    final int port;
+public final class RedisServerProcess implements AutoCloseable {
+    public final int port;
     final Path dir;
     private final List<String> extraArgs;
     private final boolean tls;
@@ -31,7 +31,7 @@ final class RedisServerProcess implements AutoCloseable {
     }
 
     /** Starts a plain server with these extra arguments (e.g. "--requirepass", "x"). */
-    static RedisServerProcess launch(String... extraArgs) throws Exception {
+    public static RedisServerProcess launch(String... extraArgs) throws Exception {
         RedisServerProcess p = new RedisServerProcess(freePort(), newDir(), false, List.of(extraArgs));
         p.start();
         return p;
@@ -89,7 +89,7 @@ final class RedisServerProcess implements AutoCloseable {
         process = null;
     }
 
-    String url() {
+    public String url() {
         return (tls ? "rediss://" : "redis://") + "127.0.0.1:" + port;
     }
 
