@@ -96,6 +96,12 @@ public class JobOptions implements Serializable {
     @Option(names = "--trending.half-life", defaultValue = "1h", description = "Half-life of trending scores in event time (default: ${DEFAULT-VALUE}).")
     public String trendingHalfLife = "1h";
 
+    @Option(names = "--fresh", description = "Start empty although the key prefix holds another job's counts: deletes the prefix's keys first, so that totals restart from what this run reads. Without it such a start is refused (exit 2).")
+    public boolean fresh;
+
+    /** The token of the key prefix's lease this job's Redis sink holds (see PrefixGuard); null for a new one. Not an option. */
+    public String leaseToken;
+
     public Duration duration(String option, String value) {
         try {
             return Durations.parse(value);

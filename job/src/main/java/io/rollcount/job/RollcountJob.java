@@ -86,7 +86,7 @@ public final class RollcountJob {
         DataStream<Event> events = env.fromSource(source,
                         ValidEventsWatermarks.strategy(options.outOfOrderness(), options.idleTimeout()),
                         "events", TypeInformation.of(Event.class))
-                .uid("source");
+                .uid(sourceUid(options));
 
         // 2. Dead letters aside; events with an event_id to deduplication, the rest straight on.
         SingleOutputStreamOperator<Event> routed = events.process(new RouteEvents()).name("route").uid("route");
@@ -153,6 +153,17 @@ public final class RollcountJob {
         if (outputs.deadLetterParallelism() > 0) deadLetters.setParallelism(outputs.deadLetterParallelism());
     }
 
+    /**
+     * The source's uid: {@code source} for Kafka; for files one per input path, so that a run resumed from
+     * the checkpoint of a run over other files reads its own input whole (the file source's state lists the
+     * files still to read, not the ones read) while counting on from the restored totals.
+     */
+    static String sourceUid(JobOptions options) {
+        if (options.sourceKind() != JobOptions.SourceKind.files || options.input == null) return "source";
+        String path = java.nio.file.Path.of(options.input).toAbsolutePath().normalize().toString();
+        return "source-files-" + Integer.toHexString(path.hashCode());
+    }
+
     /** The file source of {@code --input}: a file or a folder of {@code .jsonl} / {@code .jsonl.gz}. */
     public static Source<Event, ?, ?> fileSource(JobOptions options) {
         JsonLinesFormat format = new JsonLinesFormat(new EventParser(0));
@@ -205,8 +216,33 @@ public final class RollcountJob {
         }
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(configuration(options));
         if (options.parallelism != null) env.setParallelism(options.parallelism);
+        String refusal = checkPrefix(options, env.getConfiguration().get(org.apache.flink.configuration.StateRecoveryOptions.SAVEPOINT_PATH) != null,
+                "flink run -s <its checkpoint or savepoint>");
+        if (refusal != null) {
+            System.err.println("rollcount: " + refusal);
+            System.exit(2);
+            return;
+        }
         assemble(env, options);
         env.execute("rollcount");
+    }
+
+    /**
+     * Whether the job may start on its key prefix (see {@link io.rollcount.job.redis.PrefixGuard}): returns the
+     * refusal, one line, or null. With {@code --fresh} and an earlier job's keys, deletes them first and says so.
+     */
+    public static String checkPrefix(JobOptions options, boolean restoring, String resumeHint) {
+        io.rollcount.job.redis.PrefixGuard guard = new io.rollcount.job.redis.PrefixGuard(options.redisKeyPrefix);
+        try (redis.clients.jedis.Jedis jedis = io.rollcount.job.redis.RedisEndpoint.fromOptions(options).connect()) {
+            String refusal = guard.refusal(jedis, restoring, options.fresh, options.leaseToken, resumeHint);
+            if (refusal != null) return refusal;
+            if (options.fresh && !restoring && guard.earlierJob(jedis) != null) {
+                long deleted = guard.clear(jedis);
+                System.err.printf("rollcount: --fresh: deleted %,d keys under key prefix '%s'; totals restart from what this run reads%n",
+                        deleted, options.redisKeyPrefix);
+            }
+            return null;
+        }
     }
 
     /** The production wiring of {@link #build}: sources and sinks made from the options. */
@@ -217,10 +253,12 @@ public final class RollcountJob {
         };
         boolean kafka = options.kafkaBootstrap != null && !options.kafkaBootstrap.isBlank();
         if (kafka) KafkaIO.ensureOutputTopics(options);
+        // One job per key prefix: the counts' writers hold its lease (the sorted sets' writers need not).
+        RedisSink redis = RedisSink.fromOptions(options).holdingLease(options.leaseToken);
         Outputs outputs = kafka
-                ? new Outputs(RedisSink.fromOptions(options), KafkaIO.deadLetters(options), 0, KafkaIO.rollups(options),
+                ? new Outputs(redis, KafkaIO.deadLetters(options), 0, KafkaIO.rollups(options),
                         KafkaIO.trending(options, t -> t.ns, Json::topList))
-                : new Outputs(RedisSink.fromOptions(options), new DeadLetterFileSink(options.dlq), 1, null);
+                : new Outputs(redis, new DeadLetterFileSink(options.dlq), 1, null);
         build(env, options, source, outputs);
     }
 }

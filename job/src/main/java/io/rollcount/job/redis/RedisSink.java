@@ -5,9 +5,15 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.atomic.LongAdder;
+import java.nio.charset.StandardCharsets;
+import java.util.Collection;
+import java.util.UUID;
 import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.api.connector.sink2.SinkWriter;
+import org.apache.flink.api.connector.sink2.StatefulSinkWriter;
+import org.apache.flink.api.connector.sink2.SupportsWriterState;
 import org.apache.flink.api.connector.sink2.WriterInitContext;
+import org.apache.flink.core.io.SimpleVersionedSerializer;
 
 /**
  * A Flink Sink (V2) that applies {@link RedisWrite}s to one Redis server.
@@ -53,6 +59,13 @@ import org.apache.flink.api.connector.sink2.WriterInitContext;
  *     +get +mget +set +pexpire +del +pfmerge +incr +zadd +hset +hlen +hvals
  * }</pre>
  *
+ * <h2>One job per key prefix</h2>
+ * The job's sink ({@link #holdingLease}) holds the prefix's lease {@code P:_lease} while it runs (see
+ * {@link PrefixGuard}): each writer takes it before its first write and renews it every 5 s; a writer that
+ * finds it held by another job's token fails the job without restarts. The token is the writers' state, so
+ * a job restored from a checkpoint or savepoint holds the lease of the job it continues. That needs
+ * {@code EVAL} as well ({@code +eval}) and writes {@code P:_lease} and {@code P:_job}.
+ *
  * <p>Only a single Redis server (or a primary) is supported, not Redis Cluster; the key layout is
  * cluster-ready (one slot per counter) apart from keys without a hash tag.
  *
@@ -61,7 +74,7 @@ import org.apache.flink.api.connector.sink2.WriterInitContext;
  * stream.sinkTo(RedisSink.fromOptions(options)).name("redis");
  * }</pre>
  */
-public final class RedisSink implements Sink<RedisWrite> {
+public final class RedisSink implements Sink<RedisWrite>, SupportsWriterState<RedisWrite, String> {
     private static final long serialVersionUID = 1L;
 
     /**
@@ -97,12 +110,15 @@ public final class RedisSink implements Sink<RedisWrite> {
     /** Whether writers publish their watermark to {@code rc:meta:watermark} (the counts' sink does, a second sink does not). */
     final boolean publishesWatermark;
     final int countersPerCall;
+    /** The token of the prefix's lease this sink's writers hold, or null for none (see {@link #holdingLease}). */
+    final String leaseToken;
 
     private RedisSink(Builder b) {
-        this(b, true);
+        this(b, true, null);
     }
 
-    private RedisSink(Builder b, boolean publishesWatermark) {
+    private RedisSink(Builder b, boolean publishesWatermark, String leaseToken) {
+        this.leaseToken = leaseToken;
         this.publishesWatermark = publishesWatermark;
         this.endpoint = b.endpoint;
         this.keyPrefix = b.keyPrefix;
@@ -122,6 +138,24 @@ public final class RedisSink implements Sink<RedisWrite> {
      * never runs ahead of the window values.
      */
     public RedisSink withoutWatermark() {
+        return new RedisSink(copy(), false, null);
+    }
+
+    /**
+     * The same sink, its writers holding the prefix's lease {@code P:_lease} with {@code token} (or the token
+     * restored from their state): a second job on the prefix is refused (see {@link PrefixGuard}).
+     */
+    public RedisSink holdingLease(String token) {
+        if (token == null || token.isBlank()) token = UUID.randomUUID().toString();
+        return new RedisSink(copy(), publishesWatermark, token);
+    }
+
+    /** The lease token of this sink's writers, or null. */
+    public String leaseToken() {
+        return leaseToken;
+    }
+
+    private Builder copy() {
         Builder b = new Builder();
         b.endpoint = endpoint;
         b.keyPrefix = keyPrefix;
@@ -133,7 +167,7 @@ public final class RedisSink implements Sink<RedisWrite> {
         b.maxBackoff = Duration.ofMillis(maxBackoffMillis);
         b.maxWritesPerCall = maxWritesPerCall;
         b.countersPerCall = countersPerCall;
-        return new RedisSink(b, false);
+        return b;
     }
 
     public static Builder builder() {
@@ -157,8 +191,46 @@ public final class RedisSink implements Sink<RedisWrite> {
     }
 
     @Override
-    public SinkWriter<RedisWrite> createWriter(WriterInitContext context) throws IOException {
-        return new RedisSinkWriter(this, context);
+    public StatefulSinkWriter<RedisWrite, String> createWriter(WriterInitContext context) throws IOException {
+        return new RedisSinkWriter(this, context, leaseToken);
+    }
+
+    /** A restored writer holds the lease with the token of the job it continues. */
+    @Override
+    public StatefulSinkWriter<RedisWrite, String> restoreWriter(WriterInitContext context, Collection<String> recoveredState) throws IOException {
+        String token = leaseToken;
+        if (token != null) {
+            for (String t : recoveredState) {
+                if (t != null && !t.isEmpty()) {
+                    token = t;
+                    break;
+                }
+            }
+        }
+        return new RedisSinkWriter(this, context, token);
+    }
+
+    @Override
+    public SimpleVersionedSerializer<String> getWriterStateSerializer() {
+        return new TokenSerializer();
+    }
+
+    /** The writer state: the lease token, as UTF-8. */
+    static final class TokenSerializer implements SimpleVersionedSerializer<String> {
+        @Override
+        public int getVersion() {
+            return 1;
+        }
+
+        @Override
+        public byte[] serialize(String token) {
+            return token.getBytes(StandardCharsets.UTF_8);
+        }
+
+        @Override
+        public String deserialize(int version, byte[] serialized) {
+            return new String(serialized, StandardCharsets.UTF_8);
+        }
     }
 
     public RedisEndpoint endpoint() {

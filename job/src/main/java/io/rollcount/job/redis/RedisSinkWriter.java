@@ -4,11 +4,12 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.flink.api.common.operators.ProcessingTimeService;
-import org.apache.flink.api.connector.sink2.SinkWriter;
+import org.apache.flink.api.connector.sink2.StatefulSinkWriter;
 import org.apache.flink.api.connector.sink2.WriterInitContext;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.SimpleCounter;
 import org.apache.flink.metrics.groups.SinkWriterMetricGroup;
+import org.apache.flink.runtime.execution.SuppressRestartsException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import redis.clients.jedis.Jedis;
@@ -38,8 +39,13 @@ import redis.clients.jedis.exceptions.JedisException;
  * buffer by a newer write of the same key), {@code redisRetries}, {@code redisFlushes}, gauge
  * {@code redisLastFlushMillis}; and Flink's standard {@code numRecordsSend} (writes sent after coalescing),
  * {@code numRecordsSendErrors} and {@code currentSendTime}.
+ *
+ * <p>With a lease token (the job's sink, see {@link RedisSink#holdingLease}) the writer takes the prefix's
+ * lease on its I/O thread before its first batch and renews it every {@link PrefixGuard#LEASE_RENEWAL};
+ * its state is the token. A lease held by another token fails the job with restarts suppressed: restarting
+ * would only meet the same job again. It gives the lease up when it closes.
  */
-public final class RedisSinkWriter implements SinkWriter<RedisWrite> {
+public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, String> {
     private static final Logger LOG = LoggerFactory.getLogger(RedisSinkWriter.class);
     private static final byte[] SHA = RedisApplyScript.b(RedisApplyScript.SHA1);
     private static final byte[] NO_LINEAGE = new byte[0];
@@ -80,9 +86,21 @@ public final class RedisSinkWriter implements SinkWriter<RedisWrite> {
     private final int parallelism;
     private long pendingWatermark = Long.MIN_VALUE;
     private long writtenWatermark = Long.MIN_VALUE;
+    /** The lease token, or null for a writer without a lease. */
+    private final String leaseToken;
+    private final PrefixGuard guard;
+    private long leaseRenewedAt = Long.MIN_VALUE;
+    /** Set by the I/O thread when another job holds the lease; thrown by the task thread. */
+    private volatile RuntimeException leaseLost;
 
     RedisSinkWriter(RedisSink sink, WriterInitContext context) {
+        this(sink, context, null);
+    }
+
+    RedisSinkWriter(RedisSink sink, WriterInitContext context, String leaseToken) {
         this.sink = sink;
+        this.leaseToken = leaseToken;
+        this.guard = new PrefixGuard(sink.keyPrefix);
         this.endpoint = sink.endpoint;
         this.buffer = new RedisWriteBuffer(sink.keyPrefix);
         this.timers = context.getProcessingTimeService();
@@ -109,11 +127,47 @@ public final class RedisSinkWriter implements SinkWriter<RedisWrite> {
             t.setDaemon(true);
             return t;
         });
+        renewLeaseIfDue();
         scheduleTimer();
+    }
+
+    /** The lease token, so that a restored job holds the lease of the job it continues. */
+    @Override
+    public List<String> snapshotState(long checkpointId) {
+        return leaseToken == null ? List.of() : List.of(leaseToken);
+    }
+
+    /** Queues a lease renewal on the I/O thread (ahead of the next batch) every {@link PrefixGuard#LEASE_RENEWAL}. */
+    private void renewLeaseIfDue() {
+        if (leaseToken == null) return;
+        RuntimeException lost = leaseLost;
+        if (lost != null) throw lost;
+        long now = System.currentTimeMillis();
+        if (leaseRenewedAt != Long.MIN_VALUE && now - leaseRenewedAt < PrefixGuard.LEASE_RENEWAL.toMillis()) return;
+        leaseRenewedAt = now;
+        io.submit(this::renewLease);
+    }
+
+    /** I/O thread: takes or renews the lease; a transient Redis failure is left to the next renewal and to the batches' retries. */
+    private void renewLease() {
+        try {
+            countCommands(1);
+            String holder = guard.acquire(connection(), leaseToken);
+            if (holder != null) {
+                leaseLost = new SuppressRestartsException(new RedisSinkException.Unchecked("key prefix '" + sink.keyPrefix
+                        + "' is in use by another job (lease " + guard.prefix() + ":_lease held by " + holder
+                        + "): stop that job, or give this one its own --redis.key-prefix"));
+            }
+        } catch (JedisException e) {
+            closeConnection();
+            LOG.warn("renewing the lease of key prefix '{}' at {} failed ({}); retrying in {} s", sink.keyPrefix, endpoint, describe(e),
+                    PrefixGuard.LEASE_RENEWAL.toSeconds());
+        }
     }
 
     @Override
     public void write(RedisWrite element, Context context) throws IOException, InterruptedException {
+        if (leaseLost != null) throw leaseLost;
         buffer.add(element);
         if (buffer.keys() >= sink.maxBufferedKeys || buffer.bytes() >= sink.maxBufferedBytes) {
             flushBuffer();
@@ -135,11 +189,20 @@ public final class RedisSinkWriter implements SinkWriter<RedisWrite> {
     public void flush(boolean endOfInput) throws IOException, InterruptedException {
         flushBuffer();
         awaitInFlight();
+        if (leaseLost != null) throw leaseLost;
     }
 
     @Override
     public void close() throws InterruptedException {
         closed = true;
+        if (leaseToken != null && leaseLost == null) {
+            try {
+                io.submit(() -> guard.release(connection(), leaseToken)).get(2, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException | java.util.concurrent.RejectedExecutionException e) {
+                LOG.info("could not give up the lease of key prefix '{}' (it expires within {} s): {}", sink.keyPrefix,
+                        PrefixGuard.LEASE_TTL.toSeconds(), e.toString());
+            }
+        }
         io.shutdownNow();
         if (!io.awaitTermination(10, java.util.concurrent.TimeUnit.SECONDS)) {
             LOG.warn("the Redis writer's I/O thread did not stop within 10 s");
@@ -159,6 +222,7 @@ public final class RedisSinkWriter implements SinkWriter<RedisWrite> {
 
     private void onTimer(long time) throws IOException, InterruptedException {
         if (closed) return;
+        renewLeaseIfDue();
         flushBuffer();
         scheduleTimer();
     }
@@ -185,6 +249,8 @@ public final class RedisSinkWriter implements SinkWriter<RedisWrite> {
         int batchWrites = writes;
         inFlight = io.submit(() -> {
             long start = System.nanoTime();
+            RuntimeException lost = leaseLost;
+            if (lost != null) throw lost; // never write under a prefix another job holds
             try {
                 sendWithRetry(calls);
             } catch (IOException | RuntimeException e) {
