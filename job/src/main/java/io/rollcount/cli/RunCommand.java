@@ -10,6 +10,7 @@ import io.rollcount.job.redis.RedisEndpoint;
 import io.rollcount.job.redis.RedisSink;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.io.PrintWriter;
 import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -27,7 +28,9 @@ import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 import redis.clients.jedis.Jedis;
 
 /**
@@ -53,6 +56,9 @@ final class RunCommand implements Callable<Integer> {
 
     @Mixin
     JobOptions options = new JobOptions();
+
+    @Spec
+    CommandSpec spec;
 
     @Option(names = "--resume", paramLabel = "PATH", description = "Resume from this checkpoint (a chk-N folder) or savepoint. Default: the latest retained checkpoint of the key prefix, if any.")
     String resume;
@@ -80,8 +86,10 @@ final class RunCommand implements Callable<Integer> {
         if (options.leaseToken == null) options.leaseToken = UUID.randomUUID().toString();
         String refusal = RollcountJob.checkPrefix(options, restore != null,
                 "--resume PATH, a chk-N folder of its checkpoints; none under " + (localBase != null ? localBase : base));
+        PrintWriter says = spec.commandLine().getErr();
         if (refusal != null) {
-            System.err.println("rollcount: " + refusal);
+            says.println("rollcount: " + refusal);
+            says.flush();
             return EXIT_REFUSED;
         }
         Configuration extra = new Configuration();
@@ -91,8 +99,9 @@ final class RunCommand implements Callable<Integer> {
             extra.set(StateRecoveryOptions.SAVEPOINT_PATH, restore);
             // a files run over other input leaves the earlier run's file source state unclaimed
             extra.set(StateRecoveryOptions.SAVEPOINT_IGNORE_UNCLAIMED_STATE, true);
-            System.err.printf("rollcount: resuming from checkpoint %s (%s of key prefix '%s'; --fresh starts over, --resume PATH picks another)%n",
+            says.printf("rollcount: resuming from checkpoint %s (%s of key prefix '%s'; --fresh starts over, --resume PATH picks another)%n",
                     restore, resume != null ? "--resume" : "the latest", options.redisKeyPrefix);
+            says.flush();
         }
         StreamExecutionEnvironment env = LocalFlink.environment(options, extra);
         RollcountJob.assemble(env, options);
