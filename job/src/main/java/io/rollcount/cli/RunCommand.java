@@ -150,7 +150,7 @@ final class RunCommand implements Callable<Integer> {
                 err.println("rollcount: cancelled; ./rollcount run with the same options resumes from its last checkpoint");
                 return 130;
             }
-            throw e;
+            throw withCheckpointSpace(e, checkpointBase(options));
         }
         double seconds = (System.nanoTime() - started) / 1e9;
         printSummary(result.getAllAccumulatorResults(), seconds, System.out);
@@ -187,6 +187,26 @@ final class RunCommand implements Callable<Integer> {
         dlq.forEach((reason, n) -> out.printf("    %-16s %,d%n", reason, n));
         out.printf("  late               %,d%n", dlq.getOrDefault("late", 0L));
         out.printf("  Redis keys written %,d%n", RedisSink.KEYS_WRITTEN.sum());
+    }
+
+    /**
+     * Flink ends a job whose checkpoints keep failing with "Exceeded checkpoint tolerable failure threshold",
+     * without their cause: the cause of each failed checkpoint is logged (one line, e.g. "No space left on
+     * device"); the failure names the checkpoint folder and its free space.
+     */
+    static Exception withCheckpointSpace(Exception e, String base) {
+        if (!Main.oneLine(e).contains("checkpoint")) return e;
+        Path local = localPath(base);
+        String space = "";
+        try {
+            Path existing = local;
+            while (existing != null && !Files.exists(existing)) existing = existing.getParent();
+            if (existing != null) space = String.format(", %,d bytes free there", Files.getFileStore(existing).getUsableSpace());
+        } catch (IOException ignored) {
+            // no figure then
+        }
+        return new IllegalStateException("the job failed: " + Main.oneLine(e) + " (checkpoints go to " + base + space
+                + "; each failed checkpoint's cause is logged above)", e);
     }
 
     /** Where this prefix's checkpoints go: {@code <--checkpoint.dir or .rollcount/checkpoints>/<prefix>}, as a URI. */
