@@ -32,7 +32,23 @@ final class RunTempFolder {
             return;
         }
         removeStale(own.getParent());
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> deleteQuietly(own), "rollcount-tmp-cleanup"));
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> deleteWhileInUse(own), "rollcount-tmp-cleanup"));
+    }
+
+    /**
+     * At exit Flink's and RocksDB's own shutdown hooks run at the same time and may still write into the
+     * folder: delete again until it stays gone (at most about 10 s).
+     */
+    static void deleteWhileInUse(Path dir) {
+        for (int i = 0; i < 50 && Files.exists(dir); i++) {
+            deleteQuietly(dir);
+            if (!Files.exists(dir)) return;
+            try {
+                Thread.sleep(200);
+            } catch (InterruptedException e) {
+                return;
+            }
+        }
     }
 
     /** Deletes every {@code run-<pid>} folder under {@code root} whose process is gone; returns how many. */
