@@ -82,8 +82,9 @@ final class RunCommand implements Callable<Integer> {
             Path latest = latestCheckpoint(localBase);
             if (latest != null) restore = latest.toString();
         }
-        options.leaseToken = restore != null ? leaseTokenOf(localPath(restore)) : null;
-        if (options.leaseToken == null) options.leaseToken = UUID.randomUUID().toString();
+        // A resumed run holds the lease with the token of the run it continues (kept beside its checkpoints, and
+        // in the writers' state); a new run with a new one. Unknown (a checkpoint from elsewhere): the writers' state decides.
+        options.leaseToken = restore != null ? leaseTokenOf(localPath(restore)) : UUID.randomUUID().toString();
         String refusal = RollcountJob.checkPrefix(options, restore != null,
                 "--resume PATH, a chk-N folder of its checkpoints; none under " + (localBase != null ? localBase : base));
         PrintWriter says = spec.commandLine().getErr();
@@ -108,7 +109,7 @@ final class RunCommand implements Callable<Integer> {
         long started = System.nanoTime();
         JobClient job = env.executeAsync("rollcount");
         running = job;
-        if (localBase != null) writeLeaseToken(localBase.resolve(job.getJobID().toHexString()), options.leaseToken);
+        if (localBase != null && options.leaseToken != null) writeLeaseToken(localBase.resolve(job.getJobID().toHexString()), options.leaseToken);
         try {
             return follow(job, inputBytes, started);
         } finally {
@@ -273,6 +274,7 @@ final class RunCommand implements Callable<Integer> {
 
     /** The writers give the lease up when they close; this is for a job that ended before they could. */
     private static void releaseLease(JobOptions options) {
+        if (options.leaseToken == null) return;
         try (Jedis jedis = RedisEndpoint.fromOptions(options).connect()) {
             new PrefixGuard(options.redisKeyPrefix).release(jedis, options.leaseToken);
         } catch (RuntimeException e) {

@@ -59,13 +59,15 @@ public final class PrefixGuard {
 
     /**
      * Why a job may not start on this prefix, as one line, or null if it may: the lease is held by another
-     * token, or ({@code restoring} false) an earlier job's keys are there and {@code fresh} is not given.
+     * token ({@code ownToken} null: any token, unless restoring), or ({@code restoring} false) an earlier job's keys are there and {@code fresh} is not given.
      *
      * @param resumeHint how this job would be resumed, for the message ({@code --resume PATH}, {@code flink run -s PATH})
      */
     public String refusal(Jedis jedis, boolean restoring, boolean fresh, String ownToken, String resumeHint) {
         String holder = leaseHolder(jedis);
-        if (holder != null && !holder.equals(ownToken)) {
+        // A restored job of unknown token (flink run -s) is left to its writers: they take the lease back with
+        // the token in their state, or wait for it to expire, or fail the job.
+        if (holder != null && (ownToken != null ? !holder.equals(ownToken) : !restoring)) {
             return "key prefix '" + prefix() + "' is in use by a running job (lease " + keys.lease() + ", renewed every "
                     + LEASE_RENEWAL.toSeconds() + " s, gone " + LEASE_TTL.toSeconds() + " s after that job stops): stop it, or give this job its own --redis.key-prefix";
         }

@@ -192,7 +192,7 @@ public final class RedisSink implements Sink<RedisWrite>, SupportsWriterState<Re
 
     @Override
     public StatefulSinkWriter<RedisWrite, String> createWriter(WriterInitContext context) throws IOException {
-        return new RedisSinkWriter(this, context, leaseToken);
+        return new RedisSinkWriter(this, context, leaseToken, false);
     }
 
     /** A restored writer holds the lease with the token of the job it continues. */
@@ -207,7 +207,7 @@ public final class RedisSink implements Sink<RedisWrite>, SupportsWriterState<Re
                 }
             }
         }
-        return new RedisSinkWriter(this, context, token);
+        return new RedisSinkWriter(this, context, token, true);
     }
 
     @Override

@@ -43,7 +43,9 @@ import redis.clients.jedis.exceptions.JedisException;
  * <p>With a lease token (the job's sink, see {@link RedisSink#holdingLease}) the writer takes the prefix's
  * lease on its I/O thread before its first batch and renews it every {@link PrefixGuard#LEASE_RENEWAL};
  * its state is the token. A lease held by another token fails the job with restarts suppressed: restarting
- * would only meet the same job again. It gives the lease up when it closes.
+ * would only meet the same job again; a restored writer first waits up to the lease's expiry (the run it
+ * continues may have died without giving it up, and after a rescale a writer restores no token while its
+ * siblings do). It gives the lease up when it closes.
  */
 public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, String> {
     private static final Logger LOG = LoggerFactory.getLogger(RedisSinkWriter.class);
@@ -90,16 +92,22 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Str
     private final String leaseToken;
     private final PrefixGuard guard;
     private long leaseRenewedAt = Long.MIN_VALUE;
+    /** Whether this writer has held the lease (I/O thread). */
+    private boolean leaseHeld;
+    /** Until when a restored writer waits for a lease held by another token (0: it does not wait). */
+    private final long leaseWaitUntil;
     /** Set by the I/O thread when another job holds the lease; thrown by the task thread. */
     private volatile RuntimeException leaseLost;
 
     RedisSinkWriter(RedisSink sink, WriterInitContext context) {
-        this(sink, context, null);
+        this(sink, context, null, false);
     }
 
-    RedisSinkWriter(RedisSink sink, WriterInitContext context, String leaseToken) {
+    /** @param restored whether the job restores a checkpoint or savepoint: then a lease held by another token is waited for, up to its expiry */
+    RedisSinkWriter(RedisSink sink, WriterInitContext context, String leaseToken, boolean restored) {
         this.sink = sink;
         this.leaseToken = leaseToken;
+        this.leaseWaitUntil = restored ? System.currentTimeMillis() + PrefixGuard.LEASE_TTL.toMillis() + 5_000 : 0;
         this.guard = new PrefixGuard(sink.keyPrefix);
         this.endpoint = sink.endpoint;
         this.buffer = new RedisWriteBuffer(sink.keyPrefix);
@@ -142,7 +150,7 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Str
         if (leaseToken == null) return;
         RuntimeException lost = leaseLost;
         if (lost != null) throw lost;
-        long now = System.currentTimeMillis();
+        long now = timers.getCurrentProcessingTime();
         if (leaseRenewedAt != Long.MIN_VALUE && now - leaseRenewedAt < PrefixGuard.LEASE_RENEWAL.toMillis()) return;
         leaseRenewedAt = now;
         io.submit(this::renewLease);
@@ -150,18 +158,36 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Str
 
     /** I/O thread: takes or renews the lease; a transient Redis failure is left to the next renewal and to the batches' retries. */
     private void renewLease() {
-        try {
-            countCommands(1);
-            String holder = guard.acquire(connection(), leaseToken);
-            if (holder != null) {
-                leaseLost = new SuppressRestartsException(new RedisSinkException.Unchecked("key prefix '" + sink.keyPrefix
-                        + "' is in use by another job (lease " + guard.prefix() + ":_lease held by " + holder
-                        + "): stop that job, or give this one its own --redis.key-prefix"));
+        while (true) {
+            String holder;
+            try {
+                countCommands(1);
+                holder = guard.acquire(connection(), leaseToken);
+            } catch (JedisException e) {
+                closeConnection();
+                LOG.warn("renewing the lease of key prefix '{}' at {} failed ({}); retrying in {} s", sink.keyPrefix, endpoint, describe(e),
+                        PrefixGuard.LEASE_RENEWAL.toSeconds());
+                return;
             }
-        } catch (JedisException e) {
-            closeConnection();
-            LOG.warn("renewing the lease of key prefix '{}' at {} failed ({}); retrying in {} s", sink.keyPrefix, endpoint, describe(e),
-                    PrefixGuard.LEASE_RENEWAL.toSeconds());
+            if (holder == null) {
+                leaseHeld = true;
+                return;
+            }
+            // A restored writer whose lease is still held (by the crashed run it continues, or by a sibling
+            // that restored the token while this one, after a rescale, restored none) waits for it to expire.
+            if (!leaseHeld && System.currentTimeMillis() < leaseWaitUntil && !closed) {
+                try {
+                    Thread.sleep(500);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+                continue;
+            }
+            leaseLost = new SuppressRestartsException(new RedisSinkException.Unchecked("key prefix '" + sink.keyPrefix
+                    + "' is in use by another job (lease " + guard.prefix() + ":_lease held by " + holder
+                    + "): stop that job, or give this one its own --redis.key-prefix"));
+            return;
         }
     }
 
