@@ -98,17 +98,20 @@ public final class PrefixGuard {
      */
     public long clear(Jedis jedis) {
         long deleted = 0;
-        String p = keys.prefix();
-        for (String pattern : List.of(p + ":{*", p + ":top:*", p + ":trending:*", p + ":meta:*", p + ":_*")) {
-            String cursor = ScanParams.SCAN_POINTER_START;
-            ScanParams params = new ScanParams().match(glob(pattern)).count(1000);
-            do {
-                ScanResult<String> page = jedis.scan(cursor, params);
-                List<String> found = new ArrayList<>(page.getResult());
-                if (!found.isEmpty()) deleted += jedis.unlink(found.toArray(String[]::new));
-                cursor = page.getCursor();
-            } while (!ScanParams.SCAN_POINTER_START.equals(cursor));
-        }
+        String p = keys.prefix() + ":";
+        List<String> heads = List.of(p + "{", p + "top:", p + "trending:", p + "meta:", p + "_");
+        String cursor = ScanParams.SCAN_POINTER_START;
+        // one pass over the keyspace (SCAN visits every key whatever the pattern), the layout checked here
+        ScanParams params = new ScanParams().match(glob(p + "*")).count(10_000);
+        do {
+            ScanResult<String> page = jedis.scan(cursor, params);
+            List<String> found = new ArrayList<>();
+            for (String k : page.getResult()) {
+                if (heads.stream().anyMatch(k::startsWith)) found.add(k);
+            }
+            if (!found.isEmpty()) deleted += jedis.unlink(found.toArray(String[]::new));
+            cursor = page.getCursor();
+        } while (!ScanParams.SCAN_POINTER_START.equals(cursor));
         return deleted;
     }
 
