@@ -86,6 +86,7 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Str
     private final String watermarkKey;
     private final int subtask;
     private final int parallelism;
+    private final int maxParallelism;
     private long pendingWatermark = Long.MIN_VALUE;
     private long writtenWatermark = Long.MIN_VALUE;
     /** The lease token, or null for a writer without a lease. */
@@ -114,6 +115,7 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Str
         this.timers = context.getProcessingTimeService();
         this.subtask = context.getTaskInfo().getIndexOfThisSubtask();
         this.parallelism = context.getTaskInfo().getNumberOfParallelSubtasks();
+        this.maxParallelism = Math.max(parallelism, context.getTaskInfo().getMaxNumberOfParallelSubtasks());
         RedisKeys keys = new RedisKeys(sink.keyPrefix);
         this.watermarkKey = keys.watermark();
         this.lineageKey = keys.lineage();
@@ -139,10 +141,16 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Str
         scheduleTimer();
     }
 
-    /** The lease token, so that a restored job holds the lease of the job it continues. */
+    /**
+     * The lease token, so that a restored job holds the lease of the job it continues. Flink splits writer
+     * states among the new subtasks after a rescale: each writer keeps enough copies that every subtask up to
+     * the maximum parallelism restores one, and all writers of the restored job hold the same token.
+     */
     @Override
     public List<String> snapshotState(long checkpointId) {
-        return leaseToken == null ? List.of() : List.of(leaseToken);
+        if (leaseToken == null) return List.of();
+        int copies = Math.max(1, (maxParallelism + parallelism - 1) / parallelism);
+        return java.util.Collections.nCopies(copies, leaseToken);
     }
 
     /** Queues a lease renewal on the I/O thread (ahead of the next batch) every {@link PrefixGuard#LEASE_RENEWAL}. */
