@@ -147,7 +147,7 @@ final class RunCommand implements Callable<Integer> {
         try {
             result = job.getJobExecutionResult().get();
         } catch (java.util.concurrent.ExecutionException e) {
-            if (job.getJobStatus().get() == org.apache.flink.api.common.JobStatus.CANCELED) {
+            if (org.apache.flink.util.ExceptionUtils.findThrowable(e, org.apache.flink.runtime.client.JobCancellationException.class).isPresent()) {
                 err.println("rollcount: cancelled; ./rollcount run with the same options resumes from its last checkpoint");
                 return 130;
             }

@@ -40,7 +40,7 @@ class RunRestartIT {
     record Run(RunCommand command, CompletableFuture<Integer> exit, StringWriter err) {
         void cancel() throws Exception {
             command.running.cancel().get(30, TimeUnit.SECONDS);
-            exit.get(60, TimeUnit.SECONDS);
+            assertThat(exit.get(60, TimeUnit.SECONDS)).as("exit code of a cancelled run; stderr: %s", err).isEqualTo(130);
         }
     }
 
