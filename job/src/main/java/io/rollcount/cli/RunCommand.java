@@ -118,6 +118,19 @@ final class RunCommand implements Callable<Integer> {
     }
 
     private int follow(JobClient job, long inputBytes, long started) throws Exception {
+        try {
+            return followOrThrow(job, inputBytes, started);
+        } catch (java.util.concurrent.ExecutionException e) {
+            System.err.println();
+            if (org.apache.flink.util.ExceptionUtils.findThrowable(e, org.apache.flink.runtime.client.JobCancellationException.class).isPresent()) {
+                System.err.println("rollcount: cancelled; ./rollcount run with the same options resumes from its last checkpoint");
+                return 130;
+            }
+            throw withCheckpointSpace(e, checkpointBase(options));
+        }
+    }
+
+    private int followOrThrow(JobClient job, long inputBytes, long started) throws Exception {
         PrintStream err = System.err;
         long lastEvents = 0;
         long lastTime = System.nanoTime();
@@ -143,16 +156,7 @@ final class RunCommand implements Callable<Integer> {
             }
         }
         err.println();
-        JobExecutionResult result;
-        try {
-            result = job.getJobExecutionResult().get();
-        } catch (java.util.concurrent.ExecutionException e) {
-            if (org.apache.flink.util.ExceptionUtils.findThrowable(e, org.apache.flink.runtime.client.JobCancellationException.class).isPresent()) {
-                err.println("rollcount: cancelled; ./rollcount run with the same options resumes from its last checkpoint");
-                return 130;
-            }
-            throw withCheckpointSpace(e, checkpointBase(options));
-        }
+        JobExecutionResult result = job.getJobExecutionResult().get();
         double seconds = (System.nanoTime() - started) / 1e9;
         printSummary(result.getAllAccumulatorResults(), seconds, System.out);
         return 0;
