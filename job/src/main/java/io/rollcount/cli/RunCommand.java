@@ -104,6 +104,7 @@ final class RunCommand implements Callable<Integer> {
                     restore, resume != null ? "--resume" : "the latest", options.redisKeyPrefix);
             says.flush();
         }
+        CheckpointFailures.listen();
         StreamExecutionEnvironment env = LocalFlink.environment(options, extra);
         RollcountJob.assemble(env, options);
         long started = System.nanoTime();
@@ -197,7 +198,7 @@ final class RunCommand implements Callable<Integer> {
     /**
      * Flink ends a job whose checkpoints keep failing with "Exceeded checkpoint tolerable failure threshold",
      * without their cause: the cause of each failed checkpoint is logged (one line, e.g. "No space left on
-     * device"); the failure names the checkpoint folder and its free space.
+     * device"); the failure names the last one's cause ({@link CheckpointFailures}), the checkpoint folder and its free space.
      */
     static Exception withCheckpointSpace(Exception e, String base) {
         if (!Main.oneLine(e).contains("checkpoint")) return e;
@@ -210,8 +211,9 @@ final class RunCommand implements Callable<Integer> {
         } catch (IOException ignored) {
             // no figure then
         }
-        return new IllegalStateException("the job failed: " + Main.oneLine(e) + " (checkpoints go to " + base + space
-                + "; each failed checkpoint's cause is logged above)", e);
+        String cause = CheckpointFailures.last();
+        return new IllegalStateException("the job failed: " + Main.oneLine(e) + (cause != null ? " The last failed checkpoint's cause: " + cause + "." : "")
+                + " (checkpoints go to " + base + space + "; each failed checkpoint's cause is logged above)", e);
     }
 
     /** Where this prefix's checkpoints go: {@code <--checkpoint.dir or .rollcount/checkpoints>/<prefix>}, as a URI. */

@@ -45,10 +45,25 @@ class RunProcessIT {
             try (Stream<Path> left = Files.list(root)) {
                 assertThat(left.toList()).as("what the run left in its temporary folder root").isEmpty();
             }
+
+            // Stopped midway (SIGTERM, as Ctrl-C): the shutdown hook deletes the run's temporary folder.
+            Path big = writeEvents(dir.resolve("big.jsonl"), 1_000_000, 1_000);
+            Process q = start(root, "run", "--input", big.toString(), "--redis", redis.url(), "--redis.key-prefix", redis.prefix + "b",
+                    "--parallelism", "1", "--dlq", dir.resolve("dlq-b.jsonl").toString());
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+            while (q.isAlive() && System.nanoTime() < deadline && !Files.readString(dir.resolve("err.txt")).contains("events read")) Thread.sleep(200);
+            assertThat(q.isAlive()).as("still running when stopped").isTrue();
+            q.destroy();
+            assertThat(q.waitFor(60, TimeUnit.SECONDS)).isTrue();
+            try (Stream<Path> left = Files.list(root)) {
+                assertThat(left.toList()).as("temporary folders after SIGTERM").isEmpty();
+            } finally {
+                RedisTestSupport.deleteAll(redis.jedis, redis.prefix + "b");
+            }
         }
     }
 
-    /** A checkpoint folder on a 256 KiB tmpfs: the checkpoint failures' cause is on stderr, and the temp folder goes on SIGTERM. */
+    /** A checkpoint folder on a 256 KiB tmpfs: each checkpoint failure's cause is on stderr, and the run's last line names it. */
     @Test
     void aFullCheckpointDiskSaysNoSpaceLeft() throws Exception {
         Path disk = Files.createDirectories(dir.resolve("small-disk"));
@@ -70,11 +85,21 @@ class RunProcessIT {
             assertThat(err).contains("checkpoint failed: ").contains("No space left on device");
             String line = err.lines().filter(l -> l.contains("No space left on device")).findFirst().orElseThrow();
             assertThat(line).contains("checkpoint failed: ").contains("could not be completed");
-            // Ctrl-C / kill: the shutdown hook deletes the run's temporary folder.
-            p.destroy();
-            assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+            // Flink gives up (tolerable checkpoint failures, then its restarts): the last line names the cause too.
+            if (p.waitFor(150, TimeUnit.SECONDS)) {
+                err = Files.readString(dir.resolve("err.txt")).strip();
+                String last = err.substring(err.lastIndexOf('\n') + 1);
+                assertThat(p.exitValue()).isEqualTo(1);
+                assertThat(last).startsWith("rollcount: the job failed: ").contains("Exceeded checkpoint tolerable failure threshold",
+                        "The last failed checkpoint's cause: java.io.IOException: No space left on device.", "checkpoints go to " + disk.toUri());
+            } else {
+                // Ctrl-C / kill: the shutdown hook deletes the run's temporary folder.
+                p.destroy();
+                assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+                throw new AssertionError("the run did not end within 150 s of its checkpoints failing");
+            }
             try (Stream<Path> left = Files.list(root)) {
-                assertThat(left.toList()).as("temporary folders after SIGTERM").isEmpty();
+                assertThat(left.toList()).as("temporary folders after a failed run").isEmpty();
             }
         } finally {
             new ProcessBuilder("umount", "-l", disk.toString()).start().waitFor(20, TimeUnit.SECONDS);
