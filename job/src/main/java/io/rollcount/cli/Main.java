@@ -18,6 +18,7 @@ public final class Main implements Callable<Integer> {
     }
 
     public static void main(String[] args) {
+        RunTempFolder.manage();
         CommandLine cli = new CommandLine(new Main());
         cli.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
             commandLine.getErr().println("rollcount: " + oneLine(ex));

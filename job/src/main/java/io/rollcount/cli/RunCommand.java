@@ -6,43 +6,137 @@ import io.rollcount.job.files.InputFiles;
 import io.rollcount.job.ops.DropDuplicates;
 import io.rollcount.job.ops.PreAggregate;
 import io.rollcount.job.ops.RouteEvents;
+import io.rollcount.job.redis.PrefixGuard;
 import io.rollcount.job.redis.RedisEndpoint;
 import io.rollcount.job.redis.RedisSink;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.io.PrintWriter;
 import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.apache.flink.api.common.JobExecutionResult;
+import org.apache.flink.configuration.CheckpointingOptions;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 import redis.clients.jedis.Jedis;
 
-/** {@code ./rollcount run [options]}: the job on a local MiniCluster, with a progress line and a summary. */
+/**
+ * {@code ./rollcount run [options]}: the job on a local MiniCluster, with a progress line and a summary.
+ *
+ * <p>Checkpoints are retained under {@code .rollcount/checkpoints/<prefix>/<job id>/chk-N} (or under
+ * {@code --checkpoint.dir}/{@code <prefix>}), and a run resumes from the latest one of its key prefix by
+ * default, saying so in one line: a Kafka job restarted with {@code run} goes on from its state and its
+ * committed offsets, instead of starting empty at those offsets and silently undercounting (its smaller
+ * totals would never replace the larger ones). {@code --resume PATH} picks a checkpoint, {@code --fresh}
+ * starts empty and deletes the prefix's keys. A start that would undercount or that finds another job on
+ * the prefix is refused with exit code {@value #EXIT_REFUSED} and one line that says what to do
+ * (see {@link PrefixGuard}).
+ */
 @Command(name = "run", mixinStandardHelpOptions = true, sortOptions = false, showDefaultValues = false,
         description = "Run the job on a local Flink MiniCluster (RocksDB, checkpoints), with the same options as on a cluster.")
 final class RunCommand implements Callable<Integer> {
 
+    /** Exit code of a refused start (another job on the key prefix, or an empty start over an earlier job's counts). */
+    static final int EXIT_REFUSED = 2;
+    /** The file beside a job's checkpoints that holds its lease token, so that a resumed run takes the lease back. */
+    static final String LEASE_TOKEN_FILE = "lease-token";
+
     @Mixin
     JobOptions options = new JobOptions();
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--resume", paramLabel = "PATH", description = "Resume from this checkpoint (a chk-N folder) or savepoint. Default: the latest retained checkpoint of the key prefix, if any.")
+    String resume;
+
+    /** The running job, for tests that stop it. */
+    volatile JobClient running;
+    /** The input files and the ones skipped, for a files run. */
+    private InputFiles.Scan scan;
 
     @Override
     public Integer call() throws Exception {
         options.validate();
+        if (resume != null && options.fresh) throw new IllegalArgumentException("--resume and --fresh exclude each other");
         checkRedis(options);
-        InputFiles.Scan scan = options.sourceKind() == JobOptions.SourceKind.files ? scanInput(options.input) : null;
+        scan = options.sourceKind() == JobOptions.SourceKind.files ? scanInput(options.input) : null;
         if (scan != null) scan.skipped().forEach(s -> System.err.println("rollcount: skipping " + s));
         long inputBytes = scan != null ? inputSize(scan) : -1;
-        StreamExecutionEnvironment env = LocalFlink.environment(options);
+        String base = checkpointBase(options);
+        Path localBase = localPath(base);
+        String restore = resume;
+        if (restore != null) {
+            Path r = localPath(restore);
+            if (r != null && !Files.exists(r)) throw new IllegalArgumentException("--resume " + restore + " does not exist");
+        } else if (!options.fresh && localBase != null) {
+            Path latest = latestCheckpoint(localBase);
+            if (latest != null) restore = latest.toString();
+        }
+        // A resumed run holds the lease with the token of the run it continues (kept beside its checkpoints, and
+        // in the writers' state); a new run with a new one. Unknown (a checkpoint from elsewhere): the writers' state decides.
+        options.leaseToken = restore != null ? leaseTokenOf(localPath(restore)) : UUID.randomUUID().toString();
+        String refusal = RollcountJob.checkPrefix(options, restore != null,
+                "--resume PATH, a chk-N folder of its checkpoints; none under " + (localBase != null ? localBase : base));
+        PrintWriter says = spec.commandLine().getErr();
+        if (refusal != null) {
+            says.println("rollcount: " + refusal);
+            says.flush();
+            return EXIT_REFUSED;
+        }
+        Configuration extra = new Configuration();
+        extra.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
+        extra.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, base);
+        if (restore != null) {
+            extra.set(StateRecoveryOptions.SAVEPOINT_PATH, restore);
+            // a files run over other input leaves the earlier run's file source state unclaimed
+            extra.set(StateRecoveryOptions.SAVEPOINT_IGNORE_UNCLAIMED_STATE, true);
+            says.printf("rollcount: resuming from checkpoint %s (%s of key prefix '%s'; --fresh starts over, --resume PATH picks another)%n",
+                    restore, resume != null ? "--resume" : "the latest", options.redisKeyPrefix);
+            says.flush();
+        }
+        CheckpointFailures.listen();
+        StreamExecutionEnvironment env = LocalFlink.environment(options, extra);
         RollcountJob.assemble(env, options);
         long started = System.nanoTime();
         JobClient job = env.executeAsync("rollcount");
+        running = job;
+        if (localBase != null && options.leaseToken != null) writeLeaseToken(localBase.resolve(job.getJobID().toHexString()), options.leaseToken);
+        try {
+            return follow(job, inputBytes, started);
+        } finally {
+            releaseLease(options);
+        }
+    }
+
+    private int follow(JobClient job, long inputBytes, long started) throws Exception {
+        try {
+            return followOrThrow(job, inputBytes, started);
+        } catch (java.util.concurrent.ExecutionException e) {
+            System.err.println();
+            if (org.apache.flink.util.ExceptionUtils.findThrowable(e, org.apache.flink.runtime.client.JobCancellationException.class).isPresent()) {
+                System.err.println("rollcount: cancelled; ./rollcount run with the same options resumes from its last checkpoint");
+                return 130;
+            }
+            throw withCheckpointSpace(e, checkpointBase(options));
+        }
+    }
+
+    private int followOrThrow(JobClient job, long inputBytes, long started) throws Exception {
         PrintStream err = System.err;
         long lastEvents = 0;
         long lastTime = System.nanoTime();
@@ -108,6 +202,99 @@ final class RunCommand implements Callable<Integer> {
         long rejected = RedisSink.KEYS_REJECTED.sum();
         if (rejected > 0) {
             out.printf("  Redis keys rejected %,d, not written (e.g. %s); see the log's WARN lines%n", rejected, RedisSink.FIRST_REJECTED.get());
+        }
+    }
+
+    /**
+     * Flink ends a job whose checkpoints keep failing with "Exceeded checkpoint tolerable failure threshold",
+     * without their cause: the cause of each failed checkpoint is logged (one line, e.g. "No space left on
+     * device"); the failure names the last one's cause ({@link CheckpointFailures}), the checkpoint folder and its free space.
+     */
+    static Exception withCheckpointSpace(Exception e, String base) {
+        if (!Main.oneLine(e).contains("checkpoint")) return e;
+        Path local = localPath(base);
+        String space = "";
+        try {
+            Path existing = local;
+            while (existing != null && !Files.exists(existing)) existing = existing.getParent();
+            if (existing != null) space = String.format(", %,d bytes free there", Files.getFileStore(existing).getUsableSpace());
+        } catch (IOException ignored) {
+            // no figure then
+        }
+        String cause = CheckpointFailures.last();
+        return new IllegalStateException("the job failed: " + Main.oneLine(e) + (cause != null ? " The last failed checkpoint's cause: " + cause + "." : "")
+                + " (checkpoints go to " + base + space + "; each failed checkpoint's cause is logged above)", e);
+    }
+
+    /** Where this prefix's checkpoints go: {@code <--checkpoint.dir or .rollcount/checkpoints>/<prefix>}, as a URI. */
+    static String checkpointBase(JobOptions options) {
+        String root = options.checkpointDir != null ? options.checkpointDir
+                : Path.of(".rollcount", "checkpoints").toAbsolutePath().toUri().toString();
+        return root.replaceAll("/+$", "") + "/" + options.redisKeyPrefix;
+    }
+
+    /** A local path for a {@code file:} URI or a plain path; null for other file systems (s3://, hdfs://...). */
+    static Path localPath(String uriOrPath) {
+        if (uriOrPath == null) return null;
+        if (uriOrPath.startsWith("file:")) return Path.of(java.net.URI.create(uriOrPath));
+        if (uriOrPath.matches("^[a-zA-Z][a-zA-Z0-9+.-]*://.*")) return null;
+        return Path.of(uriOrPath).toAbsolutePath();
+    }
+
+    /** The newest complete checkpoint ({@code <job>/chk-N/_metadata}) under {@code base}, or null. */
+    static Path latestCheckpoint(Path base) throws IOException {
+        if (!Files.isDirectory(base)) return null;
+        Path best = null;
+        long bestTime = Long.MIN_VALUE;
+        try (Stream<Path> jobs = Files.list(base)) {
+            for (Path jobDir : (Iterable<Path>) jobs::iterator) {
+                if (!Files.isDirectory(jobDir)) continue;
+                try (Stream<Path> chks = Files.list(jobDir)) {
+                    for (Path chk : (Iterable<Path>) chks::iterator) {
+                        Path meta = chk.resolve("_metadata");
+                        if (!chk.getFileName().toString().startsWith("chk-") || !Files.isRegularFile(meta)) continue;
+                        long t = Files.getLastModifiedTime(meta).toMillis();
+                        if (t > bestTime) {
+                            bestTime = t;
+                            best = chk;
+                        }
+                    }
+                }
+            }
+        }
+        return best;
+    }
+
+    /** The lease token kept in the job folder of a checkpoint ({@code <job>/chk-N} or its {@code _metadata}), or null. */
+    static String leaseTokenOf(Path checkpoint) {
+        if (checkpoint == null) return null;
+        Path chk = Files.isRegularFile(checkpoint) ? checkpoint.getParent() : checkpoint;
+        if (chk == null || chk.getParent() == null) return null;
+        Path f = chk.getParent().resolve(LEASE_TOKEN_FILE);
+        try {
+            return Files.isRegularFile(f) ? Files.readString(f).trim() : null;
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    private static void writeLeaseToken(Path jobDir, String token) {
+        try {
+            Files.createDirectories(jobDir);
+            Files.writeString(jobDir.resolve(LEASE_TOKEN_FILE), token);
+        } catch (IOException e) {
+            System.err.println("rollcount: could not write " + jobDir.resolve(LEASE_TOKEN_FILE) + " (" + e.getMessage()
+                    + "): a run resumed from these checkpoints within " + PrefixGuard.LEASE_TTL.toSeconds() + " s may be refused");
+        }
+    }
+
+    /** The writers give the lease up when they close; this is for a job that ended before they could. */
+    private static void releaseLease(JobOptions options) {
+        if (options.leaseToken == null) return;
+        try (Jedis jedis = RedisEndpoint.fromOptions(options).connect()) {
+            new PrefixGuard(options.redisKeyPrefix).release(jedis, options.leaseToken);
+        } catch (RuntimeException e) {
+            // it expires on its own
         }
     }
 

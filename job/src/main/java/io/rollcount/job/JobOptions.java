@@ -99,6 +99,12 @@ public class JobOptions implements Serializable {
     @Option(names = "--trending.max-namespaces", defaultValue = "1000", description = "At most this many namespaces get trending lists and window top-K lists of their own, the first ones seen; the counters of the others are in the _all lists only (default: ${DEFAULT-VALUE}).")
     public int trendingMaxNamespaces = 1000;
 
+    @Option(names = "--fresh", description = "Start empty although the key prefix holds another job's counts: deletes the prefix's keys first, so that totals restart from what this run reads. Without it such a start is refused (exit 2).")
+    public boolean fresh;
+
+    /** The token of the key prefix's lease this job's Redis sink holds (see PrefixGuard); null for a new one. Not an option. */
+    public String leaseToken;
+
     public Duration duration(String option, String value) {
         try {
             return Durations.parse(value);

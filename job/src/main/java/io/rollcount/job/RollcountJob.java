@@ -89,7 +89,7 @@ public final class RollcountJob {
         DataStream<Event> events = env.fromSource(source,
                         ValidEventsWatermarks.strategy(options.outOfOrderness(), options.idleTimeout()),
                         "events", TypeInformation.of(Event.class))
-                .uid("source");
+                .uid(sourceUid(options));
 
         // 2. Dead letters aside; events with an event_id to deduplication, the rest straight on.
         SingleOutputStreamOperator<Event> routed = events.process(new RouteEvents()).name("route").uid("route");
@@ -161,6 +161,17 @@ public final class RollcountJob {
     }
 
     /**
+     * The source's uid: {@code source} for Kafka; for files one per input path, so that a run resumed from
+     * the checkpoint of a run over other files reads its own input whole (the file source's state lists the
+     * files still to read, not the ones read) while counting on from the restored totals.
+     */
+    static String sourceUid(JobOptions options) {
+        if (options.sourceKind() != JobOptions.SourceKind.files || options.input == null) return "source";
+        String path = java.nio.file.Path.of(options.input).toAbsolutePath().normalize().toString();
+        return "source-files-" + Integer.toHexString(path.hashCode());
+    }
+
+    /**
      * The file source of {@code --input}: a file or a folder of {@code .jsonl} / {@code .jsonl.gz}; only the
      * files {@link InputFiles} accepts, one split each, handed out in path order.
      */
@@ -216,6 +227,21 @@ public final class RollcountJob {
         }
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(configuration(options));
         if (options.parallelism != null) env.setParallelism(options.parallelism);
+        String refusal;
+        try {
+            refusal = checkPrefix(options, env.getConfiguration().get(org.apache.flink.configuration.StateRecoveryOptions.SAVEPOINT_PATH) != null,
+                    "flink run -s <its checkpoint or savepoint>");
+        } catch (redis.clients.jedis.exceptions.JedisException e) {
+            // The client may not reach Redis where the TaskManagers do: the writers still hold the prefix's lease.
+            System.err.println("rollcount: warning: could not check key prefix '" + options.redisKeyPrefix + "' from here ("
+                    + e.getMessage() + "); the job's writers still refuse a prefix another job holds");
+            refusal = null;
+        }
+        if (refusal != null) {
+            System.err.println("rollcount: " + refusal);
+            System.exit(2);
+            return;
+        }
         try {
             assemble(env, options);
         } catch (IllegalStateException e) {
@@ -225,6 +251,24 @@ public final class RollcountJob {
             return;
         }
         env.execute("rollcount");
+    }
+
+    /**
+     * Whether the job may start on its key prefix (see {@link io.rollcount.job.redis.PrefixGuard}): returns the
+     * refusal, one line, or null. With {@code --fresh} and an earlier job's keys, deletes them first and says so.
+     */
+    public static String checkPrefix(JobOptions options, boolean restoring, String resumeHint) {
+        io.rollcount.job.redis.PrefixGuard guard = new io.rollcount.job.redis.PrefixGuard(options.redisKeyPrefix);
+        try (redis.clients.jedis.Jedis jedis = io.rollcount.job.redis.RedisEndpoint.fromOptions(options).connect()) {
+            String refusal = guard.refusal(jedis, restoring, options.fresh, options.leaseToken, resumeHint);
+            if (refusal != null) return refusal;
+            if (options.fresh && !restoring && guard.earlierJob(jedis) != null) {
+                long deleted = guard.clear(jedis);
+                System.err.printf("rollcount: --fresh: deleted %,d keys under key prefix '%s'; totals restart from what this run reads%n",
+                        deleted, options.redisKeyPrefix);
+            }
+            return null;
+        }
     }
 
     /**
@@ -240,10 +284,12 @@ public final class RollcountJob {
         if (kafka) KafkaIO.ensureOutputTopics(options);
         // Another running job's dead-letter file is refused before this one starts (its writer would be refused anyway).
         else DeadLetterFileSink.refuseIfLocked(options.dlq);
+        // One job per key prefix: the counts' writers hold its lease (the sorted sets' writers need not).
+        RedisSink redis = RedisSink.fromOptions(options).holdingLease(options.leaseToken);
         Outputs outputs = kafka
-                ? new Outputs(RedisSink.fromOptions(options), KafkaIO.deadLetters(options), 0, KafkaIO.rollups(options),
+                ? new Outputs(redis, KafkaIO.deadLetters(options), 0, KafkaIO.rollups(options),
                         KafkaIO.trending(options, t -> t.ns, Json::topList))
-                : new Outputs(RedisSink.fromOptions(options), new DeadLetterFileSink(options.dlq), 1, null);
+                : new Outputs(redis, new DeadLetterFileSink(options.dlq), 1, null);
         build(env, options, source, outputs);
     }
 }

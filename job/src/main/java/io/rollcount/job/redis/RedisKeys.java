@@ -95,6 +95,16 @@ public final class RedisKeys implements Serializable {
         return prefix + ":_lineage";
     }
 
+    /** Bookkeeping: the token of the job writing under the prefix now, expiring unless renewed (see {@link PrefixGuard}). */
+    public String lease() {
+        return prefix + ":_lease";
+    }
+
+    /** Bookkeeping: the token of the last job that wrote under the prefix, never expiring (see {@link PrefixGuard}). */
+    public String job() {
+        return prefix + ":_job";
+    }
+
     public String watermark() {
         return prefix + ":meta:watermark";
     }

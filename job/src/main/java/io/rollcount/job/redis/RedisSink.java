@@ -5,9 +5,16 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.atomic.LongAdder;
+import java.nio.charset.StandardCharsets;
+import java.util.Collection;
+import java.util.List;
+import java.util.UUID;
 import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.api.connector.sink2.SinkWriter;
+import org.apache.flink.api.connector.sink2.StatefulSinkWriter;
+import org.apache.flink.api.connector.sink2.SupportsWriterState;
 import org.apache.flink.api.connector.sink2.WriterInitContext;
+import org.apache.flink.core.io.SimpleVersionedSerializer;
 
 /**
  * A Flink Sink (V2) that applies {@link RedisWrite}s to one Redis server.
@@ -60,6 +67,13 @@ import org.apache.flink.api.connector.sink2.WriterInitContext;
  *     +get +mget +set +pexpire +del +pfmerge +incr +zadd +hset +hlen +hvals
  * }</pre>
  *
+ * <h2>One job per key prefix</h2>
+ * The job's sink ({@link #holdingLease}) holds the prefix's lease {@code P:_lease} while it runs (see
+ * {@link PrefixGuard}): each writer takes it before its first write and renews it every 5 s; a writer that
+ * finds it held by another job's token fails the job without restarts. The token is the writers' state, so
+ * a job restored from a checkpoint or savepoint holds the lease of the job it continues. That needs
+ * {@code EVAL} as well ({@code +eval}) and writes {@code P:_lease} and {@code P:_job}.
+ *
  * <p>Only a single Redis server (or a primary) is supported, not Redis Cluster; the key layout is
  * cluster-ready (one slot per counter) apart from keys without a hash tag.
  *
@@ -68,7 +82,7 @@ import org.apache.flink.api.connector.sink2.WriterInitContext;
  * stream.sinkTo(RedisSink.fromOptions(options)).name("redis");
  * }</pre>
  */
-public final class RedisSink implements Sink<RedisWrite>, org.apache.flink.api.connector.sink2.SupportsWriterState<RedisWrite, RedisRejections> {
+public final class RedisSink implements Sink<RedisWrite>, SupportsWriterState<RedisWrite, RedisWriterState> {
     private static final long serialVersionUID = 1L;
 
     /**
@@ -113,12 +127,15 @@ public final class RedisSink implements Sink<RedisWrite>, org.apache.flink.api.c
     /** Whether writers publish their watermark to {@code rc:meta:watermark} (the counts' sink does, a second sink does not). */
     final boolean publishesWatermark;
     final int countersPerCall;
+    /** The token of the prefix's lease this sink's writers hold, or null for none (see {@link #holdingLease}). */
+    final String leaseToken;
 
     private RedisSink(Builder b) {
-        this(b, true);
+        this(b, true, null);
     }
 
-    private RedisSink(Builder b, boolean publishesWatermark) {
+    private RedisSink(Builder b, boolean publishesWatermark, String leaseToken) {
+        this.leaseToken = leaseToken;
         this.publishesWatermark = publishesWatermark;
         this.endpoint = b.endpoint;
         this.keyPrefix = b.keyPrefix;
@@ -138,6 +155,24 @@ public final class RedisSink implements Sink<RedisWrite>, org.apache.flink.api.c
      * never runs ahead of the window values.
      */
     public RedisSink withoutWatermark() {
+        return new RedisSink(copy(), false, null);
+    }
+
+    /**
+     * The same sink, its writers holding the prefix's lease {@code P:_lease} with {@code token} (or the token
+     * restored from their state): a second job on the prefix is refused (see {@link PrefixGuard}).
+     */
+    public RedisSink holdingLease(String token) {
+        if (token == null || token.isBlank()) token = UUID.randomUUID().toString();
+        return new RedisSink(copy(), publishesWatermark, token);
+    }
+
+    /** The lease token of this sink's writers, or null. */
+    public String leaseToken() {
+        return leaseToken;
+    }
+
+    private Builder copy() {
         Builder b = new Builder();
         b.endpoint = endpoint;
         b.keyPrefix = keyPrefix;
@@ -149,7 +184,7 @@ public final class RedisSink implements Sink<RedisWrite>, org.apache.flink.api.c
         b.maxBackoff = Duration.ofMillis(maxBackoffMillis);
         b.maxWritesPerCall = maxWritesPerCall;
         b.countersPerCall = countersPerCall;
-        return new RedisSink(b, false);
+        return b;
     }
 
     public static Builder builder() {
@@ -173,20 +208,32 @@ public final class RedisSink implements Sink<RedisWrite>, org.apache.flink.api.c
     }
 
     @Override
-    public SinkWriter<RedisWrite> createWriter(WriterInitContext context) throws IOException {
-        return new RedisSinkWriter(this, context, java.util.List.of());
+    public StatefulSinkWriter<RedisWrite, RedisWriterState> createWriter(WriterInitContext context) throws IOException {
+        return new RedisSinkWriter(this, context, leaseToken, false, List.of());
     }
 
-    /** A writer that keeps the rejections of the run it is restored from (see {@link RedisRejections}). */
+    /**
+     * A restored writer holds the lease with the token of the job it continues, and keeps the rejections of
+     * the run it is restored from (see {@link RedisWriterState}).
+     */
     @Override
-    public org.apache.flink.api.connector.sink2.StatefulSinkWriter<RedisWrite, RedisRejections> restoreWriter(
-            WriterInitContext context, java.util.Collection<RedisRejections> recoveredState) {
-        return new RedisSinkWriter(this, context, recoveredState);
+    public StatefulSinkWriter<RedisWrite, RedisWriterState> restoreWriter(WriterInitContext context, Collection<RedisWriterState> recoveredState)
+            throws IOException {
+        String token = leaseToken;
+        if (token != null) {
+            for (RedisWriterState state : recoveredState) {
+                if (state.leaseToken != null && !state.leaseToken.isEmpty()) {
+                    token = state.leaseToken;
+                    break;
+                }
+            }
+        }
+        return new RedisSinkWriter(this, context, token, true, recoveredState);
     }
 
     @Override
-    public org.apache.flink.core.io.SimpleVersionedSerializer<RedisRejections> getWriterStateSerializer() {
-        return new RedisRejections.Serializer();
+    public SimpleVersionedSerializer<RedisWriterState> getWriterStateSerializer() {
+        return new RedisWriterState.Serializer();
     }
 
     public RedisEndpoint endpoint() {

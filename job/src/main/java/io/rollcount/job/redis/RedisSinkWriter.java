@@ -4,11 +4,12 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.flink.api.common.operators.ProcessingTimeService;
-import org.apache.flink.api.connector.sink2.SinkWriter;
+import org.apache.flink.api.connector.sink2.StatefulSinkWriter;
 import org.apache.flink.api.connector.sink2.WriterInitContext;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.SimpleCounter;
 import org.apache.flink.metrics.groups.SinkWriterMetricGroup;
+import org.apache.flink.runtime.execution.SuppressRestartsException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import redis.clients.jedis.Jedis;
@@ -36,7 +37,7 @@ import redis.clients.jedis.exceptions.JedisException;
  * <p>A key Redis rejects for good (the script's per-key errors, such as WRONGTYPE for a key of another
  * type under the prefix) does not fail the batch: the script writes every other key and returns the
  * rejected ones, which the writer reports once each (a WARN line, {@code redisRejected},
- * {@link RedisSink#KEYS_REJECTED}) and keeps in its checkpointed state ({@link RedisRejections}) with the
+ * {@link RedisSink#KEYS_REJECTED}) and keeps in its checkpointed state ({@link RedisWriterState}) with the
  * start of the earliest rejected window, below which it holds the watermark it publishes. The watermark goes
  * to Redis after the writes of its batch, in a round trip of its own.
  *
@@ -45,8 +46,15 @@ import redis.clients.jedis.exceptions.JedisException;
  * buffer by a newer write of the same key), {@code redisRetries}, {@code redisFlushes}, {@code redisRejected} (distinct keys rejected for good), gauge
  * {@code redisLastFlushMillis}; and Flink's standard {@code numRecordsSend} (writes sent after coalescing),
  * {@code numRecordsSendErrors} and {@code currentSendTime}.
+ *
+ * <p>With a lease token (the job's sink, see {@link RedisSink#holdingLease}) the writer takes the prefix's
+ * lease on its I/O thread before its first batch and renews it every {@link PrefixGuard#LEASE_RENEWAL};
+ * its state holds the token. A lease held by another token fails the job with restarts suppressed: restarting
+ * would only meet the same job again; a restored writer first waits up to the lease's expiry (the run it
+ * continues may have died without giving it up, and after a rescale a writer restores no token while its
+ * siblings do). It gives the lease up when it closes.
  */
-public final class RedisSinkWriter implements org.apache.flink.api.connector.sink2.StatefulSinkWriter<RedisWrite, RedisRejections> {
+public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, RedisWriterState> {
     private static final Logger LOG = LoggerFactory.getLogger(RedisSinkWriter.class);
     private static final byte[] SHA = RedisApplyScript.b(RedisApplyScript.SHA1);
     private static final byte[] NO_LINEAGE = new byte[0];
@@ -87,6 +95,7 @@ public final class RedisSinkWriter implements org.apache.flink.api.connector.sin
     private final String watermarkKey;
     private final int subtask;
     private final int parallelism;
+    private final int maxParallelism;
     private long pendingWatermark = Long.MIN_VALUE;
     /** The last watermark handed to the I/O thread (mailbox thread). */
     private long handedWatermark = Long.MIN_VALUE;
@@ -106,17 +115,40 @@ public final class RedisSinkWriter implements org.apache.flink.api.connector.sin
      */
     static final int MAX_REPORTED_KEYS = 10_000;
 
-    RedisSinkWriter(RedisSink sink, WriterInitContext context, java.util.Collection<RedisRejections> restored) {
-        for (RedisRejections r : restored) {
+    /** The lease token, or null for a writer without a lease. */
+    private final String leaseToken;
+    private final PrefixGuard guard;
+    private long leaseRenewedAt = Long.MIN_VALUE;
+    /** Whether this writer has held the lease (I/O thread). */
+    private boolean leaseHeld;
+    /** Until when a restored writer waits for a lease held by another token (0: it does not wait). */
+    private final long leaseWaitUntil;
+    /** Set by the I/O thread when another job holds the lease; thrown by the task thread. */
+    private volatile RuntimeException leaseLost;
+
+    RedisSinkWriter(RedisSink sink, WriterInitContext context) {
+        this(sink, context, null, false, List.of());
+    }
+
+    /**
+     * @param restored whether the job restores a checkpoint or savepoint: then a lease held by another token is waited for, up to its expiry
+     * @param restoredState the states this writer restores: their rejected keys and watermark holds are kept
+     */
+    RedisSinkWriter(RedisSink sink, WriterInitContext context, String leaseToken, boolean restored, java.util.Collection<RedisWriterState> restoredState) {
+        for (RedisWriterState r : restoredState) {
             heldWatermark = Math.min(heldWatermark, r.heldWatermark);
             rejectedKeys.addAll(r.keys);
         }
         this.sink = sink;
+        this.leaseToken = leaseToken;
+        this.leaseWaitUntil = restored ? System.currentTimeMillis() + PrefixGuard.LEASE_TTL.toMillis() + 5_000 : 0;
+        this.guard = new PrefixGuard(sink.keyPrefix);
         this.endpoint = sink.endpoint;
         this.buffer = new RedisWriteBuffer(sink.keyPrefix);
         this.timers = context.getProcessingTimeService();
         this.subtask = context.getTaskInfo().getIndexOfThisSubtask();
         this.parallelism = context.getTaskInfo().getNumberOfParallelSubtasks();
+        this.maxParallelism = Math.max(parallelism, context.getTaskInfo().getMaxNumberOfParallelSubtasks());
         RedisKeys keys = new RedisKeys(sink.keyPrefix);
         this.watermarkKey = keys.watermark();
         this.lineageKey = keys.lineage();
@@ -139,11 +171,59 @@ public final class RedisSinkWriter implements org.apache.flink.api.connector.sin
             t.setDaemon(true);
             return t;
         });
+        renewLeaseIfDue();
         scheduleTimer();
+    }
+
+    /** Queues a lease renewal on the I/O thread (ahead of the next batch) every {@link PrefixGuard#LEASE_RENEWAL}. */
+    private void renewLeaseIfDue() {
+        if (leaseToken == null) return;
+        RuntimeException lost = leaseLost;
+        if (lost != null) throw lost;
+        long now = timers.getCurrentProcessingTime();
+        if (leaseRenewedAt != Long.MIN_VALUE && now - leaseRenewedAt < PrefixGuard.LEASE_RENEWAL.toMillis()) return;
+        leaseRenewedAt = now;
+        io.submit(this::renewLease);
+    }
+
+    /** I/O thread: takes or renews the lease; a transient Redis failure is left to the next renewal and to the batches' retries. */
+    private void renewLease() {
+        while (true) {
+            String holder;
+            try {
+                countCommands(1);
+                holder = guard.acquire(connection(), leaseToken);
+            } catch (JedisException e) {
+                closeConnection();
+                LOG.warn("renewing the lease of key prefix '{}' at {} failed ({}); retrying in {} s", sink.keyPrefix, endpoint, describe(e),
+                        PrefixGuard.LEASE_RENEWAL.toSeconds());
+                return;
+            }
+            if (holder == null) {
+                leaseHeld = true;
+                return;
+            }
+            // A restored writer whose lease is still held (by the crashed run it continues, or by a sibling
+            // that restored the token while this one, after a rescale, restored none) waits for it to expire.
+            if (!leaseHeld && System.currentTimeMillis() < leaseWaitUntil && !closed) {
+                try {
+                    Thread.sleep(500);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+                continue;
+            }
+            leaseLost = new SuppressRestartsException(new RedisSinkException.Unchecked("key prefix '" + sink.keyPrefix
+                    + "' is in use by another job (lease " + guard.prefix() + ":_lease held by " + holder
+                    + "): stop that job, or give this one its own --redis.key-prefix"));
+            return;
+        }
     }
 
     @Override
     public void write(RedisWrite element, Context context) throws IOException, InterruptedException {
+        if (leaseLost != null) throw leaseLost;
         buffer.add(element);
         if (buffer.keys() >= sink.maxBufferedKeys || buffer.bytes() >= sink.maxBufferedBytes) {
             flushBuffer();
@@ -165,27 +245,46 @@ public final class RedisSinkWriter implements org.apache.flink.api.connector.sin
     public void flush(boolean endOfInput) throws IOException, InterruptedException {
         flushBuffer();
         awaitInFlight();
+        if (leaseLost != null) throw leaseLost;
     }
 
     /**
-     * The keys rejected so far and the watermark they hold: after {@link #flush}, so that every rejection of
-     * a write before the checkpoint is in it.
+     * The lease token, and the keys rejected so far with the watermark they hold: after {@link #flush}, so
+     * that every rejection of a write before the checkpoint is in it. Flink splits writer states among the
+     * new subtasks after a rescale: each writer keeps enough copies of the token that every subtask up to the
+     * maximum parallelism restores one, and all writers of the restored job hold the same token; the
+     * rejections go in the first copy only.
      */
     @Override
-    public List<RedisRejections> snapshotState(long checkpointId) throws IOException {
+    public List<RedisWriterState> snapshotState(long checkpointId) throws IOException {
         try {
             awaitInFlight();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new java.io.InterruptedIOException("interrupted while waiting for Redis");
         }
-        if (heldWatermark == Long.MAX_VALUE && rejectedKeys.isEmpty()) return List.of();
-        return List.of(new RedisRejections(heldWatermark, new ArrayList<>(rejectedKeys)));
+        boolean rejections = heldWatermark != Long.MAX_VALUE || !rejectedKeys.isEmpty();
+        if (leaseToken == null && !rejections) return List.of();
+        List<RedisWriterState> states = new ArrayList<>();
+        states.add(new RedisWriterState(leaseToken, heldWatermark, new ArrayList<>(rejectedKeys)));
+        if (leaseToken != null) {
+            int copies = Math.max(1, (maxParallelism + parallelism - 1) / parallelism);
+            for (int i = 1; i < copies; i++) states.add(new RedisWriterState(leaseToken, Long.MAX_VALUE, List.of()));
+        }
+        return states;
     }
 
     @Override
     public void close() throws InterruptedException {
         closed = true;
+        if (leaseToken != null && leaseLost == null) {
+            try {
+                io.submit(() -> guard.release(connection(), leaseToken)).get(2, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException | java.util.concurrent.RejectedExecutionException e) {
+                LOG.info("could not give up the lease of key prefix '{}' (it expires within {} s): {}", sink.keyPrefix,
+                        PrefixGuard.LEASE_TTL.toSeconds(), e.toString());
+            }
+        }
         io.shutdownNow();
         if (!io.awaitTermination(10, java.util.concurrent.TimeUnit.SECONDS)) {
             LOG.warn("the Redis writer's I/O thread did not stop within 10 s");
@@ -205,6 +304,7 @@ public final class RedisSinkWriter implements org.apache.flink.api.connector.sin
 
     private void onTimer(long time) throws IOException, InterruptedException {
         if (closed) return;
+        renewLeaseIfDue();
         flushBuffer();
         scheduleTimer();
     }
@@ -232,6 +332,8 @@ public final class RedisSinkWriter implements org.apache.flink.api.connector.sin
         long batchWatermark = publish ? wm : Long.MIN_VALUE;
         inFlight = io.submit(() -> {
             long start = System.nanoTime();
+            RuntimeException lost = leaseLost;
+            if (lost != null) throw lost; // never write under a prefix another job holds
             try {
                 if (!calls.isEmpty()) sendWithRetry(calls);
                 publishWatermark(batchWatermark);

@@ -491,7 +491,7 @@ class RedisSinkWriterTest {
         write(RedisWrite.count(bad, keys.versionOf("bad", bad), 4, 1, true, 0));
         assertThat(writer.keysRejected.getCount()).isEqualTo(1);
         assertThat(writer.snapshotState(1)).hasSize(1);
-        RedisRejections.Serializer serializer = new RedisRejections.Serializer();
+        RedisWriterState.Serializer serializer = new RedisWriterState.Serializer();
         byte[] state = serializer.serialize(writer.snapshotState(1).get(0));
         writer.close();
 

@@ -1,0 +1,128 @@
+package io.rollcount.job.redis;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.params.ScanParams;
+import redis.clients.jedis.resps.ScanResult;
+
+/**
+ * Who owns a key prefix. The totals of a prefix are only right if one job writes them, continuing from its
+ * own state: a job that starts empty over another job's keys writes smaller values that the never-backwards
+ * rule skips (the totals silently stay those of the earlier job), and two jobs on one prefix overwrite each
+ * other's values. So:
+ * <ul>
+ *   <li>The job's Redis sink holds a lease, {@code P:_lease} = the job's token, expiring {@link #LEASE_TTL}
+ *       after its last renewal (every {@link #LEASE_RENEWAL}); a second job finds it held and is refused.
+ *       The token is kept in the sink's writer state, so a job restored from a checkpoint or savepoint takes
+ *       the lease back.
+ *   <li>The first lease also writes {@code P:_job} = the token, never expiring: a mark that a job has written
+ *       under the prefix. {@link #earlierJob} finds it (or, for prefixes of versions before the mark,
+ *       {@code P:meta:watermark} or {@code P:_lineage}), and a start without a checkpoint is refused unless
+ *       the operator says {@code --fresh}.
+ * </ul>
+ */
+public final class PrefixGuard {
+    public static final Duration LEASE_TTL = Duration.ofSeconds(30);
+    public static final Duration LEASE_RENEWAL = Duration.ofSeconds(5);
+
+    /** Takes or renews the lease: returns 1, or the other holder's token. KEYS: lease, job mark; ARGV: token, ttl ms. */
+    static final String ACQUIRE = "local v = redis.call('GET', KEYS[1])\n"
+            + "if v and v ~= ARGV[1] then return v end\n"
+            + "redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])\n"
+            + "if redis.call('GET', KEYS[2]) ~= ARGV[1] then redis.call('SET', KEYS[2], ARGV[1]) end\n"
+            + "return 1\n";
+    /** Gives the lease up if this token holds it. KEYS: lease; ARGV: token. */
+    static final String RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end\nreturn 0\n";
+
+    private final RedisKeys keys;
+
+    public PrefixGuard(String prefix) {
+        this.keys = new RedisKeys(prefix);
+    }
+
+    public String prefix() {
+        return keys.prefix();
+    }
+
+    /** Takes or renews the lease for {@code token}; returns null, or the token of the job that holds it. */
+    public String acquire(Jedis jedis, String token) {
+        Object r = jedis.eval(ACQUIRE, List.of(keys.lease(), keys.job()), List.of(token, String.valueOf(LEASE_TTL.toMillis())));
+        return r instanceof Long ? null : String.valueOf(r);
+    }
+
+    /** Gives the lease up if {@code token} holds it. */
+    public void release(Jedis jedis, String token) {
+        jedis.eval(RELEASE, List.of(keys.lease()), List.of(token));
+    }
+
+    /**
+     * Why a job may not start on this prefix, as one line, or null if it may: the lease is held by another
+     * token ({@code ownToken} null: any token, unless restoring), or ({@code restoring} false) an earlier job's keys are there and {@code fresh} is not given.
+     *
+     * @param resumeHint how this job would be resumed, for the message ({@code --resume PATH}, {@code flink run -s PATH})
+     */
+    public String refusal(Jedis jedis, boolean restoring, boolean fresh, String ownToken, String resumeHint) {
+        String holder = leaseHolder(jedis);
+        // A restored job of unknown token (flink run -s) is left to its writers: they take the lease back with
+        // the token in their state, or wait for it to expire, or fail the job.
+        if (holder != null && (ownToken != null ? !holder.equals(ownToken) : !restoring)) {
+            return "key prefix '" + prefix() + "' is in use by a running job (lease " + keys.lease() + ", renewed every "
+                    + LEASE_RENEWAL.toSeconds() + " s, gone " + LEASE_TTL.toSeconds() + " s after that job stops): stop it, or give this job its own --redis.key-prefix";
+        }
+        if (restoring || fresh) return null;
+        String found = earlierJob(jedis);
+        if (found == null) return null;
+        return "key prefix '" + prefix() + "' holds the counts of an earlier job (" + found + " exists) and this job would start"
+                + " empty: its smaller totals would never replace the larger ones. Resume that job (" + resumeHint
+                + "), choose a new --redis.key-prefix, or give --fresh to delete the prefix's keys and count from zero";
+    }
+
+    /** The token of the job holding the lease, or null. */
+    public String leaseHolder(Jedis jedis) {
+        return jedis.get(keys.lease());
+    }
+
+    /** The first key found that shows another job has written under the prefix, or null for a prefix never used. */
+    public String earlierJob(Jedis jedis) {
+        for (String k : List.of(keys.job(), keys.lease(), keys.watermark(), keys.lineage())) {
+            if (jedis.exists(k)) return k;
+        }
+        return null;
+    }
+
+    /**
+     * {@code --fresh}: deletes every key of the prefix's layout ({@code P:{*}}, {@code P:top:*}, {@code P:trending:*},
+     * {@code P:meta:*}, {@code P:_*}) so that its values restart from what the new job counts; returns how many.
+     */
+    public long clear(Jedis jedis) {
+        long deleted = 0;
+        String p = keys.prefix() + ":";
+        List<String> heads = List.of(p + "{", p + "top:", p + "trending:", p + "meta:", p + "_");
+        String cursor = ScanParams.SCAN_POINTER_START;
+        // one pass over the keyspace (SCAN visits every key whatever the pattern), the layout checked here
+        ScanParams params = new ScanParams().match(glob(p + "*")).count(10_000);
+        do {
+            ScanResult<String> page = jedis.scan(cursor, params);
+            List<String> found = new ArrayList<>();
+            for (String k : page.getResult()) {
+                if (heads.stream().anyMatch(k::startsWith)) found.add(k);
+            }
+            if (!found.isEmpty()) deleted += jedis.unlink(found.toArray(String[]::new));
+            cursor = page.getCursor();
+        } while (!ScanParams.SCAN_POINTER_START.equals(cursor));
+        return deleted;
+    }
+
+    /** The pattern with the prefix's own glob characters escaped (the trailing {@code *} stays a wildcard). */
+    private static String glob(String pattern) {
+        String head = pattern.substring(0, pattern.length() - 1);
+        StringBuilder sb = new StringBuilder();
+        for (char c : head.toCharArray()) {
+            if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\' || c == '{' || c == '}') sb.append('\\');
+            sb.append(c);
+        }
+        return sb.append('*').toString();
+    }
+}
