@@ -127,11 +127,11 @@ public final class RollcountJob {
         DataStream<TopList> windowTops = counts.getSideOutput(CountPerCounter.CLOSED_WINDOWS)
                 .transform("local-window-top-k", TypeInformation.of(WindowTop.class), new LocalWindowTopK(options.topk))
                 .uid("local-window-top-k")
-                .transform("window-top-cap", TypeInformation.of(WindowTop.class), new WindowTopCap(options.trendingMaxNamespaces))
-                .uid("window-top-cap").setParallelism(1).setMaxParallelism(1)
                 .keyBy(WindowTop::groupKey, Types.STRING)
                 .process(new WindowTopMerge(options.topk))
-                .name("window-top-k").uid("window-top-k");
+                .name("window-top-k").uid("window-top-k")
+                .transform("window-top-cap", TypeInformation.of(TopList.class), new WindowTopCap(options.trendingMaxNamespaces))
+                .uid("window-top-cap").setParallelism(1).setMaxParallelism(1);
         DataStream<TopList> topLists = trending.union(windowTops);
         DataStream<RedisWrite> topWrites = topLists.map(new TopListWrites(keys)).name("top-lists-to-redis").uid("top-lists-to-redis")
                 .keyBy(w -> w.key, Types.STRING); // one sink subtask per sorted set: its lists arrive in order
