@@ -74,6 +74,13 @@ final class RunCommand implements Callable<Integer> {
         options.validate();
         if (resume != null && options.fresh) throw new IllegalArgumentException("--resume and --fresh exclude each other");
         checkRedis(options);
+        try {
+            RollcountJob.refuseSharedDeadLetterFile(options);
+        } catch (IllegalStateException e) {
+            spec.commandLine().getErr().println("rollcount: " + e.getMessage());
+            spec.commandLine().getErr().flush();
+            return EXIT_REFUSED;
+        }
         scan = options.sourceKind() == JobOptions.SourceKind.files ? scanInput(options.input) : null;
         if (scan != null) scan.skipped().forEach(s -> System.err.println("rollcount: skipping " + s));
         long inputBytes = scan != null ? inputSize(scan) : -1;

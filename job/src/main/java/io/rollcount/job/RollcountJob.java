@@ -229,6 +229,14 @@ public final class RollcountJob {
         if (options.parallelism != null) env.setParallelism(options.parallelism);
         String refusal;
         try {
+            // before the prefix check, which with --fresh deletes keys: a refused start changes nothing
+            refuseSharedDeadLetterFile(options);
+        } catch (IllegalStateException e) {
+            System.err.println("rollcount: " + e.getMessage());
+            System.exit(2);
+            return;
+        }
+        try {
             refusal = checkPrefix(options, env.getConfiguration().get(org.apache.flink.configuration.StateRecoveryOptions.SAVEPOINT_PATH) != null,
                     "flink run -s <its checkpoint or savepoint>");
         } catch (redis.clients.jedis.exceptions.JedisException e) {
@@ -251,6 +259,15 @@ public final class RollcountJob {
             return;
         }
         env.execute("rollcount");
+    }
+
+    /**
+     * Refuses, with an {@link IllegalStateException} of one line, a job whose dead letters would go to a file
+     * another running job holds ({@code --dlq}; with Kafka they go to the topic).
+     */
+    public static void refuseSharedDeadLetterFile(JobOptions options) {
+        boolean kafka = options.kafkaBootstrap != null && !options.kafkaBootstrap.isBlank();
+        if (!kafka) DeadLetterFileSink.refuseIfLocked(options.dlq);
     }
 
     /**
@@ -283,7 +300,7 @@ public final class RollcountJob {
         boolean kafka = options.kafkaBootstrap != null && !options.kafkaBootstrap.isBlank();
         if (kafka) KafkaIO.ensureOutputTopics(options);
         // Another running job's dead-letter file is refused before this one starts (its writer would be refused anyway).
-        else DeadLetterFileSink.refuseIfLocked(options.dlq);
+        else refuseSharedDeadLetterFile(options);
         // One job per key prefix: the counts' writers hold its lease (the sorted sets' writers need not).
         RedisSink redis = RedisSink.fromOptions(options).holdingLease(options.leaseToken);
         Outputs outputs = kafka
