@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.gen.EventGenerator.Generated;
 import io.rollcount.job.kafka.KafkaBroker;
+import io.rollcount.job.ops.RecentEventTimes;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -204,17 +205,23 @@ class ClusterFaultIT {
             while (produced < n && production.isAlive()) Thread.sleep(20);
         }
 
-        /** Waits for the end of production, then sends one tick per partition far enough ahead to close every 5 s and most 1 m windows. */
+        /**
+         * Waits for the end of production, then sends ticks per partition far enough ahead to close every 5 s and
+         * most 1 m windows: one more than the watermark outvotes ({@link RecentEventTimes#OUTLIERS_IGNORED}), since
+         * a lone event ahead of the stream is an outlier that must not move it.
+         */
         void finishAndTick() throws Exception {
             production.join(Duration.ofMinutes(3).toMillis());
             assertThat(production.isAlive()).as("production ended").isFalse();
             if (producerError.get() != null) throw new AssertionError("producing failed", producerError.get());
             long tickTs = lastTs + 30_000;
             for (int p = 0; p < PARTITIONS; p++) {
-                String counter = "tick:p" + p;
-                String line = "{\"counter\":\"" + counter + "\",\"ts\":" + tickTs + "}";
-                truth.add(new Generated(line, counter, 1, tickTs, null, null, false));
-                send(p, counter, line);
+                for (int i = 0; i <= RecentEventTimes.OUTLIERS_IGNORED; i++) {
+                    String counter = "tick:p" + p;
+                    String line = "{\"counter\":\"" + counter + "\",\"ts\":" + tickTs + "}";
+                    truth.add(new Generated(line, counter, 1, tickTs, null, null, false));
+                    send(p, counter, line);
+                }
             }
             producer.flush();
             if (producerError.get() != null) throw new AssertionError("producing failed", producerError.get());
