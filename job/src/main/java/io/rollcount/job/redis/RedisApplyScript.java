@@ -48,7 +48,8 @@ import java.util.List;
  *       {@code PEXPIRE key ttl} when ttl &gt; 0. PFMERGE takes the register-wise
  *       maximum, so the key never shrinks and a replayed sketch changes nothing.
  *   <li>ZSET ({@code KEYS} key[, versionKey]): skipped if the stored version is {@code > version}; else
- *       {@code DEL key}, {@code ZADD} of every member, {@code SET versionKey version}, and
+ *       {@code SET versionKey version} (first: Redis refuses a SET at maxmemory, not a DEL, which would let the
+ *       rest of the script past its OOM check), {@code DEL key}, {@code ZADD} of every member, and
  *       {@code PEXPIRE} of both when ttl &gt; 0.
  * </ul>
  * Every value a COUNT compares against (its versionKey, and its key when monotone) and the key of a
@@ -264,6 +265,9 @@ final class RedisApplyScript {
                   return
                 end
               end
+              -- the version first: a SET, which Redis refuses at maxmemory, where the DEL below is not refused
+              -- and would let the rest of the script past Redis's OOM check
+              if vk then set(vk, version, ttl) end
               call(k, 'DEL', k)
               local i = 0
               while i < n do
@@ -272,7 +276,6 @@ final class RedisApplyScript {
                 i = i + m
               end
               if ttl ~= '0' and n > 0 then call(k, 'PEXPIRE', k, ttl) end
-              if vk then set(vk, version, ttl) end
               applied = applied + 1
             end
             -- The writes run without a pcall each while none fails (a pcall per write costs the server time);
