@@ -105,6 +105,11 @@ public class JobOptions implements Serializable {
     /** The token of the key prefix's lease this job's Redis sink holds (see PrefixGuard); null for a new one. Not an option. */
     public String leaseToken;
 
+    /** Whether {@code --kafka.bootstrap} is set: then rollups and dead letters go to Kafka, else dead letters to {@code --dlq}. */
+    public boolean kafkaConfigured() {
+        return kafkaBootstrap != null && !kafkaBootstrap.isBlank();
+    }
+
     public Duration duration(String option, String value) {
         try {
             return Durations.parse(value);
@@ -164,7 +169,7 @@ public class JobOptions implements Serializable {
         if (sourceKind() == SourceKind.files && (input == null || input.isBlank())) {
             throw new IllegalArgumentException("--input is required with --source files");
         }
-        if (sourceKind() == SourceKind.kafka && (kafkaBootstrap == null || kafkaBootstrap.isBlank())) {
+        if (sourceKind() == SourceKind.kafka && !kafkaConfigured()) {
             throw new IllegalArgumentException("--kafka.bootstrap is required with --source kafka (or give --input PATH to read files)");
         }
         if (parallelism != null && parallelism < 1) throw new IllegalArgumentException("--parallelism must be at least 1");

@@ -13,21 +13,23 @@ import io.rollcount.job.model.Rollup;
 import io.rollcount.job.model.TopList;
 import io.rollcount.job.model.TrendCandidates;
 import io.rollcount.job.model.WindowTop;
-import io.rollcount.job.ops.LocalWindowTopK;
-import io.rollcount.job.ops.TrendPerShard;
-import io.rollcount.job.ops.TrendingMerge;
-import io.rollcount.job.ops.WindowTopCap;
-import io.rollcount.job.ops.WindowTopMerge;
-import io.rollcount.job.redis.TopListWrites;
 import io.rollcount.job.ops.CountPerCounter;
 import io.rollcount.job.ops.DropDuplicates;
+import io.rollcount.job.ops.LocalWindowTopK;
 import io.rollcount.job.ops.PreAggregate;
 import io.rollcount.job.ops.RouteEvents;
+import io.rollcount.job.ops.TrendPerShard;
+import io.rollcount.job.ops.TrendingMerge;
 import io.rollcount.job.ops.ValidEventsWatermarks;
+import io.rollcount.job.ops.WindowTopCap;
+import io.rollcount.job.ops.WindowTopMerge;
 import io.rollcount.job.parse.EventParser;
+import io.rollcount.job.redis.PrefixGuard;
+import io.rollcount.job.redis.RedisEndpoint;
 import io.rollcount.job.redis.RedisKeys;
 import io.rollcount.job.redis.RedisSink;
 import io.rollcount.job.redis.RedisWrite;
+import io.rollcount.job.redis.TopListWrites;
 import java.time.Duration;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
@@ -37,6 +39,7 @@ import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.PipelineOptions;
 import org.apache.flink.configuration.StateBackendOptions;
+import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.connector.file.src.FileSource;
 import org.apache.flink.core.execution.CheckpointingMode;
 import org.apache.flink.core.fs.Path;
@@ -44,6 +47,8 @@ import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import picocli.CommandLine;
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.exceptions.JedisException;
 
 /**
  * The Rollcount job: {@code flink run job/target/rollcount-job.jar [options]}, or {@code ./rollcount run}
@@ -237,9 +242,9 @@ public final class RollcountJob {
             return;
         }
         try {
-            refusal = checkPrefix(options, env.getConfiguration().get(org.apache.flink.configuration.StateRecoveryOptions.SAVEPOINT_PATH) != null,
+            refusal = checkPrefix(options, env.getConfiguration().get(StateRecoveryOptions.SAVEPOINT_PATH) != null,
                     "flink run -s <its checkpoint or savepoint>");
-        } catch (redis.clients.jedis.exceptions.JedisException e) {
+        } catch (JedisException e) {
             // The client may not reach Redis where the TaskManagers do: the writers still hold the prefix's lease.
             System.err.println("rollcount: warning: could not check key prefix '" + options.redisKeyPrefix + "' from here ("
                     + e.getMessage() + "); the job's writers still refuse a prefix another job holds");
@@ -266,17 +271,16 @@ public final class RollcountJob {
      * another running job holds ({@code --dlq}; with Kafka they go to the topic).
      */
     public static void refuseSharedDeadLetterFile(JobOptions options) {
-        boolean kafka = options.kafkaBootstrap != null && !options.kafkaBootstrap.isBlank();
-        if (!kafka) DeadLetterFileSink.refuseIfLocked(options.dlq);
+        if (!options.kafkaConfigured()) DeadLetterFileSink.refuseIfLocked(options.dlq);
     }
 
     /**
-     * Whether the job may start on its key prefix (see {@link io.rollcount.job.redis.PrefixGuard}): returns the
+     * Whether the job may start on its key prefix (see {@link PrefixGuard}): returns the
      * refusal, one line, or null. With {@code --fresh} and an earlier job's keys, deletes them first and says so.
      */
     public static String checkPrefix(JobOptions options, boolean restoring, String resumeHint) {
-        io.rollcount.job.redis.PrefixGuard guard = new io.rollcount.job.redis.PrefixGuard(options.redisKeyPrefix);
-        try (redis.clients.jedis.Jedis jedis = io.rollcount.job.redis.RedisEndpoint.fromOptions(options).connect()) {
+        PrefixGuard guard = new PrefixGuard(options.redisKeyPrefix);
+        try (Jedis jedis = RedisEndpoint.fromOptions(options).connect()) {
             String refusal = guard.refusal(jedis, restoring, options.fresh, options.leaseToken, resumeHint);
             if (refusal != null) return refusal;
             if (options.fresh && !restoring && guard.earlierJob(jedis) != null) {
@@ -297,10 +301,10 @@ public final class RollcountJob {
             case files -> fileSource(options);
             case kafka -> KafkaIO.source(options);
         };
-        boolean kafka = options.kafkaBootstrap != null && !options.kafkaBootstrap.isBlank();
+        boolean kafka = options.kafkaConfigured();
         if (kafka) KafkaIO.ensureOutputTopics(options);
         // Another running job's dead-letter file is refused before this one starts (its writer would be refused anyway).
-        else refuseSharedDeadLetterFile(options);
+        else DeadLetterFileSink.refuseIfLocked(options.dlq);
         // One job per key prefix: the counts' writers hold its lease (the sorted sets' writers need not).
         RedisSink redis = RedisSink.fromOptions(options).holdingLease(options.leaseToken);
         Outputs outputs = kafka
