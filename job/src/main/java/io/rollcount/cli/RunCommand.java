@@ -33,6 +33,7 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 import redis.clients.jedis.Jedis;
+import redis.clients.jedis.UnifiedJedis;
 
 /**
  * {@code ./rollcount run [options]}: the job on a local MiniCluster, with a progress line and a summary.
@@ -298,7 +299,7 @@ final class RunCommand implements Callable<Integer> {
     /** The writers give the lease up when they close; this is for a job that ended before they could. */
     private static void releaseLease(JobOptions options) {
         if (options.leaseToken == null) return;
-        try (Jedis jedis = RedisEndpoint.fromOptions(options).connect()) {
+        try (UnifiedJedis jedis = RedisEndpoint.fromOptions(options).client()) {
             new PrefixGuard(options.redisKeyPrefix).release(jedis, options.leaseToken);
         } catch (RuntimeException e) {
             // it expires on its own

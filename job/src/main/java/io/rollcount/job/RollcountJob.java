@@ -48,6 +48,7 @@ import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import picocli.CommandLine;
 import redis.clients.jedis.Jedis;
+import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisException;
 
 /**
@@ -280,7 +281,7 @@ public final class RollcountJob {
      */
     public static String checkPrefix(JobOptions options, boolean restoring, String resumeHint) {
         PrefixGuard guard = new PrefixGuard(options.redisKeyPrefix);
-        try (Jedis jedis = RedisEndpoint.fromOptions(options).connect()) {
+        try (UnifiedJedis jedis = RedisEndpoint.fromOptions(options).client()) {
             String refusal = guard.refusal(jedis, restoring, options.fresh, options.leaseToken, resumeHint);
             if (refusal != null) return refusal;
             if (options.fresh && !restoring && guard.earlierJob(jedis) != null) {

@@ -3,7 +3,7 @@ package io.rollcount.job.redis;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import redis.clients.jedis.Jedis;
+import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.params.ScanParams;
 import redis.clients.jedis.resps.ScanResult;
 
@@ -47,13 +47,13 @@ public final class PrefixGuard {
     }
 
     /** Takes or renews the lease for {@code token}; returns null, or the token of the job that holds it. */
-    public String acquire(Jedis jedis, String token) {
+    public String acquire(UnifiedJedis jedis, String token) {
         Object r = jedis.eval(ACQUIRE, List.of(keys.lease(), keys.job()), List.of(token, String.valueOf(LEASE_TTL.toMillis())));
         return r instanceof Long ? null : String.valueOf(r);
     }
 
     /** Gives the lease up if {@code token} holds it. */
-    public void release(Jedis jedis, String token) {
+    public void release(UnifiedJedis jedis, String token) {
         jedis.eval(RELEASE, List.of(keys.lease()), List.of(token));
     }
 
@@ -63,7 +63,7 @@ public final class PrefixGuard {
      *
      * @param resumeHint how this job would be resumed, for the message ({@code --resume PATH}, {@code flink run -s PATH})
      */
-    public String refusal(Jedis jedis, boolean restoring, boolean fresh, String ownToken, String resumeHint) {
+    public String refusal(UnifiedJedis jedis, boolean restoring, boolean fresh, String ownToken, String resumeHint) {
         String holder = leaseHolder(jedis);
         // A restored job of unknown token (flink run -s) is left to its writers: they take the lease back with
         // the token in their state, or wait for it to expire, or fail the job.
@@ -80,12 +80,12 @@ public final class PrefixGuard {
     }
 
     /** The token of the job holding the lease, or null. */
-    public String leaseHolder(Jedis jedis) {
+    public String leaseHolder(UnifiedJedis jedis) {
         return jedis.get(keys.lease());
     }
 
     /** The first key found that shows another job has written under the prefix, or null for a prefix never used. */
-    public String earlierJob(Jedis jedis) {
+    public String earlierJob(UnifiedJedis jedis) {
         for (String k : List.of(keys.job(), keys.lease(), keys.watermark(), keys.lineage())) {
             if (jedis.exists(k)) return k;
         }
@@ -96,7 +96,7 @@ public final class PrefixGuard {
      * {@code --fresh}: deletes every key of the prefix's layout ({@code P:{*}}, {@code P:top:*}, {@code P:trending:*},
      * {@code P:meta:*}, {@code P:_*}) so that its values restart from what the new job counts; returns how many.
      */
-    public long clear(Jedis jedis) {
+    public long clear(UnifiedJedis jedis) {
         long deleted = 0;
         String p = keys.prefix() + ":";
         List<String> heads = List.of(p + "{", p + "top:", p + "trending:", p + "meta:", p + "_");

@@ -22,7 +22,12 @@ import javax.net.ssl.TrustManagerFactory;
 import redis.clients.jedis.ClientSetInfoConfig;
 import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.Connection;
 import redis.clients.jedis.Jedis;
+import redis.clients.jedis.JedisClientConfig;
+import redis.clients.jedis.RedisClient;
+import redis.clients.jedis.UnifiedJedis;
+import org.apache.commons.pool2.impl.GenericObjectPoolConfig;
 
 /**
  * Where and how to reach one Redis server: host, port, database, ACL user, password and TLS.
@@ -159,6 +164,40 @@ public final class RedisEndpoint implements Serializable {
      *     credentials; its message never contains the password
      */
     public Jedis connect() {
+        Jedis jedis = new Jedis(new HostAndPort(host, port), clientConfig());
+        try {
+            jedis.ping();
+        } catch (RuntimeException e) {
+            jedis.close();
+            throw e;
+        }
+        return jedis;
+    }
+
+    /**
+     * A client of this endpoint for the job's writers and checks: {@link UnifiedJedis}, whose commands and
+     * {@link UnifiedJedis#pipelined() pipelines} are the same API for one server and for a Redis Cluster. It
+     * holds at most two connections; checked with a {@code PING}. The caller owns it and must close it.
+     *
+     * @throws redis.clients.jedis.exceptions.JedisException if the server cannot be reached or refuses the
+     *     credentials; its message never contains the password
+     */
+    public UnifiedJedis client() {
+        GenericObjectPoolConfig<Connection> pool = new GenericObjectPoolConfig<>();
+        pool.setMaxTotal(2);
+        pool.setMaxIdle(2);
+        pool.setJmxEnabled(false);
+        UnifiedJedis client = new RedisClient.Builder().hostAndPort(host, port).clientConfig(clientConfig()).poolConfig(pool).build();
+        try {
+            client.ping();
+        } catch (RuntimeException e) {
+            client.close();
+            throw e;
+        }
+        return client;
+    }
+
+    private JedisClientConfig clientConfig() {
         DefaultJedisClientConfig.Builder config = DefaultJedisClientConfig.builder()
                 .connectionTimeoutMillis(connectTimeoutMillis)
                 .socketTimeoutMillis(socketTimeoutMillis)
@@ -174,14 +213,7 @@ public final class RedisEndpoint implements Serializable {
             if (verifyHostname) params.setEndpointIdentificationAlgorithm("HTTPS");
             config.ssl(true).sslSocketFactory(sslSocketFactory()).sslParameters(params);
         }
-        Jedis jedis = new Jedis(new HostAndPort(host, port), config.build());
-        try {
-            jedis.ping();
-        } catch (RuntimeException e) {
-            jedis.close();
-            throw e;
-        }
-        return jedis;
+        return config.build();
     }
 
     private SSLSocketFactory sslSocketFactory() {

@@ -12,8 +12,8 @@ import org.apache.flink.metrics.groups.SinkWriterMetricGroup;
 import org.apache.flink.runtime.execution.SuppressRestartsException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import redis.clients.jedis.Jedis;
-import redis.clients.jedis.Pipeline;
+import redis.clients.jedis.AbstractPipeline;
+import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.Response;
 import redis.clients.jedis.exceptions.JedisAccessControlException;
 import redis.clients.jedis.exceptions.JedisConnectionException;
@@ -79,7 +79,7 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
     private volatile long lastFlushMillis;
 
     /** Used by the I/O thread only. */
-    private Jedis jedis;
+    private UnifiedJedis jedis;
     /**
      * This writer's lineage mark (I/O thread only): allocated from Redis ({@code INCR P:_lineage}) before
      * its first growing sketch is sent, kept for its whole life, so that no other writer, before or after, has the same one
@@ -410,7 +410,7 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
 
     /** One attempt: every call once, pipelined; reloads the script once on NOSCRIPT. */
     private void send(List<RedisApplyScript.Call> calls) throws RedisSinkException {
-        Jedis j = connection();
+        UnifiedJedis j = connection();
         if (lineage == null && calls.stream().anyMatch(c -> !c.growing.isEmpty())) {
             countCommands(1);
             lineage = RedisApplyScript.lineageMark(j.incr(lineageKey));
@@ -421,11 +421,12 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
         for (int from = 0; from < calls.size(); from += PIPELINE_SLICE) {
             List<RedisApplyScript.Call> pending = calls.subList(from, Math.min(calls.size(), from + PIPELINE_SLICE));
             for (int round = 0; !pending.isEmpty(); round++) {
-                Pipeline p = j.pipelined();
                 List<Response<Object>> responses = new ArrayList<>(pending.size());
-                for (RedisApplyScript.Call c : pending) responses.add(p.evalsha(SHA, c.scriptKeys(), c.scriptArgs(mark)));
-                countCommands(pending.size());
-                p.sync();
+                try (AbstractPipeline p = j.pipelined()) {
+                    for (RedisApplyScript.Call c : pending) responses.add(p.evalsha(SHA, c.scriptKeys(), c.scriptArgs(mark)));
+                    countCommands(pending.size());
+                    p.sync();
+                }
                 List<RedisApplyScript.Call> noScript = new ArrayList<>();
                 for (int i = 0; i < pending.size(); i++) {
                     Object result;
@@ -485,9 +486,9 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
         return o instanceof byte[] b ? new String(b, java.nio.charset.StandardCharsets.UTF_8) : String.valueOf(o);
     }
 
-    private Jedis connection() {
+    private UnifiedJedis connection() {
         if (jedis == null) {
-            Jedis j = endpoint.connect();
+            UnifiedJedis j = endpoint.client();
             try {
                 loadScript(j);
             } catch (RuntimeException e) {
@@ -499,7 +500,7 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
         return jedis;
     }
 
-    private void loadScript(Jedis j) {
+    private void loadScript(UnifiedJedis j) {
         countCommands(1);
         String sha = j.scriptLoad(RedisApplyScript.SOURCE);
         if (!RedisApplyScript.SHA1.equals(sha)) {

@@ -11,7 +11,7 @@ import org.apache.flink.runtime.execution.SuppressRestartsException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import redis.clients.jedis.Jedis;
+import redis.clients.jedis.UnifiedJedis;
 
 /**
  * Issue 18, item 3: one job per key prefix, against the real Redis. The job's sink holds {@code P:_lease}
@@ -22,14 +22,14 @@ import redis.clients.jedis.Jedis;
 class PrefixLeaseTest {
     private String prefix;
     private RedisKeys keys;
-    private Jedis redis;
+    private UnifiedJedis redis;
     private PrefixGuard guard;
 
     @BeforeEach
     void setUp() {
         prefix = RedisTestSupport.randomPrefix();
         keys = new RedisKeys(prefix);
-        redis = new Jedis("127.0.0.1", 6379);
+        redis = RedisEndpoint.parse("redis://127.0.0.1:6379").client();
         guard = new PrefixGuard(prefix);
     }
 

@@ -2,7 +2,6 @@ package io.rollcount.job.redis;
 
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
-import redis.clients.jedis.Jedis;
 
 /** Shared helpers: a random key prefix per test, its cleanup, and writers driven directly. */
 final class RedisTestSupport {
@@ -15,11 +14,11 @@ final class RedisTestSupport {
     }
 
     /** Every key under {@code prefix:}. */
-    static List<String> keysOf(Jedis jedis, String prefix) {
+    static List<String> keysOf(redis.clients.jedis.commands.KeyCommands jedis, String prefix) {
         return io.rollcount.job.support.RedisTestSupport.keysOf(jedis, prefix);
     }
 
-    static void deleteAll(Jedis jedis, String prefix) {
+    static void deleteAll(redis.clients.jedis.commands.KeyCommands jedis, String prefix) {
         io.rollcount.job.support.RedisTestSupport.deleteAll(jedis, prefix);
     }
 

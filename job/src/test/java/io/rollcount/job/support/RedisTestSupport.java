@@ -32,7 +32,7 @@ public final class RedisTestSupport implements AutoCloseable {
     }
 
     /** Every key under {@code prefix:}, by SCAN. */
-    public static List<String> keysOf(Jedis jedis, String prefix) {
+    public static List<String> keysOf(redis.clients.jedis.commands.KeyCommands jedis, String prefix) {
         List<String> keys = new ArrayList<>();
         String cursor = ScanParams.SCAN_POINTER_START;
         ScanParams params = new ScanParams().match(prefix + ":*").count(1000);
@@ -45,7 +45,7 @@ public final class RedisTestSupport implements AutoCloseable {
     }
 
     /** Deletes every key under {@code prefix:}. */
-    public static void deleteAll(Jedis jedis, String prefix) {
+    public static void deleteAll(redis.clients.jedis.commands.KeyCommands jedis, String prefix) {
         List<String> keys = keysOf(jedis, prefix);
         for (int i = 0; i < keys.size(); i += 500) {
             jedis.del(keys.subList(i, Math.min(keys.size(), i + 500)).toArray(String[]::new));
