@@ -120,6 +120,8 @@ public final class RedisEndpoint implements Serializable {
     public String user() { return user; }
     public boolean hasPassword() { return password != null; }
     public boolean tls() { return tls; }
+    /** Whether this endpoint is a Redis Cluster (its keys spread over nodes by slot): one script call then touches one slot only. */
+    public boolean cluster() { return false; }
 
     /** The text to put in place of the password wherever something is printed. */
     static final String REDACTED = "***";
