@@ -22,8 +22,13 @@ public class PartialSum {
      * the trending operator adds it exactly as if each event had been added at its own time.
      */
     public double trend;
-    /** Distinct MurmurHash64A hashes (Redis's HyperLogLog hash) of the users of the combined events; empty if none. */
-    public long[] users = new long[0];
+    /**
+     * The distinct {@code user} values of the combined events; empty if none. They go to Redis as they are
+     * ({@code PFADD}), so that Redis builds its own HyperLogLog of them.
+     */
+    public String[] users = NO_USERS;
+
+    public static final String[] NO_USERS = new String[0];
 
     public PartialSum() {}
 

@@ -5,8 +5,8 @@ import java.time.Duration;
 /**
  * The five window resolutions of contract section 2: tumbling, aligned to the UTC epoch, each a whole
  * multiple of the one before, so that one 5-second bucket lies in exactly one window of every resolution.
- * A window is named by its start in epoch seconds; its Redis keys expire {@link #ttlMillis} after their
- * last write (contract section 3).
+ * A window is named by its start in epoch seconds; its Redis keys expire at the window's end plus
+ * {@link #ttlMillis}, its retention ({@link #expireAtMillis}, contract section 3).
  */
 public enum Resolution {
     S5("5s", Duration.ofSeconds(5), Duration.ofHours(2)),
@@ -19,6 +19,7 @@ public enum Resolution {
 
     public final String label;
     public final long sizeMillis;
+    /** The retention of a window's Redis keys after the window's end. */
     public final long ttlMillis;
 
     Resolution(String label, Duration size, Duration ttl) {
@@ -30,6 +31,11 @@ public enum Resolution {
     /** Start (epoch ms) of the window of this resolution that holds {@code ts}; floor also for negative times. */
     public long windowStart(long ts) {
         return Math.floorDiv(ts, sizeMillis) * sizeMillis;
+    }
+
+    /** When the Redis keys of the window that starts at {@code start} expire: its end plus the retention (epoch ms). */
+    public long expireAtMillis(long start) {
+        return start + sizeMillis + ttlMillis;
     }
 
     public static Resolution[] all() {

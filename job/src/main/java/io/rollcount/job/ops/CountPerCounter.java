@@ -32,8 +32,8 @@ import org.apache.flink.util.OutputTag;
 
 /**
  * The exact counts of one counter, keyed by counter id: all five resolutions and the all-time total in
- * one {@link CounterState}, and the unique-users sketches (all-time, and per open 1h and 1d window) in
- * Redis's own HyperLogLog format.
+ * one {@link CounterState}, and the unique-users sketches of its open 1h and 1d windows in Redis's own
+ * HyperLogLog format, for the {@code uniques} of the rollups.
  *
  * <p><b>State.</b> Keyed state is the truth at every checkpoint: a {@code ValueState<CounterState>}
  * ("counter") and a {@code MapState<String, byte[]>} ("uniques") per counter. Between checkpoints the
@@ -44,13 +44,13 @@ import org.apache.flink.util.OutputTag;
  * evicted and, if it changed since, in {@link #snapshotState}, before the keyed state is snapshotted. So state is as small as before and lives in RocksDB, while a hot counter
  * costs heap work only.
  *
- * <p><b>Outputs</b>, on the main stream, {@link RedisWrite}s that a replay cannot turn back: a value that
- * only ever received positive deltas is written monotone (Redis keeps the larger; every value written is a
- * sum over a subset of the final events, so the final value is the largest and wins) and needs no
- * bookkeeping key; any other value with a version, the number of events in it (a replayed older value
- * never overwrites a newer one), under a bookkeeping key that monotone writes then respect too; unique-users sketches as {@linkplain RedisWrite#growingHll growing} sketches: while this
- * operator instance lives each of its sketches only grows, so the Redis writer chained to it (which
- * starts and stops with it) may replace what it wrote before instead of merging. They are written:
+ * <p><b>Outputs</b>, on the main stream, {@link RedisWrite}s, each with the absolute expiry of its window
+ * (its end plus the resolution's retention; none for the total and {@code u:all}): a value that only ever
+ * received positive deltas is written monotone (every value written is a sum over a subset of the final
+ * events, so the final value is the largest); any other value with a version, the number of events in it,
+ * so that where the sink guards a key against a replay an older value never overwrites a newer one. The
+ * users of each partial sum go out at once as USERS writes ({@code PFADD}) of its 1h, 1d and all-time
+ * uniques keys. Counts are written:
  * <ul>
  *   <li>the total and every changed open window, at most once per flush interval (processing time,
  *       default 1 s: one callback per subtask for every changed counter, not a timer per counter);</li>
@@ -83,7 +83,6 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
     /** Heap for counters between snapshots, per subtask. */
     public static final long DEFAULT_CACHE_BYTES = 32L << 20;
 
-    private static final String ALL_TIME = "all";
     private static final Resolution[] UNIQUE_RESOLUTIONS = {Resolution.H1, Resolution.D1};
     private static final long NO_TIMESTAMP = Long.MIN_VALUE;
 
@@ -93,7 +92,7 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
     private final long cacheBytes;
 
     private transient ValueState<CounterState> state;
-    /** Unique-users sketches in Redis's own format: "all", and "1h:<start>" / "1d:<start>" of open windows. */
+    /** Unique-users sketches in Redis's own format of open windows, "1h:<start>" / "1d:<start>", for the rollups. */
     private transient MapState<String, byte[]> uniques;
     /**
      * Named as KeyedProcessOperator names its timers ("user-timers"), so that per-counter flush timers in a
@@ -274,15 +273,32 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
         changedNow(c);
     }
 
-    /** Adds the partial's user hashes to the all-time, 1h and 1d sketches; marks those that changed. */
+    /**
+     * The partial's users: written to Redis at once ({@code PFADD} of {@code u:1h:<start>},
+     * {@code u:1d:<start>} and {@code u:all}; the sink's buffer gathers them per key until its next flush,
+     * which comes before every checkpoint barrier, so no user waits in this operator's state), and added to
+     * the 1h and 1d sketches this operator keeps for the {@code uniques} of the rollups.
+     */
     private void addUsers(CachedCounter c, PartialSum p) throws Exception {
         CounterState s = c.state;
-        if (addHashes(c, ALL_TIME, p.users)) s.usersDirty = true;
+        String base = keys.counterBase(c.id);
+        long[] hashes = null;
         for (Resolution r : UNIQUE_RESOLUTIONS) {
             int i = s.find(r, r.windowStart(p.bucket));
+            long start = s.start[i];
+            emit(RedisWrite.users(base + RedisKeys.uniquesSuffix(r, start), p.users, start, r.expireAtMillis(start)));
             s.set(i, CounterState.HAS_USERS);
-            if (addHashes(c, uniquesName(c, r, s.start[i]), p.users)) s.set(i, CounterState.USERS_DIRTY);
+            if (hashes == null) hashes = hashes(p.users);
+            addHashes(c, uniquesName(c, r, start), hashes);
         }
+        emit(RedisWrite.users(base + RedisKeys.UNIQUES_ALL, p.users, RedisWrite.NO_WINDOW, 0));
+    }
+
+    /** Redis's HyperLogLog hash of each user. */
+    private static long[] hashes(String[] users) {
+        long[] out = new long[users.length];
+        for (int i = 0; i < users.length; i++) out[i] = RedisHyperLogLog.hash(users[i]);
+        return out;
     }
 
     /** The state name of a window's sketch, {@code <res>:<start ms>}; the 1h and 1d names are kept in the counter. */
@@ -297,7 +313,7 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
         return name;
     }
 
-    private boolean addHashes(CachedCounter c, String name, long[] hashes) throws Exception {
+    private void addHashes(CachedCounter c, String name, long[] hashes) throws Exception {
         RedisHyperLogLog hll = sketch(c, name);
         boolean changed = hll == null;
         if (hll == null) {
@@ -309,7 +325,6 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
             c.unstoredSketches.add(name);
             c.weightStale = true;
         }
-        return changed;
     }
 
     // ------------------------------------------------------------------ the heap and keyed state
@@ -437,45 +452,30 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
         }
     }
 
-    private void writeDirty(CachedCounter c) throws Exception {
+    private void writeDirty(CachedCounter c) {
         CounterState s = c.state;
         String base = keys.counterBase(c.id); // every key of the counter is this and a suffix
         if (s.totalDirty) {
-            emit(count(base, RedisKeys.TOTAL, s.total, s.totalEvents, s.negative, 0));
+            emit(count(base, RedisKeys.TOTAL, s.total, s.totalEvents, s.negative, RedisWrite.NO_WINDOW, 0));
             s.totalDirty = false;
         }
         for (int i = 0; i < s.size; i++) {
             if (s.has(i, CounterState.DIRTY)) {
                 Resolution r = s.resolution(i);
-                emit(count(base, RedisKeys.windowSuffix(r, s.start[i]), s.sum[i], s.events[i], s.has(i, CounterState.NEGATIVE), r.ttlMillis));
+                long start = s.start[i];
+                emit(count(base, RedisKeys.windowSuffix(r, start), s.sum[i], s.events[i], s.has(i, CounterState.NEGATIVE), start, r.expireAtMillis(start)));
                 s.clear(i, CounterState.DIRTY);
             }
-            if (s.has(i, CounterState.USERS_DIRTY)) {
-                Resolution r = s.resolution(i);
-                RedisHyperLogLog sketch = sketch(c, uniquesName(c, r, s.start[i]));
-                if (sketch != null) emit(hll(base, RedisKeys.uniquesSuffix(r, s.start[i]), sketch, r.ttlMillis));
-                s.clear(i, CounterState.USERS_DIRTY);
-            }
-        }
-        if (s.usersDirty) {
-            RedisHyperLogLog sketch = sketch(c, ALL_TIME);
-            if (sketch != null) emit(hll(base, RedisKeys.UNIQUES_ALL, sketch, 0));
-            s.usersDirty = false;
         }
     }
 
     /**
      * Monotone while only positive deltas went in, versioned once one did not. The version key is named
-     * either way: a monotone write creates none but must respect one that a versioned write left (a replay
-     * of the counter's state from before its negative delta must not overwrite the newer value).
+     * either way: a guarded monotone write creates none but respects one that a versioned write left (a
+     * replay of the counter's state from before its negative delta must not overwrite the newer value).
      */
-    private static RedisWrite count(String base, String suffix, long value, long events, boolean negative, long ttlMillis) {
-        return RedisWrite.count(base + suffix, RedisKeys.versionKey(base, suffix), value, events, !negative, ttlMillis);
-    }
-
-    /** A sketch that only grows while this operator instance (and the writer chained to it) lives. */
-    private RedisWrite hll(String base, String suffix, RedisHyperLogLog sketch, long ttlMillis) {
-        return RedisWrite.growingHll(base + suffix, sketch.toRedisBytes(), ttlMillis);
+    private static RedisWrite count(String base, String suffix, long value, long events, boolean negative, long windowStart, long expireAt) {
+        return RedisWrite.count(base + suffix, RedisKeys.versionKey(base, suffix), value, events, !negative, windowStart, expireAt);
     }
 
     private Rollup rollup(CachedCounter c, int i) throws Exception {

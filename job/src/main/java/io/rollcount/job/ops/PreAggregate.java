@@ -4,7 +4,7 @@ import io.rollcount.job.model.Event;
 import io.rollcount.job.model.PartialSum;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.parse.EventParser;
-import io.rollcount.sketches.RedisHyperLogLog;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
@@ -117,8 +117,8 @@ public final class PreAggregate extends AbstractStreamOperator<PartialSum>
         }
         acc.partial.add(e.delta, e.ts, halfLifeMillis);
         if (e.user != null) {
-            if (acc.users == null) acc.users = new LongSet();
-            acc.users.add(RedisHyperLogLog.hash(e.user));
+            if (acc.users == null) acc.users = new HashSet<>();
+            acc.users.add(e.user);
             if (acc.users.size() >= MAX_USERS_PER_PARTIAL) {
                 buffer.remove(probe);
                 emit(acc, new StreamRecord<>(null));
@@ -154,14 +154,14 @@ public final class PreAggregate extends AbstractStreamOperator<PartialSum>
 
     private void emit(Acc acc, StreamRecord<PartialSum> reuse) {
         PartialSum p = acc.partial;
-        if (acc.users != null) p.users = acc.users.toArray();
+        if (acc.users != null) p.users = acc.users.toArray(PartialSum.NO_USERS);
         output.collect(reuse.replace(p, p.bucket));
     }
 
-    /** A partial sum being built, and the distinct hashes of its users. */
+    /** A partial sum being built, and its distinct users. */
     private static final class Acc {
         final PartialSum partial;
-        LongSet users;
+        HashSet<String> users;
 
         Acc(PartialSum partial) {
             this.partial = partial;

@@ -19,7 +19,7 @@ import redis.clients.jedis.resps.ScanResult;
  *       the lease back.
  *   <li>The first lease also writes {@code P:_job} = the token, never expiring: a mark that a job has written
  *       under the prefix. {@link #earlierJob} finds it (or, for prefixes of versions before the mark,
- *       {@code P:meta:watermark} or {@code P:_lineage}), and a start without a checkpoint is refused unless
+ *       {@code P:meta:watermark} or {@code P:_mark}), and a start without a checkpoint is refused unless
  *       the operator says {@code --fresh}.
  * </ul>
  */
@@ -86,7 +86,7 @@ public final class PrefixGuard {
 
     /** The first key found that shows another job has written under the prefix, or null for a prefix never used. */
     public String earlierJob(UnifiedJedis jedis) {
-        for (String k : List.of(keys.job(), keys.lease(), keys.watermark(), keys.lineage())) {
+        for (String k : List.of(keys.job(), keys.lease(), keys.watermark(), keys.mark())) {
             if (jedis.exists(k)) return k;
         }
         return null;

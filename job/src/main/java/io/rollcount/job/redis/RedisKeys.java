@@ -90,9 +90,12 @@ public final class RedisKeys implements Serializable {
         return prefix + ":_v:" + key.substring(prefix.length() + 1);
     }
 
-    /** Bookkeeping: the number of Redis writers started so far, each one's lineage (see {@link RedisWrite#growingHll}). */
-    public String lineage() {
-        return prefix + ":_lineage";
+    /**
+     * Bookkeeping: the writers' mark, an upper bound of the window starts (epoch ms) any writer under the
+     * prefix has written; it only grows (see {@link RedisSinkWriter}).
+     */
+    public String mark() {
+        return prefix + ":_mark";
     }
 
     /** Bookkeeping: the token of the job writing under the prefix now, expiring unless renewed (see {@link PrefixGuard}). */

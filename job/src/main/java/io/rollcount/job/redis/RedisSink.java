@@ -17,54 +17,65 @@ import org.apache.flink.api.connector.sink2.WriterInitContext;
 import org.apache.flink.core.io.SimpleVersionedSerializer;
 
 /**
- * A Flink Sink (V2) that applies {@link RedisWrite}s to one Redis server.
+ * A Flink Sink (V2) that applies {@link RedisWrite}s to Redis.
+ *
+ * <h2>Write path</h2>
+ * The writer buffers writes and coalesces them per key (see {@code RedisWriteBuffer}); it flushes when
+ * {@link Builder#setMaxBufferedKeys} keys are buffered, every {@link Builder#setFlushInterval} of processing
+ * time, and before every checkpoint barrier. A flush is one pipeline (in round trips of up to 2,000 writes) of plain
+ * commands in the steady state:
+ * <ul>
+ *   <li>a count: {@code SET key value PXAT t GET} ({@code SET key value GET} for a total), and for a value
+ *       that once took a negative delta also {@code SET versionKey version PXAT t GET}; {@code t} is the
+ *       window's end plus its retention, the same for every write of the key, so expiry never moves;
+ *   <li>unique users: {@code PFADD key user...} of the distinct users since the key's last flush, then
+ *       {@code PEXPIREAT key t} for a window's key;
+ * </ul>
+ * and {@code EVALSHA} of the Lua script {@code apply.lua} (see {@code RedisApplyScript}) for what must compare
+ * before it writes: sorted sets (version check), the watermark, and the guarded counts.
  *
  * <h2>Guarantees</h2>
  * <ul>
- *   <li><b>Exactly-once results</b> (effectively once): every write is idempotent and versioned, checked
- *       server-side by a Lua script (see {@link RedisWrite} and {@code RedisApplyScript}), and the writer's
- *       {@link SinkWriter#flush(boolean) flush}, which Flink calls before every checkpoint barrier and at
- *       the end of input, returns only once every buffered write is in Redis. So a checkpoint never
- *       covers a write that Redis has not seen, and after a restart from that checkpoint the replayed
- *       writes are either stale (skipped: the version in Redis is newer), equal (no change) or the same
- *       writes again, converging to the values of a run without failure.
- *   <li><b>Never backwards</b>: a COUNT is skipped unless its version is newer than the stored one, so a
- *       replay of older versions during recovery never lowers a value a reader has seen.
- *   <li><b>Atomic per counter</b>: all writes of one counter (its keys share the hash tag {@code {C}}) in
- *       one flush are applied by one script call, so a reader never sees a value without its version, a
- *       half-replaced sorted set or a HyperLogLog mid-merge.
+ *   <li><b>Exactly-once results</b> (effectively once): every write is idempotent (a SET of a value, a
+ *       PFADD), and the writer's {@link SinkWriter#flush(boolean) flush}, which Flink calls before every
+ *       checkpoint barrier and at the end of input, returns only once every buffered write is in Redis. So a
+ *       checkpoint never covers a write (or a user) that Redis has not seen, and after a restart from that
+ *       checkpoint the replayed writes converge to the values of a run without failure.
+ *   <li><b>Never backwards</b>, guarded only where a replay can reach: each writer raises the mark
+ *       {@code P:_mark} (an upper bound of the window starts it writes; it only grows) in a round trip of its
+ *       own before the writes it covers. A writer that finds the mark at its start (a restore, a rescale, a
+ *       job over keys an earlier job left) writes every total, and every window key whose window starts at
+ *       or below the mark, through the script: skipped unless its version is newer than the stored one
+ *       (or, for a value that only took positive deltas, unless it is not smaller than the stored value),
+ *       until one such write of the key is applied; from then on that key is written plain (the writer
+ *       remembers up to {@value RedisSinkWriter#MAX_CONFIRMED_KEYS} such keys; beyond, keys stay guarded).
+ *       Windows above the mark were never written before, and a PFADD never shrinks a HyperLogLog.
  *   <li><b>Bounded failure time</b>: connection errors, timeouts and transient server states (LOADING,
  *       BUSY, MASTERDOWN, TRYAGAIN, READONLY, and OOM, MISCONF, NOREPLICAS: a full {@code maxmemory} with
  *       {@code noeviction}, a failed snapshot, missing replicas) are retried with exponential backoff on a
- *       new connection; the writer throws, failing the job (which then restarts from its last checkpoint),
- *       only once {@link Builder#setRetryTimeout retry timeout} has passed without success. Refused
- *       credentials fail at once, naming the user.
+ *       new connection, the whole batch again; the writer throws, failing the job (which then restarts from
+ *       its last checkpoint), only once {@link Builder#setRetryTimeout retry timeout} has passed without
+ *       success. Refused credentials fail at once, naming the user.
  *   <li><b>Per-key rejections</b>: a write Redis rejects for its key (WRONGTYPE: a key of another type under
  *       the prefix; a value that is not an integer where one is expected) cannot succeed on retry: that key
  *       is reported once (a WARN line naming the key and the error, the metric {@code redisRejected},
- *       {@link #KEYS_REJECTED}) and every other key is still written. The watermark a writer publishes stays
- *       below the earliest window whose key was rejected, for the writer's life, so
- *       {@code rc:meta:watermark} never says final a window whose value is not in Redis.
+ *       {@link #KEYS_REJECTED}) and every other key is still written, each pipelined reply on its own. The
+ *       watermark a writer publishes stays below the earliest window whose key was rejected, for the
+ *       writer's life, so {@code rc:meta:watermark} never says final a window whose value is not in Redis.
  * </ul>
- *
- * <h2>Throughput</h2>
- * The writer buffers writes and coalesces them per key (see {@code RedisWriteBuffer}); it flushes when
- * {@link Builder#setMaxBufferedKeys} keys are buffered, every {@link Builder#setFlushInterval} of processing
- * time, and at every checkpoint. A flush is one pipeline of {@code EVALSHA} calls, one per counter (or per
- * {@link Builder#setCountersPerCall} counters, as the job's sink does).
  * Commands sent by all writers of this JVM are counted in {@link #COMMANDS_SENT} (for benchmarks of local
  * runs); each writer also reports Flink metrics (see {@link RedisSinkWriter}).
  *
  * <h2>Redis permissions</h2>
- * The sink sends only {@code EVALSHA}, {@code SCRIPT LOAD}, on connecting {@code PING} (plus
- * {@code AUTH}, always allowed, and {@code SELECT} for a database other than 0) and, once per writer before
- * its first HyperLogLog, {@code INCR P:_lineage}; the script runs {@code GET}, {@code MGET}, {@code SET},
- * {@code PEXPIRE}, {@code DEL}, {@code PFMERGE}, {@code ZADD} and, for the
- * watermark, {@code HSET}, {@code HLEN}, {@code HVALS}, which the ACL checks too. A least-privilege user
- * for key prefix {@code rc}:
+ * The sink sends {@code SET}, {@code GET} (the mark, once per writer), {@code PFADD}, {@code PEXPIREAT},
+ * {@code EVALSHA}, {@code EVAL} (a server that lost the script), {@code SCRIPT LOAD}, on connecting
+ * {@code PING} (plus {@code AUTH}, always allowed, and {@code SELECT} for a database other than 0); the
+ * script runs {@code GET}, {@code MGET}, {@code SET}, {@code DEL}, {@code ZADD}, {@code PEXPIREAT} and, for
+ * the watermark, {@code HSET}, {@code HLEN}, {@code HVALS}, {@code PEXPIRE}, which the ACL checks too. A
+ * least-privilege user for key prefix {@code rc}:
  * <pre>{@code
- * ACL SETUSER rollcount on >PASSWORD ~rc:* resetchannels -@all +evalsha +script|load +ping
- *     +get +mget +set +pexpire +del +pfmerge +incr +zadd +hset +hlen +hvals
+ * ACL SETUSER rollcount on >PASSWORD ~rc:* resetchannels -@all +set +get +mget +pfadd +pexpireat +pexpire
+ *     +evalsha +eval +script|load +ping +del +zadd +hset +hlen +hvals
  * }</pre>
  *
  * <h2>One job per key prefix</h2>
@@ -86,10 +97,14 @@ public final class RedisSink implements Sink<RedisWrite>, SupportsWriterState<Re
     private static final long serialVersionUID = 1L;
 
     /**
-     * Redis commands sent by every {@link RedisSinkWriter} of this JVM: EVALSHA and SCRIPT LOAD (the
-     * PING/AUTH of a new connection are not counted). Commands run inside a script are not counted either.
+     * Redis commands sent by every {@link RedisSinkWriter} of this JVM: plain commands, EVALSHA and SCRIPT LOAD
+     * (the PING/AUTH of a new connection are not counted). Commands run inside a script are not counted either.
      */
     public static final LongAdder COMMANDS_SENT = new LongAdder();
+    /** COUNT writes sent guarded (through the script) by every writer of this JVM. */
+    public static final LongAdder WRITES_GUARDED = new LongAdder();
+    /** COUNT and USERS writes sent as plain commands by every writer of this JVM. */
+    public static final LongAdder WRITES_PLAIN = new LongAdder();
     /** Keys written (writes applied, not skipped as stale) by every writer of this JVM. */
     public static final LongAdder KEYS_WRITTEN = new LongAdder();
     /** Distinct keys Redis rejected for good, summed over the writers of this JVM (for the run's summary). */
@@ -127,6 +142,8 @@ public final class RedisSink implements Sink<RedisWrite>, SupportsWriterState<Re
     /** Whether writers publish their watermark to {@code rc:meta:watermark} (the counts' sink does, a second sink does not). */
     final boolean publishesWatermark;
     final int countersPerCall;
+    /** Every COUNT and USERS write plain: no guard, no mark (see {@link Builder#setPlainWritesOnly}). */
+    final boolean plainWritesOnly;
     /** The token of the prefix's lease this sink's writers hold, or null for none (see {@link #holdingLease}). */
     final String leaseToken;
 
@@ -147,6 +164,7 @@ public final class RedisSink implements Sink<RedisWrite>, SupportsWriterState<Re
         this.maxBackoffMillis = b.maxBackoff.toMillis();
         this.maxWritesPerCall = b.maxWritesPerCall;
         this.countersPerCall = b.countersPerCall;
+        this.plainWritesOnly = b.plainWritesOnly;
     }
 
     /**
@@ -184,6 +202,7 @@ public final class RedisSink implements Sink<RedisWrite>, SupportsWriterState<Re
         b.maxBackoff = Duration.ofMillis(maxBackoffMillis);
         b.maxWritesPerCall = maxWritesPerCall;
         b.countersPerCall = countersPerCall;
+        b.plainWritesOnly = plainWritesOnly;
         return b;
     }
 
@@ -257,6 +276,7 @@ public final class RedisSink implements Sink<RedisWrite>, SupportsWriterState<Re
         private Duration maxBackoff = Duration.ofSeconds(5);
         private int maxWritesPerCall = DEFAULT_MAX_WRITES_PER_CALL;
         private int countersPerCall = 1;
+        private boolean plainWritesOnly;
 
         private Builder() {}
 
@@ -284,7 +304,7 @@ public final class RedisSink implements Sink<RedisWrite>, SupportsWriterState<Re
             return this;
         }
 
-        /** Flush once sketches and sorted sets of about this many bytes are buffered (default 16 MiB). */
+        /** Flush once users and sorted sets of about this many bytes are buffered (default 16 MiB). */
         public Builder setMaxBufferedBytes(long maxBufferedBytes) {
             this.maxBufferedBytes = maxBufferedBytes;
             return this;
@@ -316,13 +336,25 @@ public final class RedisSink implements Sink<RedisWrite>, SupportsWriterState<Re
         }
 
         /**
-         * Pack the writes of up to this many counters into one script call (default 1: one call per
-         * counter, as Redis Cluster needs). On a single Redis server, which is what the sink supports,
-         * packing cuts the commands per flush by about that factor; each counter's writes stay atomic.
-         * The job's sink ({@link RedisSink#fromOptions}) packs {@value #JOB_COUNTERS_PER_CALL}.
+         * Pack the script writes (guarded counts, sorted sets) of up to this many counters into one script
+         * call (default 1). On a single Redis server, where a script may touch keys of any slot, packing cuts
+         * the commands per flush by about that factor; in Redis Cluster each call holds one counter, whatever
+         * this says. Each counter's script writes stay atomic together. The job's sink
+         * ({@link RedisSink#fromOptions}) packs {@value #JOB_COUNTERS_PER_CALL}.
          */
         public Builder setCountersPerCall(int countersPerCall) {
             this.countersPerCall = countersPerCall;
+            return this;
+        }
+
+        /**
+         * For measuring the floor of Redis's cost only (the benchmark's {@code redis_floor_us_per_event}): every
+         * COUNT and USERS write as a plain command, with no guard, no mark and no version compare, so a
+         * replay after a restore may lower a value. Sorted sets and the watermark go through the script as
+         * usual. Default false; never for a job whose values anyone reads.
+         */
+        public Builder setPlainWritesOnly(boolean plainWritesOnly) {
+            this.plainWritesOnly = plainWritesOnly;
             return this;
         }
 

@@ -2,7 +2,9 @@ package io.rollcount.job.redis;
 
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import org.apache.flink.api.common.operators.ProcessingTimeService;
 import org.apache.flink.api.connector.sink2.StatefulSinkWriter;
 import org.apache.flink.api.connector.sink2.WriterInitContext;
@@ -19,6 +21,7 @@ import redis.clients.jedis.exceptions.JedisAccessControlException;
 import redis.clients.jedis.exceptions.JedisConnectionException;
 import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.exceptions.JedisException;
+import redis.clients.jedis.params.SetParams;
 
 /**
  * The writer of {@link RedisSink}: buffers and coalesces writes, and applies them with
@@ -56,10 +59,10 @@ import redis.clients.jedis.exceptions.JedisException;
  */
 public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, RedisWriterState> {
     private static final Logger LOG = LoggerFactory.getLogger(RedisSinkWriter.class);
-    private static final byte[] SHA = RedisApplyScript.b(RedisApplyScript.SHA1);
-    private static final byte[] NO_LINEAGE = new byte[0];
-    /** Script calls per pipeline round trip. */
-    private static final int PIPELINE_SLICE = 1_000;
+    /** Writes per pipeline round trip. */
+    private static final int PIPELINE_SLICE = 2_000;
+    /** Keys a writer remembers as confirmed (no longer guarded) at most: 4M keys, 64 MB of table at most. */
+    static final int MAX_CONFIRMED_KEYS = 4_000_000;
 
     private final RedisSink sink;
     private final RedisEndpoint endpoint;
@@ -74,19 +77,29 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
     final Counter flushes = new SimpleCounter();
     /** Distinct keys Redis rejected for good (each is logged once). */
     final Counter keysRejected = new SimpleCounter();
+    /** COUNT writes sent through the script, guarded because a replay may have reached their keys. */
+    final Counter writesGuarded = new SimpleCounter();
+    /** COUNT and USERS writes sent as plain commands. */
+    final Counter writesPlain = new SimpleCounter();
     private final Counter recordsSend;
     private final Counter sendErrors;
     private volatile long lastFlushMillis;
 
     /** Used by the I/O thread only. */
     private UnifiedJedis jedis;
+    private final String markKey;
     /**
-     * This writer's lineage mark (I/O thread only): allocated from Redis ({@code INCR P:_lineage}) before
-     * its first growing sketch is sent, kept for its whole life, so that no other writer, before or after, has the same one
-     * while fewer than 16,777,215 writers have started against this Redis since. See {@link RedisWrite#growingHll}.
+     * The guard (I/O thread): read from {@code P:_mark} at the first connection. If it existed, a run
+     * before this writer may have written under the prefix: every total and every window key whose window
+     * starts at or below {@link #guardBelow} is written through the script until one guarded write of it is
+     * applied ({@link #confirmed}). Without it, nothing was written under the prefix before: no guard.
      */
-    private byte[] lineage;
-    private final String lineageKey;
+    private boolean markRead;
+    private boolean guardTotals;
+    private long guardBelow = Long.MIN_VALUE;
+    /** The mark this writer knows to be in Redis (read or published), {@code Long.MIN_VALUE} for none. */
+    private long publishedMark = Long.MIN_VALUE;
+    private final ConfirmedKeys confirmed = new ConfirmedKeys(MAX_CONFIRMED_KEYS);
     private boolean closed;
     private final java.util.concurrent.ExecutorService io;
     /** The batch in flight, or null. */
@@ -144,14 +157,14 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
         this.leaseWaitUntil = restored ? System.currentTimeMillis() + PrefixGuard.LEASE_TTL.toMillis() + 5_000 : 0;
         this.guard = new PrefixGuard(sink.keyPrefix);
         this.endpoint = sink.endpoint;
-        this.buffer = new RedisWriteBuffer(sink.keyPrefix);
+        this.buffer = new RedisWriteBuffer();
         this.timers = context.getProcessingTimeService();
         this.subtask = context.getTaskInfo().getIndexOfThisSubtask();
         this.parallelism = context.getTaskInfo().getNumberOfParallelSubtasks();
         this.maxParallelism = Math.max(parallelism, context.getTaskInfo().getMaxNumberOfParallelSubtasks());
         RedisKeys keys = new RedisKeys(sink.keyPrefix);
         this.watermarkKey = keys.watermark();
-        this.lineageKey = keys.lineage();
+        this.markKey = keys.mark();
         this.watermarkPerWriterKey = sink.keyPrefix + ":_wm:" + context.getJobInfo().getJobId() + ":" + parallelism;
         SinkWriterMetricGroup metrics = context.metricGroup();
         metrics.counter("redisCommandsSent", commandsSent);
@@ -161,6 +174,8 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
         metrics.counter("redisRetries", retries);
         metrics.counter("redisFlushes", flushes);
         metrics.counter("redisRejected", keysRejected);
+        metrics.counter("redisWritesGuarded", writesGuarded);
+        metrics.counter("redisWritesPlain", writesPlain);
         metrics.gauge("redisLastFlushMillis", () -> lastFlushMillis);
         metrics.setCurrentSendTimeGauge(() -> lastFlushMillis);
         this.recordsSend = metrics.getNumRecordsSendCounter();
@@ -316,32 +331,30 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
      * (see {@link #heldWatermark}).
      */
     private void flushBuffer() throws IOException, InterruptedException {
-        List<RedisApplyScript.Call> calls = new ArrayList<>();
-        int writes = 0;
+        List<RedisWrite> writes = List.of();
         if (!buffer.isEmpty()) {
             writesCoalesced.inc(buffer.takeCoalesced());
-            calls.addAll(buffer.drain(sink.maxWritesPerCall, sink.countersPerCall));
-            for (RedisApplyScript.Call c : calls) writes += c.writes;
+            writes = buffer.drain();
         }
         long wm = pendingWatermark;
         boolean publish = wm > handedWatermark && wm >= 0;
-        if (calls.isEmpty() && !publish) return;
+        if (writes.isEmpty() && !publish) return;
         if (publish) handedWatermark = wm;
         awaitInFlight();
-        int batchWrites = writes;
+        List<RedisWrite> batch = writes;
         long batchWatermark = publish ? wm : Long.MIN_VALUE;
         inFlight = io.submit(() -> {
             long start = System.nanoTime();
             RuntimeException lost = leaseLost;
             if (lost != null) throw lost; // never write under a prefix another job holds
             try {
-                if (!calls.isEmpty()) sendWithRetry(calls);
+                if (!batch.isEmpty()) sendWithRetry(batch);
                 publishWatermark(batchWatermark);
             } catch (IOException | RuntimeException e) {
-                sendErrors.inc(batchWrites);
+                sendErrors.inc(batch.size());
                 throw e;
             }
-            recordsSend.inc(batchWrites);
+            recordsSend.inc(batch.size());
             flushes.inc();
             lastFlushMillis = (System.nanoTime() - start) / 1_000_000;
             return null;
@@ -355,7 +368,8 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
     private void publishWatermark(long wm) throws IOException, InterruptedException {
         long effective = Math.min(wm, heldWatermark);
         if (effective <= writtenWatermark || effective < 0) return;
-        sendWithRetry(List.of(RedisApplyScript.watermark(watermarkPerWriterKey, watermarkKey, subtask, parallelism, effective)));
+        RedisApplyScript.Call c = RedisApplyScript.watermark(watermarkPerWriterKey, watermarkKey, subtask, parallelism, effective);
+        retrying(() -> sendCalls(connection(), List.of(c)));
         writtenWatermark = effective;
     }
 
@@ -380,16 +394,26 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
         }
     }
 
-    /** Sends the calls, retrying transient failures with backoff until the retry timeout has passed. */
-    private void sendWithRetry(List<RedisApplyScript.Call> calls) throws IOException, InterruptedException {
+    /** Something sent to Redis in one attempt; retried whole on a transient failure. */
+    private interface Attempt {
+        void run() throws RedisSinkException;
+    }
+
+    /** Sends the writes, retrying transient failures with backoff until the retry timeout has passed. */
+    private void sendWithRetry(List<RedisWrite> writes) throws IOException, InterruptedException {
+        retrying(() -> send(writes));
+    }
+
+    /** Runs the attempt, retrying transient failures with backoff on a new connection until the retry timeout has passed. */
+    private void retrying(Attempt attempt) throws IOException, InterruptedException {
         long deadline = System.nanoTime() + sink.retryTimeoutMillis * 1_000_000;
         long backoff = sink.initialBackoffMillis;
-        int attempt = 0;
+        int attempts = 0;
         while (true) {
-            attempt++;
+            attempts++;
             try {
-                send(calls);
-                if (attempt > 1) LOG.info("Redis at {} reachable again after {} attempts", endpoint, attempt);
+                attempt.run();
+                if (attempts > 1) LOG.info("Redis at {} reachable again after {} attempts", endpoint, attempts);
                 return;
             } catch (JedisException e) {
                 if (!isTransient(e)) throw permanent(e, null);
@@ -398,66 +422,252 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
                 long remainingMillis = (deadline - System.nanoTime()) / 1_000_000;
                 if (remainingMillis <= 0) {
                     throw new RedisSinkException("Redis at " + endpoint + " still failing after retrying for "
-                            + sink.retryTimeoutMillis + " ms (" + attempt + " attempts): " + describe(e), sanitized(e));
+                            + sink.retryTimeoutMillis + " ms (" + attempts + " attempts): " + describe(e), sanitized(e));
                 }
                 long pause = Math.min(backoff, remainingMillis);
-                LOG.warn("Redis at {} failed ({}); retry {} in {} ms", endpoint, describe(e), attempt, pause);
+                LOG.warn("Redis at {} failed ({}); retry {} in {} ms", endpoint, describe(e), attempts, pause);
                 Thread.sleep(pause);
                 backoff = Math.min(backoff * 2, sink.maxBackoffMillis);
             }
         }
     }
 
-    /** One attempt: every call once, pipelined; reloads the script once on NOSCRIPT. */
-    private void send(List<RedisApplyScript.Call> calls) throws RedisSinkException {
+    /** Whether a COUNT must go through the script: a run before this writer may have written its key. */
+    private boolean guarded(RedisWrite w) {
+        if (sink.plainWritesOnly) return false;
+        boolean reachable = w.windowStart == RedisWrite.NO_WINDOW ? guardTotals : w.windowStart <= guardBelow;
+        return reachable && !confirmed.contains(ConfirmedKeys.hash(w.key));
+    }
+
+    /**
+     * The mark that covers a window start: the next minute after it plus one more, so that the mark, which
+     * each writer raises in a round trip of its own, changes about once a minute of event time.
+     */
+    static long markFor(long windowStart) {
+        return (Math.floorDiv(windowStart, 60_000L) + 2) * 60_000L;
+    }
+
+    /**
+     * One attempt: raises {@code P:_mark} first if a COUNT of the batch is of a window above it, then sends
+     * every write once, pipelined: plain commands for the writes no replay can reach and for USERS,
+     * {@code EVALSHA} of the script for guarded counts, sorted sets and MAX, grouped per counter (several
+     * counters per call on a single server, one in Redis Cluster, where a call must touch one slot).
+     */
+    private void send(List<RedisWrite> writes) throws RedisSinkException {
         UnifiedJedis j = connection();
-        if (lineage == null && calls.stream().anyMatch(c -> !c.growing.isEmpty())) {
-            countCommands(1);
-            lineage = RedisApplyScript.lineageMark(j.incr(lineageKey));
+        if (!sink.plainWritesOnly) raiseMark(j, writes);
+        List<Object> units = new ArrayList<>(writes.size());
+        Map<String, List<RedisWrite>> scripted = new LinkedHashMap<>();
+        List<RedisWrite> maxes = new ArrayList<>();
+        long guardedCounts = 0;
+        long plain = 0;
+        for (RedisWrite w : writes) {
+            switch (w.kind) {
+                case RedisWrite.COUNT -> {
+                    if (guarded(w)) {
+                        guardedCounts++;
+                        scripted.computeIfAbsent(groupOf(w.key), k -> new ArrayList<>(4)).add(w);
+                    } else {
+                        plain++;
+                        units.add(w);
+                    }
+                }
+                case RedisWrite.USERS -> {
+                    plain++;
+                    units.add(w);
+                }
+                case RedisWrite.ZSET -> scripted.computeIfAbsent(groupOf(w.key), k -> new ArrayList<>(2)).add(w);
+                case RedisWrite.MAX -> maxes.add(w);
+                default -> throw new IllegalArgumentException("unknown RedisWrite kind " + w.kind + " for key " + w.key);
+            }
         }
-        byte[] mark = lineage != null ? lineage : NO_LINEAGE;
+        units.addAll(pack(scripted.values()));
+        for (RedisWrite w : maxes) {
+            RedisApplyScript.Call c = new RedisApplyScript.Call();
+            c.add(w);
+            units.add(c);
+        }
+        for (int from = 0; from < units.size(); from += PIPELINE_SLICE) {
+            sendUnits(j, units.subList(from, Math.min(units.size(), from + PIPELINE_SLICE)));
+        }
+        writesGuarded.inc(guardedCounts);
+        writesPlain.inc(plain);
+        RedisSink.WRITES_GUARDED.add(guardedCounts);
+        RedisSink.WRITES_PLAIN.add(plain);
+    }
+
+    /** The script calls of the groups: one group per call in Redis Cluster, else up to countersPerCall groups (and maxWritesPerCall writes) per call. */
+    private List<RedisApplyScript.Call> pack(java.util.Collection<List<RedisWrite>> groups) {
+        List<RedisApplyScript.Call> calls = new ArrayList<>();
+        int perCall = endpoint.cluster() ? 1 : sink.countersPerCall;
+        RedisApplyScript.Call c = null;
+        int inCall = 0;
+        for (List<RedisWrite> g : groups) {
+            if (c != null && (inCall >= perCall || c.size() + g.size() > sink.maxWritesPerCall)) c = null;
+            if (c == null) {
+                c = new RedisApplyScript.Call();
+                calls.add(c);
+                inCall = 0;
+            }
+            for (RedisWrite w : g) c.add(w);
+            inCall++;
+        }
+        return calls;
+    }
+
+    /** The writes of one counter ({@code {C}}) form a group; a key without a hash tag is a group of its own. */
+    private static String groupOf(String key) {
+        String tag = RedisWriteBuffer.hashTag(key);
+        return tag != null ? tag : "\0" + key;
+    }
+
+    /** Raises {@code P:_mark} (MAX, through the script, in a round trip of its own) before writes of windows above it. */
+    private void raiseMark(UnifiedJedis j, List<RedisWrite> writes) throws RedisSinkException {
+        long highest = Long.MIN_VALUE;
+        for (RedisWrite w : writes) {
+            if (w.kind == RedisWrite.COUNT && w.windowStart != RedisWrite.NO_WINDOW && w.windowStart > highest) highest = w.windowStart;
+        }
+        if (highest == Long.MIN_VALUE || highest <= publishedMark) return;
+        long mark = markFor(highest);
+        RedisApplyScript.Call c = new RedisApplyScript.Call();
+        c.add(RedisWrite.max(markKey, mark));
+        sendCalls(j, List.of(c));
+        publishedMark = mark;
+    }
+
+    /** Script calls alone, pipelined (the watermark, the mark). */
+    private void sendCalls(UnifiedJedis j, List<RedisApplyScript.Call> calls) throws RedisSinkException {
+        sendUnits(j, new ArrayList<>(calls));
+    }
+
+    /**
+     * One pipeline of plain writes ({@link RedisWrite}) and script calls, then their replies one by one: a
+     * transient error fails the attempt (the whole batch is retried: every write is idempotent), an error
+     * of one key rejects that key, NOSCRIPT sends that call again as {@code EVAL} of the source.
+     */
+    private void sendUnits(UnifiedJedis j, List<Object> units) throws RedisSinkException {
+        List<Response<?>> responses = new ArrayList<>(units.size() + 8);
+        List<String> keysOf = new ArrayList<>(units.size() + 8);
+        int[] firstResponse = new int[units.size() + 1];
+        int commands = 0;
+        try (AbstractPipeline p = j.pipelined()) {
+            for (int u = 0; u < units.size(); u++) {
+                firstResponse[u] = responses.size();
+                Object unit = units.get(u);
+                if (unit instanceof RedisApplyScript.Call c) {
+                    responses.add(p.evalsha(RedisApplyScript.SHA1_BYTES, c.scriptKeys(), c.scriptArgs()));
+                    keysOf.add(c.firstKey);
+                } else {
+                    RedisWrite w = (RedisWrite) unit;
+                    if (w.kind == RedisWrite.USERS) {
+                        responses.add(p.pfadd(w.key, w.users));
+                        keysOf.add(w.key);
+                        if (w.expireAtMillis > 0) {
+                            responses.add(p.pexpireAt(w.key, w.expireAtMillis));
+                            keysOf.add(w.key);
+                        }
+                    } else {
+                        SetParams at = w.expireAtMillis > 0 ? SetParams.setParams().pxAt(w.expireAtMillis) : NO_EXPIRY;
+                        // SET ... GET: Redis refuses it on a key of another type (WRONGTYPE) instead of replacing it
+                        responses.add(p.setGet(w.key, Long.toString(w.value), at));
+                        keysOf.add(w.key);
+                        if (!w.monotone && w.versionKey != null) {
+                            responses.add(p.setGet(w.versionKey, Long.toString(w.version), at));
+                            keysOf.add(w.versionKey);
+                        }
+                    }
+                }
+            }
+            firstResponse[units.size()] = responses.size();
+            commands = responses.size();
+            countCommands(commands);
+            p.sync();
+        }
         long applied = 0;
         long stale = 0;
-        for (int from = 0; from < calls.size(); from += PIPELINE_SLICE) {
-            List<RedisApplyScript.Call> pending = calls.subList(from, Math.min(calls.size(), from + PIPELINE_SLICE));
-            for (int round = 0; !pending.isEmpty(); round++) {
-                List<Response<Object>> responses = new ArrayList<>(pending.size());
-                try (AbstractPipeline p = j.pipelined()) {
-                    for (RedisApplyScript.Call c : pending) responses.add(p.evalsha(SHA, c.scriptKeys(), c.scriptArgs(mark)));
-                    countCommands(pending.size());
-                    p.sync();
+        List<RedisApplyScript.Call> noScript = new ArrayList<>();
+        for (int u = 0; u < units.size(); u++) {
+            Object unit = units.get(u);
+            if (unit instanceof RedisApplyScript.Call c) {
+                Object result;
+                try {
+                    result = responses.get(firstResponse[u]).get();
+                } catch (JedisDataException e) {
+                    if (isNoScript(e)) {
+                        noScript.add(c);
+                        continue;
+                    }
+                    if (isTransient(e)) throw e;
+                    throw permanent(e, c);
                 }
-                List<RedisApplyScript.Call> noScript = new ArrayList<>();
-                for (int i = 0; i < pending.size(); i++) {
-                    Object result;
+                long[] as = scriptResult(c, result);
+                applied += as[0];
+                stale += as[1];
+            } else {
+                boolean ok = true;
+                for (int r = firstResponse[u]; r < firstResponse[u + 1]; r++) {
                     try {
-                        result = responses.get(i).get();
+                        responses.get(r).get();
                     } catch (JedisDataException e) {
-                        if (isNoScript(e)) {
-                            noScript.add(pending.get(i));
-                            continue;
-                        }
                         if (isTransient(e)) throw e;
-                        throw permanent(e, pending.get(i));
-                    }
-                    if (result instanceof List<?> l && l.size() >= 2) {
-                        applied += ((Number) l.get(0)).longValue();
-                        stale += ((Number) l.get(1)).longValue();
-                        for (int r = 2; r + 1 < l.size(); r += 2) rejected(text(l.get(r)), text(l.get(r + 1)));
+                        if (isAccessError(e)) throw permanent(e, null);
+                        rejected(keysOf.get(r), e.getMessage() == null ? "error" : e.getMessage());
+                        ok = false;
                     }
                 }
-                if (!noScript.isEmpty()) {
-                    if (round > 0) {
-                        throw new RedisSinkException.Unchecked("Redis at " + endpoint + " keeps losing the rollcount script (SCRIPT FLUSH in a loop?)");
-                    }
-                    loadScript(j);
+                if (ok) applied++;
+            }
+        }
+        if (!noScript.isEmpty()) {
+            // a server that lost the script (a restart, SCRIPT FLUSH, a cluster node that never saw SCRIPT LOAD):
+            // EVAL of the source runs the call and caches the script there
+            List<Response<Object>> evals = new ArrayList<>(noScript.size());
+            try (AbstractPipeline p = j.pipelined()) {
+                for (RedisApplyScript.Call c : noScript) evals.add(p.eval(RedisApplyScript.SOURCE_BYTES, c.scriptKeys(), c.scriptArgs()));
+                countCommands(noScript.size());
+                p.sync();
+            }
+            for (int i = 0; i < noScript.size(); i++) {
+                Object result;
+                try {
+                    result = evals.get(i).get();
+                } catch (JedisDataException e) {
+                    if (isTransient(e)) throw e;
+                    throw permanent(e, noScript.get(i));
                 }
-                pending = noScript;
+                long[] as = scriptResult(noScript.get(i), result);
+                applied += as[0];
+                stale += as[1];
             }
         }
         keysWritten.inc(applied);
         RedisSink.KEYS_WRITTEN.add(applied);
         writesStale.inc(stale);
+    }
+
+    private static final SetParams NO_EXPIRY = SetParams.setParams();
+
+    /**
+     * A script call's reply {@code {applied, skipped, status, key1, error1, ...}}: reports the rejected keys,
+     * and confirms each guarded COUNT that was applied (Redis was not ahead: from now on its key is written
+     * plain). Returns {applied, skipped}.
+     */
+    private long[] scriptResult(RedisApplyScript.Call c, Object result) {
+        if (!(result instanceof List<?> l) || l.size() < 3) {
+            throw new RedisSinkException.Unchecked("Redis at " + endpoint + " answered the rollcount script with " + result + " (first key " + c.firstKey + ")");
+        }
+        String status = text(l.get(2));
+        for (int i = 0; i < status.length() && i < c.writes.size(); i++) {
+            RedisWrite w = c.writes.get(i);
+            if (status.charAt(i) == 'a' && w.kind == RedisWrite.COUNT) confirmed.add(ConfirmedKeys.hash(w.key));
+        }
+        for (int r = 3; r + 1 < l.size(); r += 2) rejected(text(l.get(r)), text(l.get(r + 1)));
+        return new long[] {((Number) l.get(0)).longValue(), ((Number) l.get(1)).longValue()};
+    }
+
+    private static boolean isAccessError(JedisDataException e) {
+        String m = e.getMessage();
+        return m != null && (m.startsWith("NOPERM") || m.startsWith("NOAUTH") || m.startsWith("WRONGPASS"));
     }
 
     /**
@@ -491,6 +701,7 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
             UnifiedJedis j = endpoint.client();
             try {
                 loadScript(j);
+                if (!markRead && !sink.plainWritesOnly) readMark(j);
             } catch (RuntimeException e) {
                 j.close();
                 throw e;
@@ -498,6 +709,27 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
             jedis = j;
         }
         return jedis;
+    }
+
+    /**
+     * Reads {@code P:_mark} once, before this writer's first write: if it exists, a run before this writer
+     * (the one it is restored from, a sibling, an earlier job) may have written larger values, and the
+     * guard is on for every total and every window up to the mark.
+     */
+    private void readMark(UnifiedJedis j) {
+        countCommands(1);
+        String mark = j.get(markKey);
+        if (mark != null) {
+            try {
+                guardBelow = Long.parseLong(mark);
+            } catch (NumberFormatException e) {
+                throw new RedisSinkException.Unchecked("Redis at " + endpoint + " holds '" + mark + "' at " + markKey + ", not a time in epoch ms: delete that key");
+            }
+            guardTotals = true;
+            publishedMark = guardBelow;
+            LOG.info("{} is {}: totals and windows up to it are written through the guarded script until Redis is not ahead", markKey, guardBelow);
+        }
+        markRead = true;
     }
 
     private void loadScript(UnifiedJedis j) {

@@ -4,31 +4,33 @@ import java.util.Arrays;
 import java.util.Objects;
 
 /**
- * One idempotent, monotone write to Redis, as the counting operators emit it and the {@code RedisSink}
- * applies it. Keys are complete (prefix included); every key of one counter shares its hash tag
- * {@code {C}}, so the sink may batch them into one server-side script call.
+ * One idempotent write to Redis, as the counting operators emit it and the {@code RedisSink} applies it.
+ * Keys are complete (prefix included); every key of one counter shares its hash tag {@code {C}}.
  *
  * <p>Kinds:
  * <ul>
- *   <li>{@link #COUNT}: {@code SET key value} unless the version stored under {@link #versionKey} is
- *       already {@code >= version}, or {@link #monotone} is set and the stored value is larger. Version
- *       is the number of events folded into the value, so a replay after a restart from a checkpoint
- *       never overwrites a newer value with an older one, and the final value (every event) always wins.
- *   <li>{@link #HLL}: merge the Redis-format HyperLogLog in {@link #bytes} into {@code key} (register max,
- *       as PFMERGE does): registers only grow, so a replay can never shrink what Redis holds. A
- *       {@linkplain #growingHll growing} sketch (flag {@link #monotone}) replaces the key instead, cheaper
- *       than a merge, where the key holds what the same writer wrote last.
- *   <li>{@link #MAX}: {@code SET key value} if larger than the stored value (the watermark).
+ *   <li>{@link #COUNT}: {@code SET key value}. {@link #version} is the number of events folded into the
+ *       value; {@link #monotone} says the value only ever received positive deltas. Where a replay can
+ *       reach the key (see {@code RedisSinkWriter}), the write is guarded: skipped if the version stored
+ *       under {@link #versionKey} is already {@code >= version}, or if monotone and the stored value is
+ *       larger; elsewhere it is a plain {@code SET}. A write that is not monotone also sets the version key.
+ *   <li>{@link #USERS}: {@code PFADD key users...}: Redis's own HyperLogLog of the {@link #users}; idempotent,
+ *       so a replay changes nothing and the key never shrinks.
+ *   <li>{@link #MAX}: {@code SET key value} if larger than the stored value (the watermark, the writers' mark).
  *   <li>{@link #ZSET}: replace the sorted set at {@code key} atomically by {@link #members} with
  *       {@link #scores}, if {@link #version} is not older than the stored {@link #versionKey}.
  * </ul>
- * {@link #ttlMillis} {@code > 0} sets the key's expiry (counted from this write); 0 means no expiry.
+ * {@link #expireAtMillis} {@code > 0} is the key's absolute expiry (epoch ms: a window's end plus its
+ * retention), the same for every write of that key, so a replay or a late revision never moves it; 0 means
+ * no expiry. {@link #windowStart} is the start of the key's window (epoch ms), {@link #NO_WINDOW} for a key of
+ * no window (a total, {@code u:all}, a trending list, the watermark).
  */
 public class RedisWrite {
     public static final byte COUNT = 0;
-    public static final byte HLL = 1;
+    public static final byte USERS = 1;
     public static final byte MAX = 2;
     public static final byte ZSET = 3;
+    public static final long NO_WINDOW = Long.MIN_VALUE;
 
     public byte kind;
     public String key;
@@ -37,16 +39,19 @@ public class RedisWrite {
     public long value;
     public long version;
     public boolean monotone;
-    public long ttlMillis;
-    /** HLL: the sketch in Redis's own format (dense or sparse). */
-    public byte[] bytes;
+    /** Absolute expiry, epoch ms; 0: none. */
+    public long expireAtMillis;
+    /** Start of the key's window, epoch ms, or {@link #NO_WINDOW}. */
+    public long windowStart = NO_WINDOW;
+    /** USERS: the distinct users to PFADD. */
+    public String[] users;
     /** ZSET: members and their scores, best first. */
     public String[] members;
     public double[] scores;
 
     public RedisWrite() {}
 
-    public static RedisWrite count(String key, String versionKey, long value, long version, boolean monotone, long ttlMillis) {
+    public static RedisWrite count(String key, String versionKey, long value, long version, boolean monotone, long windowStart, long expireAtMillis) {
         RedisWrite w = new RedisWrite();
         w.kind = COUNT;
         w.key = key;
@@ -54,30 +59,18 @@ public class RedisWrite {
         w.value = value;
         w.version = version;
         w.monotone = monotone;
-        w.ttlMillis = ttlMillis;
+        w.windowStart = windowStart;
+        w.expireAtMillis = expireAtMillis;
         return w;
     }
 
-    public static RedisWrite hll(String key, byte[] sketch, long ttlMillis) {
+    public static RedisWrite users(String key, String[] users, long windowStart, long expireAtMillis) {
         RedisWrite w = new RedisWrite();
-        w.kind = HLL;
+        w.kind = USERS;
         w.key = key;
-        w.bytes = sketch;
-        w.ttlMillis = ttlMillis;
-        return w;
-    }
-
-    /**
-     * An HLL write of a sketch that only grows for as long as the sink writer receiving it lives: the
-     * writer's own sketches, fed to it by the operator it is chained to (the two start and stop together).
-     * The writer marks the value it writes with its lineage (a number unique to this writer's life, in the
-     * three unused header bytes of Redis's format); where the key still holds this lineage's mark, the
-     * newer sketch contains what is there and replaces it. Anything else (a key of another lineage, one
-     * that PFADD built or a merge touched) is merged into, never shrunk.
-     */
-    public static RedisWrite growingHll(String key, byte[] sketch, long ttlMillis) {
-        RedisWrite w = hll(key, sketch, ttlMillis);
-        w.monotone = true;
+        w.users = users;
+        w.windowStart = windowStart;
+        w.expireAtMillis = expireAtMillis;
         return w;
     }
 
@@ -89,7 +82,7 @@ public class RedisWrite {
         return w;
     }
 
-    public static RedisWrite zset(String key, String versionKey, long version, String[] members, double[] scores, long ttlMillis) {
+    public static RedisWrite zset(String key, String versionKey, long version, String[] members, double[] scores, long windowStart, long expireAtMillis) {
         RedisWrite w = new RedisWrite();
         w.kind = ZSET;
         w.key = key;
@@ -97,7 +90,8 @@ public class RedisWrite {
         w.version = version;
         w.members = members;
         w.scores = scores;
-        w.ttlMillis = ttlMillis;
+        w.windowStart = windowStart;
+        w.expireAtMillis = expireAtMillis;
         return w;
     }
 
@@ -106,8 +100,9 @@ public class RedisWrite {
         if (this == o) return true;
         if (!(o instanceof RedisWrite w)) return false;
         return kind == w.kind && value == w.value && version == w.version && monotone == w.monotone
-                && ttlMillis == w.ttlMillis && Objects.equals(key, w.key) && Objects.equals(versionKey, w.versionKey)
-                && Arrays.equals(bytes, w.bytes) && Arrays.equals(members, w.members) && Arrays.equals(scores, w.scores);
+                && expireAtMillis == w.expireAtMillis && windowStart == w.windowStart && Objects.equals(key, w.key)
+                && Objects.equals(versionKey, w.versionKey) && Arrays.equals(users, w.users)
+                && Arrays.equals(members, w.members) && Arrays.equals(scores, w.scores);
     }
 
     @Override
@@ -117,7 +112,7 @@ public class RedisWrite {
 
     @Override
     public String toString() {
-        return "RedisWrite{kind=" + kind + " " + key + "=" + value + " v" + version + (monotone ? " mono" : "")
-                + (ttlMillis > 0 ? " ttl=" + ttlMillis : "") + "}";
+        return "RedisWrite{kind=" + kind + " " + key + "=" + (kind == USERS ? Arrays.toString(users) : Long.toString(value)) + " v" + version
+                + (monotone ? " mono" : "") + (expireAtMillis > 0 ? " pxat=" + expireAtMillis : "") + "}";
     }
 }
