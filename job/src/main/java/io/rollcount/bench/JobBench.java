@@ -11,6 +11,7 @@ import io.rollcount.job.model.Event;
 import io.rollcount.job.ops.DropDuplicates;
 import io.rollcount.job.ops.PreAggregate;
 import io.rollcount.job.ops.RouteEvents;
+import io.rollcount.job.redis.RedisEndpoint;
 import io.rollcount.job.redis.RedisSink;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -101,6 +102,8 @@ public final class JobBench {
         final List<Double> limit = new ArrayList<>();
         final List<Double> cmdsPerEvent = new ArrayList<>();
         final List<Double> redisMicrosPerEvent = new ArrayList<>();
+        /** Redis CPU per event of the same job with the sink's plain-writes-only floor mode, same Redis, same round. */
+        final List<Double> redisFloorMicrosPerEvent = new ArrayList<>();
         /** Rollcount with its Redis writes built and discarded (zipf only): the job's own cost. */
         final List<Double> oursNoRedis = new ArrayList<>();
         final List<Double> ratioNaive = new ArrayList<>();
@@ -145,6 +148,16 @@ public final class JobBench {
                     double cmds = (RedisSink.COMMANDS_SENT.sum() - commands) / (double) ev.count;
                     f.redisMicrosPerEvent.add((redisCpuSeconds() - redisCpu) * 1e6 / ev.count);
                     cleanRedis();
+                    // the floor: the same job, every count and user write a plain command (no guard, no mark)
+                    plainFloor = true;
+                    try {
+                        double floorCpu = redisCpuSeconds();
+                        ours(ev);
+                        f.redisFloorMicrosPerEvent.add((redisCpuSeconds() - floorCpu) * 1e6 / ev.count);
+                    } finally {
+                        plainFloor = false;
+                    }
+                    cleanRedis();
                     if (w == Workload.zipf) {
                         discardRedis = true;
                         try {
@@ -185,6 +198,7 @@ public final class JobBench {
                         "ratio_redis", r2(ours / median(f.redis)), "limit_eps", eps(median(f.limit)), "ratio_limit", r2(ours / median(f.limit)),
                         "redis_cmds_per_event", String.format(Locale.ROOT, "%.4f", median(f.cmdsPerEvent)),
                         "redis_cpu_us_per_event", String.format(Locale.ROOT, "%.1f", median(f.redisMicrosPerEvent)),
+                        "redis_floor_us_per_event", String.format(Locale.ROOT, "%.1f", median(f.redisFloorMicrosPerEvent)),
                         "runs", String.valueOf(f.ours.size()), "ours_spread_pct", String.valueOf(Math.round(spreadPct(f.ours))),
                         "ref", "flink-2.2.1-datastream-window-aggregate/flink-sql-tumble-tvf-minibatch-two-phase/redis-7-incrby-16-shards-pipelined/one-thread-parse-map-hll-cms-x" + PARALLELISM);
             }
@@ -235,18 +249,26 @@ public final class JobBench {
     }
 
     private final AtomicLong heapPeak = new AtomicLong();
+    /** Whether {@link #ours} builds its sink in the plain-writes-only floor mode. */
+    private boolean plainFloor;
 
     private void sampleHeap(long ignored) {
         heapPeak.accumulateAndGet(ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed(), Math::max);
     }
 
-    /** Rollcount exactly as {@code rollcount run} builds it, from the generator source to the real Redis. */
+    /**
+     * Rollcount exactly as {@code rollcount run} builds it, from the generator source to the real Redis; with
+     * {@link #plainFloor}, its sink in the plain-writes-only mode that measures the floor of Redis's cost.
+     */
     private BenchCluster.Run ours(BenchEvents ev) throws Exception {
         JobOptions o = options();
         StreamExecutionEnvironment env = environment(RollcountJob.configuration(o));
+        RedisSink sink = plainFloor ? RedisSink.builder().setEndpoint(RedisEndpoint.fromOptions(o)).setKeyPrefix(o.redisKeyPrefix)
+                .setRetryTimeout(o.redisRetryTimeout()).setCountersPerCall(RedisSink.JOB_COUNTERS_PER_CALL)
+                .setMaxBufferedKeys(RedisSink.JOB_MAX_BUFFERED_KEYS).setPlainWritesOnly(true).build() : RedisSink.fromOptions(o);
         RollcountJob.build(env, o, GeneratedEvents.source(ev),
-                new RollcountJob.Outputs(new StampingSink<>(discardRedis ? null : RedisSink.fromOptions(o)), new DeadLetterFileSink(o.dlq), 1,
-                        null, null, discardRedis ? new StampingSink<>(null) : RedisSink.fromOptions(o).withoutWatermark()));
+                new RollcountJob.Outputs(new StampingSink<>(discardRedis ? null : sink), new DeadLetterFileSink(o.dlq), 1,
+                        null, null, discardRedis ? new StampingSink<>(null) : sink.withoutWatermark()));
         heapPeak.set(0);
         return cluster.run(env, "rollcount-" + ev.workload, PARALLELISM, false, timeout(ev.count, 5_000), this::sampleHeap);
     }

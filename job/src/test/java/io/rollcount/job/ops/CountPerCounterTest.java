@@ -113,9 +113,9 @@ class CountPerCounterTest {
             PartialSum p = new PartialSum("post:" + c + ":likes", Resolution.S5.windowStart(ts));
             p.add(random.nextInt(20) == 0 ? -1 : 1 + random.nextInt(3), ts, 3_600_000);
             if (random.nextBoolean()) {
-                long[] users = new long[1 + random.nextInt(3)];
-                for (int u = 0; u < users.length; u++) users[u] = RedisHyperLogLog.hash("u" + random.nextInt(5_000));
-                p.users = users;
+                String[] users = new String[1 + random.nextInt(3)];
+                for (int u = 0; u < users.length; u++) users[u] = "u" + random.nextInt(5_000);
+                p.users = java.util.Arrays.stream(users).distinct().toArray(String[]::new);
             }
             out.add(p);
         }

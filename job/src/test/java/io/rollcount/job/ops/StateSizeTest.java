@@ -35,9 +35,9 @@ class StateSizeTest {
                 for (int c = 0; c < COUNTERS; c++) {
                     PartialSum p = new PartialSum("post:" + c + ":likes", Resolution.S5.windowStart(t));
                     p.add(1 + random.nextInt(3), t, 3_600_000);
-                    long[] users = new long[usersPerPartial];
-                    for (int u = 0; u < usersPerPartial; u++) users[u] = RedisHyperLogLog.hash("u" + random.nextInt(100_000));
-                    p.users = users;
+                    String[] users = new String[usersPerPartial];
+                    for (int u = 0; u < usersPerPartial; u++) users[u] = "u" + random.nextInt(100_000);
+                    p.users = java.util.Arrays.stream(users).distinct().toArray(String[]::new);
                     h.processElement(p, p.bucket);
                 }
                 h.processWatermark(new Watermark(t - 5_000));

@@ -46,7 +46,7 @@ class PrefixLeaseTest {
 
     private RedisWrite total(String counter, long value) {
         String k = keys.total(counter);
-        return RedisWrite.count(k, keys.versionOf(counter, k), value, value, true, 0);
+        return RedisWrite.count(k, keys.versionOf(counter, k), value, value, true, RedisWrite.NO_WINDOW, 0);
     }
 
     private static void writeAndFlush(RedisSinkWriter w, RedisWrite write) throws Exception {

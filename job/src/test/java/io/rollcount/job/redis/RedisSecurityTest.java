@@ -32,9 +32,11 @@ import redis.clients.jedis.exceptions.JedisException;
  */
 class RedisSecurityTest {
     /** Everything the sink needs: see the ACL list in the report and in {@link RedisSink}'s javadoc. */
-    static final String SINK_ACL = "-@all +evalsha +script|load +ping";
+    static final String SINK_ACL = "-@all +set +get +pfadd +pexpireat +evalsha +eval +script|load +ping";
     /** What the script runs; ACL checks the commands of a script too. */
-    static final String SCRIPT_ACL = "+get +set +pexpire +del +pfmerge +zadd";
+    static final String SCRIPT_ACL = "+get +mget +set +del +zadd +pexpireat +hset +hlen +hvals +pexpire";
+    /** An expiry in the future for the window keys written here. */
+    private static final long FAR_FUTURE = System.currentTimeMillis() + 86_400_000L;
 
     private static final String ADMIN_PW = "admin-Pw-9f2e";
     private static final String WRITER_PW = "writer-Pw-c41a";
@@ -66,7 +68,8 @@ class RedisSecurityTest {
         server = RedisServerProcess.launch("--requirepass", ADMIN_PW);
         try (Jedis admin = admin()) {
             admin.aclSetUser("rcwriter", "reset", "on", ">" + WRITER_PW, "~" + PREFIX + ":*", "resetchannels",
-                    "-@all", "+evalsha", "+script|load", "+ping", "+get", "+mget", "+set", "+pexpire", "+del", "+pfmerge", "+incr", "+zadd", "+hset", "+hlen", "+hvals");
+                    "-@all", "+set", "+get", "+mget", "+pfadd", "+pexpireat", "+pexpire", "+evalsha", "+eval", "+script|load", "+ping",
+                    "+del", "+zadd", "+hset", "+hlen", "+hvals");
         }
 
         tlsDir = RedisServerProcess.newDir();
@@ -130,11 +133,11 @@ class RedisSecurityTest {
         String total = keys.total("post:1");
         String win = keys.window("post:1", Resolution.H1, 0);
         String top = keys.top("post", Resolution.H1, 0);
-        w.write(RedisWrite.count(total, keys.versionOf("post:1", total), 5, 1, true, 0), null);
-        w.write(RedisWrite.count(win, keys.versionOf("post:1", win), 5, 1, true, Resolution.H1.ttlMillis), null);
-        w.write(RedisWrite.hll(keys.uniques("post:1", Resolution.H1, 0), sketch, Resolution.H1.ttlMillis), null);
-        w.write(RedisWrite.zset(top, keys.versionOfGlobal(top), 1, new String[] {"post:1"}, new double[] {5}, Resolution.H1.ttlMillis), null);
-        w.write(RedisWrite.zset(keys.trending("post"), null, 0, new String[] {"post:1"}, new double[] {1.5}, 0), null);
+        w.write(RedisWrite.count(total, keys.versionOf("post:1", total), 5, 1, true, RedisWrite.NO_WINDOW, 0), null);
+        w.write(RedisWrite.count(win, keys.versionOf("post:1", win), 5, 1, false, 0, FAR_FUTURE), null);
+        w.write(RedisWrite.users(keys.uniques("post:1", Resolution.H1, 0), new String[] {"a", "b"}, 0, FAR_FUTURE), null);
+        w.write(RedisWrite.zset(top, keys.versionOfGlobal(top), 1, new String[] {"post:1"}, new double[] {5}, 0, FAR_FUTURE), null);
+        w.write(RedisWrite.zset(keys.trending("post"), null, 0, new String[] {"post:1"}, new double[] {1.5}, RedisWrite.NO_WINDOW, 0), null);
         w.write(RedisWrite.max(keys.watermark(), 1000), null);
         w.writeWatermark(new org.apache.flink.api.common.eventtime.Watermark(2000)); // the writer's own: HSET/HLEN/HVALS
         w.flush(false);

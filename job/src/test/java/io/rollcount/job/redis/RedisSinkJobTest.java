@@ -67,7 +67,7 @@ class RedisSinkJobTest {
             for (int c = 0; c < COUNTERS; c++) {
                 String counter = "post:" + c;
                 String total = keys.total(counter);
-                writes.add(RedisWrite.count(total, keys.versionOf(counter, total), 3L * v + c, v, true, 0));
+                writes.add(RedisWrite.count(total, keys.versionOf(counter, total), 3L * v + c, v, true, RedisWrite.NO_WINDOW, 0));
             }
             writes.add(RedisWrite.max(keys.watermark(), 1000L * v));
         }

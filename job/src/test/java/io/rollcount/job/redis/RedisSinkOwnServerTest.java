@@ -19,6 +19,8 @@ import redis.clients.jedis.Jedis;
  */
 class RedisSinkOwnServerTest {
     private static RedisServerProcess server;
+    /** Now, for windows whose keys expire at their end plus retention: they must still live when checked. */
+    private static final long NOW = System.currentTimeMillis();
 
     @BeforeAll
     static void startServer() throws Exception {
@@ -36,7 +38,7 @@ class RedisSinkOwnServerTest {
     }
 
     @Test
-    void redisReceivesOneEvalshaPerCounterPerFlush() throws Exception {
+    void redisReceivesPlainCommandsInTheSteadyStateAndTheScriptOnlyForTheMarkAndTheWatermark() throws Exception {
         String prefix = RedisTestSupport.randomPrefix();
         RedisKeys keys = new RedisKeys(prefix);
         try (Jedis admin = new Jedis("127.0.0.1", server.port)) {
@@ -47,40 +49,46 @@ class RedisSinkOwnServerTest {
                 for (int c = 0; c < 100; c++) {
                     String counter = "c" + c;
                     String total = keys.total(counter);
-                    w.write(RedisWrite.count(total, keys.versionOf(counter, total), round, round, true, 0), null);
+                    w.write(RedisWrite.count(total, keys.versionOf(counter, total), round, round, true, RedisWrite.NO_WINDOW, 0), null);
                     for (Resolution r : Resolution.all()) {
-                        String win = keys.window(counter, r, 0);
-                        w.write(RedisWrite.count(win, keys.versionOf(counter, win), round, round, true, r.ttlMillis), null);
+                        long start = r.windowStart(NOW);
+                        String win = keys.window(counter, r, start);
+                        w.write(RedisWrite.count(win, keys.versionOf(counter, win), round, round, true, start, r.expireAtMillis(start)), null);
                     }
+                    w.write(RedisWrite.users(keys.uniquesAll(counter), new String[] {"u" + round}, RedisWrite.NO_WINDOW, 0), null);
                 }
                 w.write(RedisWrite.max(keys.watermark(), round), null);
                 w.flush(false);
             }
             w.close();
-            assertThat(commandCalls(admin, "evalsha")).isEqualTo(3 * (100 + 1));
+            assertThat(commandCalls(admin, "set")).isEqualTo(3 * 100 * (1 + Resolution.all().length));
+            assertThat(commandCalls(admin, "pfadd")).isEqualTo(3 * 100);
+            // the mark once (its windows do not move), the MAX write of each round
+            assertThat(commandCalls(admin, "evalsha")).isEqualTo(1 + 3);
             assertThat(commandCalls(admin, "script\\|load")).isEqualTo(1);
-            assertThat(w.commandsSent.getCount()).isEqualTo(3 * 101 + 1);
+            assertThat(commandCalls(admin, "get")).as("the mark, read once").isEqualTo(1);
+            assertThat(w.commandsSent.getCount()).isEqualTo(3 * 100 * (2 + Resolution.all().length) + 4 + 2);
             assertThat(admin.get(keys.total("c7"))).isEqualTo("3");
+            assertThat(admin.pfcount(keys.uniquesAll("c7"))).isEqualTo(3L);
             assertThat(admin.get(keys.watermark())).isEqualTo("3");
             RedisTestSupport.deleteAll(admin, prefix);
         }
     }
 
     @Test
-    void reloadsTheScriptAfterScriptFlush() throws Exception {
+    void runsTheCallByEvalAfterScriptFlush() throws Exception {
         String prefix = RedisTestSupport.randomPrefix();
         RedisKeys keys = new RedisKeys(prefix);
         try (Jedis admin = new Jedis("127.0.0.1", server.port)) {
             RedisSinkWriter w = RedisTestSupport.writer(RedisSink.builder().setUrl(server.url()).setKeyPrefix(prefix).build(),
                     new TestWriterContext());
-            String total = keys.total("x");
-            w.write(RedisWrite.count(total, keys.versionOf("x", total), 1, 1, true, 0), null);
+            w.write(RedisWrite.max(keys.watermark(), 1), null);
             w.flush(false);
             admin.scriptFlush();
-            w.write(RedisWrite.count(total, keys.versionOf("x", total), 2, 2, true, 0), null);
+            w.write(RedisWrite.max(keys.watermark(), 2), null);
             w.flush(false);
-            assertThat(admin.get(total)).isEqualTo("2");
-            // load, evalsha, evalsha (NOSCRIPT), load, evalsha
+            assertThat(admin.get(keys.watermark())).isEqualTo("2");
+            // load, get the mark, evalsha, evalsha (NOSCRIPT), eval
             assertThat(w.commandsSent.getCount()).isEqualTo(5);
             w.close();
             RedisTestSupport.deleteAll(admin, prefix);
@@ -114,7 +122,7 @@ class RedisSinkOwnServerTest {
                     .setRetryTimeout(Duration.ofSeconds(30)).setBackoff(Duration.ofMillis(20), Duration.ofMillis(250)).build(),
                     new TestWriterContext());
             String total = keys.total("o");
-            w.write(RedisWrite.count(total, keys.versionOf("o", total), 1, 1, true, 0), null);
+            w.write(RedisWrite.count(total, keys.versionOf("o", total), 1, 1, true, RedisWrite.NO_WINDOW, 0), null);
             w.flush(false);
 
             own.stop();
@@ -126,7 +134,7 @@ class RedisSinkOwnServerTest {
                     throw new RuntimeException(e);
                 }
             });
-            w.write(RedisWrite.count(total, keys.versionOf("o", total), 2, 2, true, 0), null);
+            w.write(RedisWrite.count(total, keys.versionOf("o", total), 2, 2, true, RedisWrite.NO_WINDOW, 0), null);
             long start = System.nanoTime();
             w.flush(false); // blocks, retrying, until the server is back
             restart.join();
@@ -155,20 +163,16 @@ class RedisSinkOwnServerTest {
             RedisSinkWriter w = RedisTestSupport.writer(RedisSink.builder().setUrl(own.url()).setKeyPrefix(prefix)
                     .setRetryTimeout(Duration.ofSeconds(60)).setBackoff(Duration.ofMillis(20), Duration.ofMillis(200)).build(), ctx);
             fill(admin);
-            byte[] users;
-            try (Jedis scratch = new Jedis("127.0.0.1", 6379)) {
-                String k = prefix + ":_scratch";
-                for (int u = 0; u < 30; u++) scratch.pfadd(k, "u" + u);
-                users = scratch.get(k.getBytes());
-                scratch.del(k);
-            }
+            String[] users = new String[30];
+            for (int u = 0; u < 30; u++) users[u] = "u" + u;
+            long start = Resolution.M1.windowStart(NOW);
             for (int c = 0; c < 50; c++) {
                 String counter = "oom:" + c;
                 String total = keys.total(counter);
-                w.write(RedisWrite.count(total, keys.versionOf(counter, total), c + 1, 1, true, 0), null);
-                String win = keys.window(counter, Resolution.M1, 60_000);
-                w.write(RedisWrite.count(win, keys.versionOf(counter, win), c + 1, 1, false, Resolution.M1.ttlMillis), null);
-                w.write(RedisWrite.hll(keys.uniquesAll(counter), users, 0), null);
+                w.write(RedisWrite.count(total, keys.versionOf(counter, total), c + 1, 1, true, RedisWrite.NO_WINDOW, 0), null);
+                String win = keys.window(counter, Resolution.M1, start);
+                w.write(RedisWrite.count(win, keys.versionOf(counter, win), c + 1, 1, false, start, Resolution.M1.expireAtMillis(start)), null);
+                w.write(RedisWrite.users(keys.uniquesAll(counter), users, RedisWrite.NO_WINDOW, 0), null);
             }
             w.writeWatermark(new org.apache.flink.api.common.eventtime.Watermark(180_000));
             CompletableFuture<Void> flush = CompletableFuture.runAsync(() -> {
@@ -189,7 +193,7 @@ class RedisSinkOwnServerTest {
             for (int c = 0; c < 50; c++) {
                 String counter = "oom:" + c;
                 assertThat(admin.get(keys.total(counter))).isEqualTo(Integer.toString(c + 1));
-                assertThat(admin.get(keys.window(counter, Resolution.M1, 60_000))).isEqualTo(Integer.toString(c + 1));
+                assertThat(admin.get(keys.window(counter, Resolution.M1, start))).isEqualTo(Integer.toString(c + 1));
                 assertThat(admin.pfcount(keys.uniquesAll(counter))).isEqualTo(30L);
             }
             assertThat(admin.get(keys.watermark())).isEqualTo("180000");
@@ -208,7 +212,7 @@ class RedisSinkOwnServerTest {
                     new TestWriterContext());
             fill(admin);
             String total = keys.total("x");
-            w.write(RedisWrite.count(total, keys.versionOf("x", total), 1, 1, true, 0), null);
+            w.write(RedisWrite.count(total, keys.versionOf("x", total), 1, 1, true, RedisWrite.NO_WINDOW, 0), null);
             assertThatThrownBy(() -> w.flush(false))
                     .isInstanceOf(RedisSinkException.class)
                     .hasMessageContaining("still failing after retrying for 1000 ms")

@@ -2,11 +2,10 @@ package io.rollcount.job.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** Grouping of buffered writes into script calls (the writes themselves are tested against Redis). */
+/** Coalescing of buffered writes per key (the writes themselves are tested against Redis). */
 class RedisWriteBufferTest {
 
     @Test
@@ -21,24 +20,23 @@ class RedisWriteBufferTest {
     }
 
     @Test
-    void oneCallPerCounterWhateverTheOrderOfItsKeys() {
+    void coalescesPerKeyUsersIntoOneSetAndPutsMaxWritesLast() {
         RedisKeys keys = new RedisKeys("rc");
-        RedisWriteBuffer buffer = new RedisWriteBuffer("rc");
-        List<String> order = new ArrayList<>();
-        for (String counter : List.of("a", "b", "a", "c", "b")) {
-            String key = keys.window(counter, io.rollcount.job.model.Resolution.M1, order.size() * 60_000L);
-            order.add(key);
-            buffer.add(RedisWrite.count(key, keys.versionOf(counter, key), 1, 1, true, 0));
-            buffer.add(RedisWrite.growingHll(keys.uniquesAll(counter), new io.rollcount.sketches.RedisHyperLogLog().toRedisBytes(), 0));
+        RedisWriteBuffer buffer = new RedisWriteBuffer();
+        buffer.add(RedisWrite.max(keys.watermark(), 5));
+        for (String counter : List.of("a", "b", "a")) {
+            String key = keys.total(counter);
+            buffer.add(RedisWrite.count(key, keys.versionOf(counter, key), 1, counter.equals("a") && buffer.keys() > 2 ? 2 : 1, true, RedisWrite.NO_WINDOW, 0));
+            buffer.add(RedisWrite.users(keys.uniquesAll(counter), new String[] {"u1", "u-" + buffer.keys()}, RedisWrite.NO_WINDOW, 0));
         }
-        List<RedisApplyScript.Call> calls = buffer.drain(1000);
-        assertThat(calls).hasSize(3);
-        assertThat(calls.stream().map(c -> c.firstKey)).containsExactly("rc:{a}:1m:0", "rc:{b}:1m:60", "rc:{c}:1m:180");
-        assertThat(calls.stream().map(c -> c.writes)).containsExactly(3, 3, 2);
-        // the scratch key of a counter's HLL merges is its own
-        for (RedisApplyScript.Call c : calls) {
-            String tag = RedisWriteBuffer.hashTag(c.firstKey);
-            assertThat(c.keys.stream().map(String::new)).contains("rc:{" + tag + "}:_tmp");
-        }
+        buffer.add(RedisWrite.max(keys.watermark(), 3));
+        assertThat(buffer.keys()).isEqualTo(5);
+        List<RedisWrite> out = buffer.drain();
+        assertThat(out.stream().map(w -> w.key)).containsExactly("rc:{a}:total", "rc:{a}:u:all", "rc:{b}:total", "rc:{b}:u:all", "rc:meta:watermark");
+        assertThat(out.get(1).users).containsExactlyInAnyOrder("u1", "u-2", "u-5");
+        assertThat(out.get(0).version).isEqualTo(2);
+        assertThat(out.get(4).value).isEqualTo(5);
+        assertThat(buffer.isEmpty()).isTrue();
+        assertThat(buffer.bytes()).isZero();
     }
 }
