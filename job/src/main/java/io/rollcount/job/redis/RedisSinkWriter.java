@@ -521,13 +521,26 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
         return tag != null ? tag : "\0" + key;
     }
 
-    /** Raises {@code P:_mark} (MAX, through the script, in a round trip of its own) before writes of windows above it. */
+    /**
+     * Raises {@code P:_mark} (MAX, through the script, in a round trip of its own) before writes of windows
+     * above it, and creates it before this writer's first count of any kind (a total too), so that a writer
+     * started after this one knows a run wrote under the prefix.
+     */
     private void raiseMark(UnifiedJedis j, List<RedisWrite> writes) throws RedisSinkException {
         long highest = Long.MIN_VALUE;
+        boolean counts = false;
         for (RedisWrite w : writes) {
-            if (w.kind == RedisWrite.COUNT && w.windowStart != RedisWrite.NO_WINDOW && w.windowStart > highest) highest = w.windowStart;
+            if (w.kind != RedisWrite.COUNT) continue;
+            counts = true;
+            if (w.windowStart != RedisWrite.NO_WINDOW && w.windowStart > highest) highest = w.windowStart;
         }
-        if (highest == Long.MIN_VALUE || highest <= publishedMark) return;
+        if (!counts) return;
+        if (highest == Long.MIN_VALUE) {
+            if (publishedMark != Long.MIN_VALUE) return;
+            highest = 0; // totals only: a mark that guards the totals of the next writers, and no window
+        } else if (highest <= publishedMark) {
+            return;
+        }
         long mark = markFor(highest);
         RedisApplyScript.Call c = new RedisApplyScript.Call();
         c.add(RedisWrite.max(markKey, mark));

@@ -137,9 +137,13 @@ final class RedisWriteBuffer {
                 int n = w.members == null ? 0 : w.members.length;
                 int m = w.scores == null ? 0 : w.scores.length;
                 if (n != m) throw new IllegalArgumentException("ZSET write with " + n + " members but " + m + " scores for key " + w.key);
+                for (double s : w.scores == null ? new double[0] : w.scores) {
+                    if (Double.isNaN(s)) throw new IllegalArgumentException("ZSET write with a NaN score for key " + w.key);
+                }
             }
             default -> throw new IllegalArgumentException("unknown RedisWrite kind " + w.kind + " for key " + w.key);
         }
+        if (w.expireAtMillis < 0) throw new IllegalArgumentException("negative expireAtMillis " + w.expireAtMillis + " for key " + w.key);
     }
 
     private static long sizeOf(RedisWrite w) {

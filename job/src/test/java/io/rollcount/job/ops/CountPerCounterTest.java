@@ -33,7 +33,8 @@ import redis.clients.jedis.Jedis;
  * script) and the rollups must be the same, and exact.
  */
 class CountPerCounterTest {
-    private static final long START = 1_764_000_000_000L;
+    /** Within the last hour: window keys expire at their end plus retention, and must live while checked. */
+    private static final long START = System.currentTimeMillis() / 3_600_000 * 3_600_000;
     private static final int STEPS = 200;
     private static final int RESTORE_AT = 90;
 
@@ -58,7 +59,7 @@ class CountPerCounterTest {
                     .createWriter(new TestWriterContext());
         }
 
-        /** A restarted task: the writer chained to the operator starts again too (with a lineage of its own). */
+        /** A restarted task: the writer chained to the operator starts again too, and finds the mark of the one before. */
         void restartWriter() throws Exception {
             writer.close();
             writer = newWriter();
@@ -158,7 +159,7 @@ class CountPerCounterTest {
 
     /**
      * Runs to {@link #RESTORE_AT}, snapshots, goes on a while (its Redis writes stay, its rollups are lost:
-     * the failed attempt), then restores into a new operator and writer (a new lineage) and replays from the snapshot.
+     * the failed attempt), then restores into a new operator and writer (which guards what a replay can reach) and replays from the snapshot.
      */
     private static Result restoredMidway(long cacheBytes) throws Exception {
         Result result = new Result();

@@ -125,6 +125,8 @@ class RedisSinkJobTest {
             }
             // The MAX writes of the stream, then the writers' own watermark at the end of input (all final).
             expected.put(keys.watermark(), Long.toString(Long.MAX_VALUE));
+            // the writers' mark, created before their first count: a restored writer finds it and guards the totals
+            expected.put(keys.mark(), Long.toString(RedisSinkWriter.markFor(0)));
             Map<String, String> actual = new HashMap<>();
             for (String k : RedisTestSupport.keysOf(j, prefix)) {
                 if (k.startsWith(prefix + ":_wm:")) continue; // the writers' own watermarks (a hash), checked below
