@@ -48,7 +48,7 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code unreadable_file} dead letter per broken file, skips what is not an input, and ends.
  */
 class FileInputIT {
-    private static final long START = 1_764_000_000_000L; // 2025-11-24T16:00:00Z
+    private static final long START = io.rollcount.job.support.RecentTime.HOUR_START; // keys expire at window end + retention
     private static final long YEAR_9999 = 253_402_300_000_000L;
 
     @RegisterExtension

@@ -41,7 +41,7 @@ import redis.clients.jedis.resps.Tuple;
  * key expire 7 days after their last write; every counter's total exact.
  */
 public class NamespaceCapIT {
-    private static final long START = 1_764_000_000_000L;
+    private static final long START = io.rollcount.job.support.RecentTime.HOUR_START; // keys expire at window end + retention
     private static final int IDS = 50_000;
     private static final int HOT = 20;
     private static final int CAP = 300;

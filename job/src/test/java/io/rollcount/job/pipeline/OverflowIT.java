@@ -43,7 +43,7 @@ import org.junit.jupiter.api.io.TempDir;
  * the counter; nothing of the overflowing events in Redis.
  */
 public class OverflowIT {
-    private static final long START = 1_764_000_000_000L; // a whole minute
+    private static final long START = io.rollcount.job.support.RecentTime.HOUR_START; // keys expire at window end + retention
     private static final long DELTA = 1_000_000_000_000L; // 10^12, the largest delta the contract allows
     private static final long FIT = Long.MAX_VALUE / DELTA; // 9,223,372 events fit
     private static final int EXTRA = 3;

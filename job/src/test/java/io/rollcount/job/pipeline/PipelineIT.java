@@ -48,7 +48,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class PipelineIT {
     private static final int EVENTS = 120_000;
-    private static final long START = 1_764_000_000_000L; // 2025-11-24T16:00:00Z
+    private static final long START = io.rollcount.job.support.RecentTime.HOUR_START; // keys expire at window end + retention
 
     @RegisterExtension
     static final MiniClusterExtension FLINK = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()

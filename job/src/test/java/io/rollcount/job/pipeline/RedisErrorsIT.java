@@ -45,7 +45,7 @@ import redis.clients.jedis.Jedis;
  * refuses every write with OOM: the job must retry until Redis has room again, then be exact.
  */
 class RedisErrorsIT {
-    private static final long START = 1_764_000_000_000L; // 2025-11-24T16:00:00Z
+    private static final long START = io.rollcount.job.support.RecentTime.HOUR_START; // keys expire at window end + retention
 
     @RegisterExtension
     static final MiniClusterExtension FLINK = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()

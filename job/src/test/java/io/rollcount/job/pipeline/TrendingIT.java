@@ -49,7 +49,7 @@ import redis.clients.jedis.resps.Tuple;
  * the same lists.
  */
 public class TrendingIT {
-    private static final long START = 1_764_000_000_000L; // 2025-11-24T16:00:00Z
+    private static final long START = io.rollcount.job.support.RecentTime.HOUR_START; // keys expire at window end + retention
     private static final long SPAN = Duration.ofMinutes(90).toMillis();
     private static final long HALF_LIFE = Duration.ofMinutes(10).toMillis();
     private static final int TOPK = 100;
