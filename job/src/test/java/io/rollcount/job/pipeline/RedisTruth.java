@@ -34,8 +34,8 @@ final class RedisTruth {
             // Expiry is a function of the window: its end plus the retention, exactly; keys of no window never expire.
             long expiry = expiryOf(key);
             if (expiry != Long.MIN_VALUE) {
-                long actual = redis.jedis.pexpireTime(key);
-                if (actual != expiry) wrongExpiry.add(key + " expires at " + actual + ", expected " + expiry);
+                long at = redis.jedis.pexpireTime(key);
+                if (at != expiry) wrongExpiry.add(key + " expires at " + at + ", expected " + expiry);
                 if (expiry > 0) windowKeys++;
             }
             if (bookkeeping.matcher(key).matches() || key.equals(redis.prefix + ":meta:watermark")) continue;
