@@ -105,6 +105,8 @@ public final class RedisSink implements Sink<RedisWrite>, SupportsWriterState<Re
     public static final LongAdder WRITES_GUARDED = new LongAdder();
     /** COUNT and USERS writes sent as plain commands by every writer of this JVM. */
     public static final LongAdder WRITES_PLAIN = new LongAdder();
+    /** Keys that left the guard (one guarded write applied: Redis was not ahead), summed over the writers of this JVM. */
+    public static final LongAdder KEYS_CONFIRMED = new LongAdder();
     /** Keys written (writes applied, not skipped as stale) by every writer of this JVM. */
     public static final LongAdder KEYS_WRITTEN = new LongAdder();
     /** Distinct keys Redis rejected for good, summed over the writers of this JVM (for the run's summary). */

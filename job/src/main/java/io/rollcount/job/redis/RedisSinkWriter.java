@@ -672,7 +672,10 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
         String status = text(l.get(2));
         for (int i = 0; i < status.length() && i < c.writes.size(); i++) {
             RedisWrite w = c.writes.get(i);
-            if (status.charAt(i) == 'a' && w.kind == RedisWrite.COUNT) confirmed.add(ConfirmedKeys.hash(w.key));
+            if (status.charAt(i) == 'a' && w.kind == RedisWrite.COUNT) {
+                long h = ConfirmedKeys.hash(w.key);
+                if (!confirmed.contains(h) && confirmed.add(h)) RedisSink.KEYS_CONFIRMED.increment();
+            }
         }
         for (int r = 3; r + 1 < l.size(); r += 2) rejected(text(l.get(r)), text(l.get(r + 1)));
         return new long[] {((Number) l.get(0)).longValue(), ((Number) l.get(1)).longValue()};

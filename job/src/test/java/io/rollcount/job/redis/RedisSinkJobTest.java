@@ -105,6 +105,8 @@ class RedisSinkJobTest {
                 .keyBy(w -> RedisWriteBuffer.hashTag(w.key) == null ? w.key : RedisWriteBuffer.hashTag(w.key))
                 .sinkTo(sink).name("redis");
 
+        long guardedBefore = RedisSink.WRITES_GUARDED.sum();
+        long confirmedBefore = RedisSink.KEYS_CONFIRMED.sum();
         poller.start();
         try {
             env.execute("redis-sink-test");
@@ -115,6 +117,10 @@ class RedisSinkJobTest {
 
         try (Jedis j = new Jedis("127.0.0.1", 6379)) {
             assertThat(FAILED).as("the failure was injected").isTrue();
+            // the restored writers found the mark and guarded the totals, each until Redis was no longer ahead
+            // of the replay; then that total went plain (every total left the guard once)
+            assertThat(RedisSink.WRITES_GUARDED.sum() - guardedBefore).as("guarded writes after the restore").isPositive();
+            assertThat(RedisSink.KEYS_CONFIRMED.sum() - confirmedBefore).as("totals that left the guard").isEqualTo(COUNTERS);
             assertThat(decreases).as("totals never decrease").isEmpty();
             Map<String, String> expected = new HashMap<>();
             for (int c = 0; c < COUNTERS; c++) {
