@@ -24,9 +24,18 @@ import redis.clients.jedis.exceptions.JedisException;
 import redis.clients.jedis.params.SetParams;
 
 /**
- * The writer of {@link RedisSink}: buffers and coalesces writes, and applies them with
- * {@code EVALSHA} of {@link RedisApplyScript} (several counters per call), pipelined, when the buffer is
- * full and on a processing-time timer.
+ * The writer of {@link RedisSink}: buffers and coalesces writes, and sends them pipelined when the buffer
+ * is full and on a processing-time timer: plain commands ({@code SET ... PXAT ... GET}, {@code PFADD},
+ * {@code PEXPIREAT}) for every count no replay can reach and for the users, {@code EVALSHA} of
+ * {@link RedisApplyScript} for sorted sets, MAX writes, the watermark and the guarded counts (several
+ * counters per call on a single server, one in Redis Cluster).
+ *
+ * <p>The guard: before the writes of a window above the mark it knows, the writer raises {@code P:_mark} in a
+ * round trip of its own (and creates it before its first count of any kind). At its first connection it reads
+ * the mark: if it exists, a run before this writer may have written larger values, so every total and every
+ * window key whose window starts at or below the mark read goes through the script (never backwards) until
+ * one such write is applied; the key is then remembered ({@link ConfirmedKeys}) and written plain. If it does
+ * not exist, nothing was written under the prefix before, and nothing is guarded.
  *
  * <p>Writes, timers and the buffer belong to the task's mailbox thread. A batch goes to Redis from one
  * I/O thread of the writer's own (which alone uses the connection), so that the task goes on counting
@@ -37,15 +46,17 @@ import redis.clients.jedis.params.SetParams;
  * builds up and checkpoints wait, as they must, since a checkpoint may only complete once its writes are
  * in Redis.
  *
- * <p>A key Redis rejects for good (the script's per-key errors, such as WRONGTYPE for a key of another
- * type under the prefix) does not fail the batch: the script writes every other key and returns the
- * rejected ones, which the writer reports once each (a WARN line, {@code redisRejected},
+ * <p>A key Redis rejects for good (WRONGTYPE for a key of another type under the prefix, in a plain reply or
+ * among the script's per-key errors) does not fail the batch: every other key is written, and the writer
+ * reports the rejected ones once each (a WARN line, {@code redisRejected},
  * {@link RedisSink#KEYS_REJECTED}) and keeps in its checkpointed state ({@link RedisWriterState}) with the
  * start of the earliest rejected window, below which it holds the watermark it publishes. The watermark goes
  * to Redis after the writes of its batch, in a round trip of its own.
  *
  * <p>Metrics on the writer's metric group: {@code redisCommandsSent}, {@code redisKeysWritten},
- * {@code redisWritesStale} (skipped by the version check), {@code redisWritesCoalesced} (absorbed in the
+ * {@code redisWritesStale} (skipped by the guard: Redis was ahead), {@code redisWritesGuarded} (counts sent
+ * through the script), {@code redisWritesPlain} (counts and users sent as plain commands),
+ * {@code redisWritesCoalesced} (absorbed in the
  * buffer by a newer write of the same key), {@code redisRetries}, {@code redisFlushes}, {@code redisRejected} (distinct keys rejected for good), gauge
  * {@code redisLastFlushMillis}; and Flink's standard {@code numRecordsSend} (writes sent after coalescing),
  * {@code numRecordsSendErrors} and {@code currentSendTime}.

@@ -42,14 +42,11 @@ final class RedisTruth {
             // Trending and window top-K sorted sets: checked by TrendingIT.
             if (key.startsWith(redis.prefix + ":top:") || key.startsWith(redis.prefix + ":trending:")) continue;
             if (uniques.containsKey(key)) {
-                // Byte for byte what PFADD of the key's true users builds (compared before any PFCOUNT, which
-                // caches the count in the header of the key it reads).
+                // Byte for byte what PFADD of the key's true users builds.
                 String scratch = redis.prefix + ":_scratch";
                 redis.jedis.del(scratch);
                 redis.jedis.pfadd(scratch, uniques.get(key).toArray(String[]::new));
-                byte[] reference = redis.jedis.get(scratch.getBytes(java.nio.charset.StandardCharsets.UTF_8));
-                byte[] value = redis.jedis.get(key.getBytes(java.nio.charset.StandardCharsets.UTF_8));
-                if (!java.util.Arrays.equals(reference, value)) uniquesDiffering.add(key);
+                if (!samePfaddBytes(redis.jedis, key, scratch)) uniquesDiffering.add(key);
                 redis.jedis.del(scratch);
                 uniquesSeen++;
                 continue;
@@ -91,6 +88,26 @@ final class RedisTruth {
             if (!v.equals(actual.get(k))) wrong.put(k, "expected " + v + " got " + actual.get(k));
         });
         assertThat(wrong.size()).as("keys with a wrong value (of " + expected.size() + "), e.g. " + first(wrong.entrySet())).isZero();
+    }
+
+    /**
+     * Whether the HyperLogLog at {@code key} is byte for byte the one at {@code reference}. PFCOUNT, a read,
+     * caches the count it computed in bytes 8..15 of the header (and clears the "stale" bit PFADD sets), so
+     * a key a reader counted (a test's poller, a dashboard) differs there from a reference nobody counted:
+     * where only those bytes differ, both are counted once and compared again, whole.
+     */
+    static boolean samePfaddBytes(redis.clients.jedis.Jedis j, String key, String reference) {
+        byte[] ref = j.get(reference.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        byte[] value = j.get(key.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        if (java.util.Arrays.equals(ref, value)) return true;
+        if (ref == null || value == null || ref.length != value.length || ref.length < 16) return false;
+        if (!java.util.Arrays.equals(ref, 0, 8, value, 0, 8) || !java.util.Arrays.equals(ref, 16, ref.length, value, 16, value.length)) {
+            return false;
+        }
+        j.pfcount(key);
+        j.pfcount(reference);
+        return java.util.Arrays.equals(j.get(reference.getBytes(java.nio.charset.StandardCharsets.UTF_8)),
+                j.get(key.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
     }
 
     /**
