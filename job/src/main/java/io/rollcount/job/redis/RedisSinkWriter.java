@@ -198,8 +198,29 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
             return t;
         });
         renewLeaseIfDue();
+        // connect (and read P:_mark) now, before the first batch: a sibling writer that started a moment
+        // earlier and already raised the mark would otherwise make this one guard keys no run wrote before
+        if (!sink.plainWritesOnly) io.submit(this::connectEarly);
         scheduleTimer();
     }
+
+    /**
+     * I/O thread: the first connection, ahead of the first batch. A transient failure is left to that batch's
+     * retries; any other (refused credentials, an untrusted certificate) is kept for the batch to fail with at
+     * once, without connecting again.
+     */
+    private void connectEarly() {
+        try {
+            connection();
+        } catch (JedisException e) {
+            closeConnection();
+            if (!isTransient(e)) earlyFailure = e;
+            LOG.debug("connecting to Redis at {} ahead of the first batch failed ({})", endpoint, describe(e));
+        }
+    }
+
+    /** The lasting failure of {@link #connectEarly}, for the first batch to fail with (I/O thread). */
+    private JedisException earlyFailure;
 
     /** Queues a lease renewal on the I/O thread (ahead of the next batch) every {@link PrefixGuard#LEASE_RENEWAL}. */
     private void renewLeaseIfDue() {
@@ -417,6 +438,11 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
 
     /** Runs the attempt, retrying transient failures with backoff on a new connection until the retry timeout has passed. */
     private void retrying(Attempt attempt) throws IOException, InterruptedException {
+        if (earlyFailure != null) {
+            JedisException e = earlyFailure;
+            earlyFailure = null;
+            throw permanent(e, null);
+        }
         long deadline = System.nanoTime() + sink.retryTimeoutMillis * 1_000_000;
         long backoff = sink.initialBackoffMillis;
         int attempts = 0;

@@ -332,6 +332,24 @@ class RedisSinkWriterTest {
     }
 
     @Test
+    void aSiblingThatStartedTogetherDoesNotGuardWhatTheOtherMarked() throws Exception {
+        // both writers read the mark when they start (ahead of their first batch): none yet
+        RedisSinkWriter sibling = RedisTestSupport.writer(sink().build(), new TestWriterContext());
+        try {
+            for (int i = 0; i < 500 && (sibling.commandsSent.getCount() < 2 || writer.commandsSent.getCount() < 2); i++) Thread.sleep(10);
+            write(window("a", Resolution.M1, NOW_WINDOW, 1, 1, true)); // this one raises the mark
+            assertThat(redis.get(keys.mark())).isNotNull();
+            sibling.write(window("b", Resolution.M1, NOW_WINDOW, 1, 1, true), null);
+            sibling.write(count("b", 1, 1, true), null);
+            sibling.flush(false);
+            assertThat(sibling.writesGuarded.getCount()).isZero();
+            assertThat(sibling.writesPlain.getCount()).isEqualTo(2);
+        } finally {
+            sibling.close();
+        }
+    }
+
+    @Test
     void plainWritesOnlyModeNeitherGuardsNorMarks() throws Exception {
         writer.close();
         redis.set(keys.mark(), Long.toString(NOW_WINDOW + 86_400_000L));
