@@ -6,7 +6,7 @@ import org.apache.flink.api.common.functions.MapFunction;
 
 /**
  * A {@link TopList} as the atomic, version-checked replace of its sorted set: {@code rc:trending:<ns>}
- * (no expiry) or {@code rc:top:<ns>:<res>:<start>} (with its version key, the window's fixed expiry: its end
+ * (expiring {@link #TRENDING_TTL_MILLIS} after its last write) or {@code rc:top:<ns>:<res>:<start>} (with its version key, the window's fixed expiry: its end
  * plus the retention). The version is the list's
  * {@code at} (the watermark it reflects), under {@link RedisKeys#versionOfGlobal}, so a list replayed
  * after a restart never replaces a newer one; the writes of one key must reach one sink subtask in order
@@ -14,6 +14,12 @@ import org.apache.flink.api.common.functions.MapFunction;
  */
 public final class TopListWrites implements MapFunction<TopList, RedisWrite> {
     private static final long serialVersionUID = 1L;
+
+    /**
+     * A trending list (and its version key) expires this long after its last write: 7 days, so that the list
+     * of a namespace that left the trending cap goes away. (Not a window key: no fixed expiry.)
+     */
+    public static final long TRENDING_TTL_MILLIS = 7L * 24 * 3600 * 1000;
 
     private final RedisKeys keys;
 
@@ -27,6 +33,6 @@ public final class TopListWrites implements MapFunction<TopList, RedisWrite> {
         Resolution r = window ? Resolution.ofLabel(t.res) : null;
         String key = window ? keys.top(t.ns, r, t.start) : keys.trending(t.ns);
         return RedisWrite.zset(key, keys.versionOfGlobal(key), t.at, t.counters, t.scores,
-                window ? t.start : RedisWrite.NO_WINDOW, window ? r.expireAtMillis(t.start) : 0);
+                window ? t.start : RedisWrite.NO_WINDOW, window ? r.expireAtMillis(t.start) : System.currentTimeMillis() + TRENDING_TTL_MILLIS);
     }
 }

@@ -113,8 +113,9 @@ final class RedisTruth {
     /**
      * When a key must expire (epoch ms): a window key ({@code ...:<res>:<start seconds>}: a sum, its version
      * key, a uniques key, a top list and its version key) at the window's end plus its retention; a key of no
-     * window of the contract (a total, {@code u:all}, a trending list, the watermark, the mark) never (-1);
-     * {@code Long.MIN_VALUE} for bookkeeping that expires by its own rule (lease, per-writer watermarks).
+     * window of the contract (a total, {@code u:all}, the watermark, the mark) never (-1);
+     * {@code Long.MIN_VALUE} for keys that expire by their own rule (lease, per-writer watermarks, trending
+     * lists a week after their last write).
      */
     static long expiryOf(String key) {
         int last = key.lastIndexOf(':');
@@ -124,7 +125,7 @@ final class RedisTruth {
         for (Resolution r : Resolution.all()) {
             if (r.label.equals(label) && start.matches("-?\\d+")) return r.expireAtMillis(Long.parseLong(start) * 1000);
         }
-        if (key.contains(":_lease") || key.contains(":_wm:") || key.contains(":_job")) return Long.MIN_VALUE;
+        if (key.contains(":_lease") || key.contains(":_wm:") || key.contains(":_job") || key.contains(":trending:")) return Long.MIN_VALUE;
         return -1;
     }
 
