@@ -25,7 +25,7 @@ class JobBenchTest {
         for (String w : List.of("uniform", "zipf", "viral")) {
             assertThat(results).as(text).anySatisfy(l -> assertThat(l).startsWith("RESULT job." + w + " ours_eps=")
                     .contains(" naive_eps=", " ratio_naive=", " sql_eps=", " ratio_sql=", " redis_eps=", " limit_eps=", " ratio_limit=",
-                            " redis_cmds_per_event=", " redis_cpu_us_per_event="));
+                            " redis_cmds_per_event=", " redis_cpu_us_per_event=", " redis_floor_us_per_event="));
         }
         for (String b : List.of("job.zipf.breakdown ours_eps=", "job.viral_vs_uniform ", "job.source ", "job.heap peak_heap_mb=", "job.visibility ", "job.checkpoint duration_ms=",
                 "job.state bytes_per_active_counter=", "job.kafka.zipf ours_eps=")) {
