@@ -110,10 +110,13 @@ public final class RollcountJob {
                         new PreAggregate(lateness, 20_000, Math.min(200, flushInterval), options.trendingHalfLife().toMillis()))
                 .uid("pre-aggregate");
 
-        // 4. One keyed operator per counter: five resolutions and the total, written to Redis.
+        // 4. One keyed operator per counter: five resolutions and the total, written to Redis; rollups of the
+        //    closed windows of --rollups.resolutions only where there is a counter-rollups output.
+        int rollupMask = outputs.rollups() == null ? 0 : options.rollupResolutionMask();
         SingleOutputStreamOperator<RedisWrite> counts = partials
                 .keyBy(p -> p.counter, Types.STRING)
-                .transform("count-per-counter", TypeInformation.of(RedisWrite.class), new CountPerCounter(keys, lateness, flushInterval))
+                .transform("count-per-counter", TypeInformation.of(RedisWrite.class),
+                        new CountPerCounter(keys, lateness, flushInterval, CountPerCounter.DEFAULT_CACHE_BYTES, rollupMask))
                 .uid("count-per-counter");
 
         // 4b. Trending: one decayed sketch per trending shard, merged into the top K per namespace.

@@ -180,6 +180,60 @@ class CountPerCounterTest {
         return result;
     }
 
+    /**
+     * No keyed timer and no keyed state written between snapshots while the cache holds every counter (the
+     * due index is on the heap); the snapshot stores them; after restoring it into a new operator, the
+     * index rebuilt from keyed state closes every window that was open (the rollups of the restored run
+     * are those of an uninterrupted one, checked above), here checked on its own: each counter's windows close.
+     */
+    @Test
+    void noKeyedTimersAndKeyedStateWrittenOnlyAtSnapshots() throws Exception {
+        try (Result result = new Result()) {
+            OperatorSubtaskState snapshot;
+            try (var h = harness(result, Long.MAX_VALUE)) {
+                h.open();
+                run(h, 0, 30, result, true);
+                assertThat(h.numEventTimeTimers()).as("keyed event-time timers").isZero();
+                assertThat(h.numKeyedStateEntries()).as("keyed state entries before a snapshot").isZero();
+                snapshot = h.snapshot(1, 30);
+                assertThat(h.numKeyedStateEntries()).as("keyed state entries after a snapshot").isPositive();
+            }
+            result.rollups.clear();
+            result.restartWriter();
+            try (var h = harness(result, Long.MAX_VALUE)) {
+                h.initializeState(snapshot);
+                h.open();
+                finish(h, result); // no new input: only the rebuilt index can close the restored windows
+            }
+            Map<String, Long> lastSeconds = new HashMap<>();
+            for (int step = 0; step < 30; step++) {
+                for (PartialSum p : step(step)) lastSeconds.merge(p.counter, p.bucket, Math::max);
+            }
+            // every counter's 1d window closed after the restore (rollups of every resolution in this harness)
+            for (String counter : lastSeconds.keySet()) {
+                assertThat(result.rollups).as("1d rollup of " + counter).anyMatch(r -> r.startsWith(counter + "/1d/"));
+            }
+        }
+    }
+
+    /** With a rollup mask, only those resolutions' closed windows and revisions are emitted; Redis gets every resolution. */
+    @Test
+    void rollupsOnlyOfTheChosenResolutions() throws Exception {
+        int mask = (1 << Resolution.M1.ordinal()) | (1 << Resolution.D1.ordinal());
+        try (Result all = uninterrupted(Long.MAX_VALUE); Result chosen = new Result()) {
+            try (var h = new KeyedOneInputStreamOperatorTestHarness<>(new CountPerCounter(chosen.keys, 60_000, 1_000, Long.MAX_VALUE, mask),
+                    (PartialSum p) -> p.counter, Types.STRING)) {
+                h.open();
+                run(h, 0, STEPS, chosen, true);
+                finish(h, chosen);
+            }
+            List<String> expected = all.rollups.stream().filter(r -> r.contains("/1m/") || r.contains("/1d/")).toList();
+            assertThat(expected).anyMatch(r -> r.contains("/1m/") && !r.endsWith("rev=0")); // revisions among them
+            assertThat(chosen.rollups).containsExactlyInAnyOrderElementsOf(expected);
+            assertThat(chosen.redisContents()).isEqualTo(all.redisContents());
+        }
+    }
+
     @Test
     void heapCacheChangesNothingWhateverItsBudgetAndAcrossARestore() throws Exception {
         try (Result reference = uninterrupted(Long.MAX_VALUE)) {
