@@ -11,6 +11,7 @@ import io.rollcount.job.model.Json;
 import io.rollcount.job.model.PartialSum;
 import io.rollcount.job.model.Rollup;
 import io.rollcount.job.model.TopList;
+import io.rollcount.job.model.TrendWeight;
 import io.rollcount.job.model.TrendCandidates;
 import io.rollcount.job.model.WindowTop;
 import io.rollcount.job.ops.CountPerCounter;
@@ -122,7 +123,7 @@ public final class RollcountJob {
         // 4b. Trending: one decayed sketch per trending shard, merged into the top K per namespace.
         long halfLife = options.trendingHalfLife().toMillis();
         DataStream<TopList> trending = partials
-                .map(TrendPerShard::weightOnly).returns(PartialSum.class).name("trend-weights").uid("trend-weights")
+                .map(TrendWeight::of).returns(TrendWeight.class).name("trend-weights").uid("trend-weights")
                 .keyBy(p -> TrendPerShard.shardOf(p.counter), Types.INT)
                 .transform("trend-per-shard", TypeInformation.of(TrendCandidates.class),
                         new TrendPerShard(halfLife, options.topk, TREND_EMIT_MILLIS))
