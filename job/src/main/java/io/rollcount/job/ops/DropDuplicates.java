@@ -4,10 +4,15 @@ import io.rollcount.job.model.Event;
 import java.time.Duration;
 import org.apache.flink.api.common.accumulators.LongCounter;
 import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.api.common.state.ListState;
+import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.state.StateTtlConfig;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.runtime.state.FunctionInitializationContext;
+import org.apache.flink.runtime.state.FunctionSnapshotContext;
+import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.util.Collector;
 
@@ -25,9 +30,11 @@ import org.apache.flink.util.Collector;
  *
  * <p>A savepoint of the version that kept a timer per pair ("forget-at" and its timers) restores: a pair
  * not in the new state is looked up there too, and its timers clear it as before, so that state drains
- * within one horizon.
+ * within one horizon. Those second lookups happen only in a job restored from such a savepoint, until its
+ * watermark is two horizons past the first watermark it saw ({@code legacy-until}, operator state, the
+ * same in every subtask); a job started empty or from this version's state never makes them.
  */
-public final class DropDuplicates extends KeyedProcessFunction<String, Event, Event> {
+public final class DropDuplicates extends KeyedProcessFunction<String, Event, Event> implements CheckpointedFunction {
     private static final long serialVersionUID = 1L;
 
     public static final String DUPLICATES = "events.duplicates";
@@ -39,6 +46,11 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
     /** The earlier version's state: pairs it saw, each cleared by its own timer. */
     private transient ValueState<Long> legacyForgetAt;
     private transient LongCounter duplicates;
+    /** Until which watermark the earlier version's state is looked up: NONE, PENDING (until the first watermark), or a time. */
+    private transient long legacyUntil;
+    private transient ListState<Long> legacyUntilState;
+    private static final long NONE = Long.MIN_VALUE;
+    private static final long PENDING = Long.MAX_VALUE;
 
     public DropDuplicates(long horizonMillis) {
         if (horizonMillis <= 0) throw new IllegalArgumentException("dedup horizon must be > 0 ms, got " + horizonMillis);
@@ -64,16 +76,44 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
     }
 
     @Override
+    public void initializeState(FunctionInitializationContext ctx) throws Exception {
+        legacyUntilState = ctx.getOperatorStateStore().getUnionListState(new ListStateDescriptor<>("legacy-until", Types.LONG));
+        legacyUntil = NONE;
+        if (!ctx.isRestored()) return;
+        boolean any = false;
+        for (Long until : legacyUntilState.get()) {
+            any = true;
+            legacyUntil = Math.max(legacyUntil, until);
+        }
+        if (!any) legacyUntil = PENDING; // restored state without this list: the earlier version's
+    }
+
+    @Override
+    public void snapshotState(FunctionSnapshotContext ctx) throws Exception {
+        legacyUntilState.update(java.util.List.of(legacyUntil));
+    }
+
+    @Override
     public void processElement(Event e, Context ctx, Collector<Event> out) throws Exception {
         long watermark = ctx.timerService().currentWatermark();
         Long at = forgetAt.value();
-        if (at == null) at = legacyForgetAt.value();
+        if (at == null && legacyUntil != NONE) at = legacy(watermark);
         if (at != null && watermark < at) {
             duplicates.add(1);
             return;
         }
         forgetAt.update(saturatedAdd(e.ts, horizonMillis));
         out.collect(e);
+    }
+
+    /** The pair's time in the earlier version's state while it may hold any (see the class comment); null otherwise. */
+    private Long legacy(long watermark) throws Exception {
+        if (legacyUntil == PENDING && watermark != Long.MIN_VALUE) legacyUntil = saturatedAdd(saturatedAdd(watermark, horizonMillis), horizonMillis); // two horizons
+        if (legacyUntil != PENDING && watermark >= legacyUntil) {
+            legacyUntil = NONE;
+            return null;
+        }
+        return legacyForgetAt.value();
     }
 
     /** Only timers of the earlier version (restored from its savepoint): its pair is forgotten, as it was then. */
