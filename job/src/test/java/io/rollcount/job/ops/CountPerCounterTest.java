@@ -20,8 +20,10 @@ import java.util.SplittableRandom;
 import java.util.TreeMap;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.util.AbstractStreamOperatorTestHarness;
 import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
 import org.junit.jupiter.api.Test;
 import redis.clients.jedis.Jedis;
@@ -260,6 +262,52 @@ class CountPerCounterTest {
                             .containsExactlyInAnyOrderElementsOf(reference.rollups);
                 }
             }
+        }
+    }
+
+    /**
+     * A snapshot of one subtask restored into two (another parallelism, keys split by key group): each
+     * new subtask rebuilds its due index from the counters of its own key groups only, and together they
+     * write to Redis and emit exactly what one uninterrupted subtask does.
+     */
+    @Test
+    void restoredAtAnotherParallelismTheSameOutputs() throws Exception {
+        int maxParallelism = 128;
+        try (Result reference = uninterrupted(Long.MAX_VALUE); Result rescaled = new Result()) {
+            OperatorSubtaskState snapshot;
+            try (var h = new KeyedOneInputStreamOperatorTestHarness<>(new CountPerCounter(rescaled.keys, 60_000, 1_000, 20_000),
+                    (PartialSum p) -> p.counter, Types.STRING, maxParallelism, 1, 0)) {
+                h.open();
+                run(h, 0, RESTORE_AT, rescaled, true);
+                snapshot = h.snapshot(1, RESTORE_AT);
+            }
+            rescaled.restartWriter();
+            List<KeyedOneInputStreamOperatorTestHarness<String, PartialSum, RedisWrite>> subtasks = new ArrayList<>();
+            try {
+                for (int i = 0; i < 2; i++) {
+                    var h = new KeyedOneInputStreamOperatorTestHarness<>(new CountPerCounter(rescaled.keys, 60_000, 1_000, 20_000),
+                            (PartialSum p) -> p.counter, Types.STRING, maxParallelism, 2, i);
+                    subtasks.add(h);
+                    h.setProcessingTime(RESTORE_AT * 1_000L);
+                    h.initializeState(AbstractStreamOperatorTestHarness.repartitionOperatorState(snapshot, maxParallelism, 1, 2, i));
+                    h.open();
+                }
+                for (int step = RESTORE_AT; step < STEPS; step++) {
+                    for (PartialSum p : step(step)) {
+                        subtasks.get(KeyGroupRangeAssignment.assignKeyToParallelOperator(p.counter, maxParallelism, 2)).processElement(p, p.bucket);
+                    }
+                    for (var h : subtasks) {
+                        h.setProcessingTime(step * 1_000L + 1_000);
+                        h.processWatermark(new Watermark(START + step * 1_000L - 10_000));
+                        rescaled.take(h, true);
+                    }
+                }
+                for (var h : subtasks) finish(h, rescaled);
+            } finally {
+                for (var h : subtasks) h.close();
+            }
+            assertThat(rescaled.redisContents()).as("Redis after a restore at parallelism 2").isEqualTo(reference.redisContents());
+            assertThat(rescaled.rollups).as("rollups after a restore at parallelism 2").containsExactlyInAnyOrderElementsOf(reference.rollups);
         }
     }
 }
