@@ -113,6 +113,8 @@ public final class RollcountJob {
 
         // 4. One keyed operator per counter: five resolutions and the total, written to Redis; rollups of the
         //    closed windows of --rollups.resolutions only where there is a counter-rollups output.
+        //    PartialSum crosses this shuffle by Flink's POJO serializer: a hand-written one (as Event and
+        //    TrendWeight have) waits until its fields (users) settle.
         int rollupMask = outputs.rollups() == null ? 0 : options.rollupResolutionMask();
         SingleOutputStreamOperator<RedisWrite> counts = partials
                 .keyBy(p -> p.counter, Types.STRING)
