@@ -1,5 +1,6 @@
 package io.rollcount.job;
 
+import io.rollcount.job.model.Resolution;
 import io.rollcount.job.util.Durations;
 import java.io.Serializable;
 import java.time.Duration;
@@ -99,6 +100,10 @@ public class JobOptions implements Serializable {
     @Option(names = "--trending.max-namespaces", defaultValue = "1000", description = "At most this many namespaces get trending lists and window top-K lists of their own, the first ones seen; the counters of the others are in the _all lists only (default: ${DEFAULT-VALUE}).")
     public int trendingMaxNamespaces = 1000;
 
+    @Option(names = "--rollups.resolutions", paramLabel = "LIST", defaultValue = "1m,1h,1d",
+            description = "Which closed windows go to counter-rollups: a comma list of 5s, 1m, 5m, 1h, 1d (default: ${DEFAULT-VALUE}).")
+    public String rollupsResolutions = "1m,1h,1d";
+
     @Option(names = "--fresh", description = "Start empty although the key prefix holds another job's counts: deletes the prefix's keys first, so that totals restart from what this run reads. Without it such a start is refused (exit 2).")
     public boolean fresh;
 
@@ -128,6 +133,30 @@ public class JobOptions implements Serializable {
     public Duration trendingHalfLife() { return duration("--trending.half-life", trendingHalfLife); }
     public Duration redisRetryTimeout() { return duration("--redis.retry-timeout", redisRetryTimeout); }
     public Duration kafkaTransactionTimeout() { return duration("--kafka.transaction-timeout", kafkaTransactionTimeout); }
+
+    /**
+     * The resolutions of {@code --rollups.resolutions}, as a bit set over {@link Resolution#ordinal()}; fails
+     * with a message naming the option on an empty list, an unknown label or a label given twice.
+     */
+    public int rollupResolutionMask() {
+        String value = rollupsResolutions == null ? "" : rollupsResolutions.trim();
+        String expected = "expected a comma-separated list of 5s, 1m, 5m, 1h, 1d";
+        if (value.isEmpty()) throw new IllegalArgumentException("--rollups.resolutions is empty: " + expected);
+        int mask = 0;
+        for (String part : value.split(",", -1)) {
+            String label = part.trim();
+            Resolution r = null;
+            for (Resolution c : Resolution.all()) if (c.label.equals(label)) r = c;
+            if (r == null) {
+                throw new IllegalArgumentException("--rollups.resolutions: unknown resolution '" + label + "' in '" + value + "': " + expected);
+            }
+            if ((mask & (1 << r.ordinal())) != 0) {
+                throw new IllegalArgumentException("--rollups.resolutions: '" + label + "' is listed twice in '" + value + "'");
+            }
+            mask |= 1 << r.ordinal();
+        }
+        return mask;
+    }
 
     public SourceKind sourceKind() {
         if (source != null) return source;
@@ -176,6 +205,7 @@ public class JobOptions implements Serializable {
         if (trendingMaxNamespaces < 1 || trendingMaxNamespaces > 100_000) {
             throw new IllegalArgumentException("--trending.max-namespaces must be between 1 and 100000, got " + trendingMaxNamespaces);
         }
+        rollupResolutionMask();
         if (topk < 1 || topk > 10_000) throw new IllegalArgumentException("--topk must be between 1 and 10000");
         if (redisKeyPrefix == null || redisKeyPrefix.isBlank() || redisKeyPrefix.contains("{") || redisKeyPrefix.contains("}")) {
             throw new IllegalArgumentException("--redis.key-prefix must be non-empty and free of '{' and '}'");

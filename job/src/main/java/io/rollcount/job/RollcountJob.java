@@ -11,6 +11,7 @@ import io.rollcount.job.model.Json;
 import io.rollcount.job.model.PartialSum;
 import io.rollcount.job.model.Rollup;
 import io.rollcount.job.model.TopList;
+import io.rollcount.job.model.TrendWeight;
 import io.rollcount.job.model.TrendCandidates;
 import io.rollcount.job.model.WindowTop;
 import io.rollcount.job.ops.CountPerCounter;
@@ -110,16 +111,21 @@ public final class RollcountJob {
                         new PreAggregate(lateness, 20_000, Math.min(200, flushInterval), options.trendingHalfLife().toMillis()))
                 .uid("pre-aggregate");
 
-        // 4. One keyed operator per counter: five resolutions and the total, written to Redis.
+        // 4. One keyed operator per counter: five resolutions and the total, written to Redis; rollups of the
+        //    closed windows of --rollups.resolutions only where there is a counter-rollups output.
+        //    PartialSum crosses this shuffle by Flink's POJO serializer: a hand-written one (as Event and
+        //    TrendWeight have) waits until its fields (users) settle.
+        int rollupMask = outputs.rollups() == null ? 0 : options.rollupResolutionMask();
         SingleOutputStreamOperator<RedisWrite> counts = partials
                 .keyBy(p -> p.counter, Types.STRING)
-                .transform("count-per-counter", TypeInformation.of(RedisWrite.class), new CountPerCounter(keys, lateness, flushInterval))
+                .transform("count-per-counter", TypeInformation.of(RedisWrite.class),
+                        new CountPerCounter(keys, lateness, flushInterval, CountPerCounter.DEFAULT_CACHE_BYTES, rollupMask))
                 .uid("count-per-counter");
 
         // 4b. Trending: one decayed sketch per trending shard, merged into the top K per namespace.
         long halfLife = options.trendingHalfLife().toMillis();
         DataStream<TopList> trending = partials
-                .map(TrendPerShard::weightOnly).returns(PartialSum.class).name("trend-weights").uid("trend-weights")
+                .map(TrendWeight::of).returns(TrendWeight.class).name("trend-weights").uid("trend-weights")
                 .keyBy(p -> TrendPerShard.shardOf(p.counter), Types.INT)
                 .transform("trend-per-shard", TypeInformation.of(TrendCandidates.class),
                         new TrendPerShard(halfLife, options.topk, TREND_EMIT_MILLIS))

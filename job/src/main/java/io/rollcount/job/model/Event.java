@@ -2,6 +2,7 @@ package io.rollcount.job.model;
 
 import java.util.Arrays;
 import java.util.Objects;
+import org.apache.flink.api.common.typeinfo.TypeInfo;
 
 /**
  * One input record after parsing: either a valid increment or a dead letter.
@@ -13,7 +14,9 @@ import java.util.Objects;
  * raw input until the lateness check, because a late event is dead-lettered with its original payload.
  *
  * <p>Contract section 1 defines the fields; {@code io.rollcount.job.parse.EventParser} enforces it.
+ * Through shuffles it goes by its own {@link EventSerializer} ({@link EventTypeInfo}).
  */
+@TypeInfo(EventTypeInfo.Factory.class)
 public class Event {
     /** Counter id, 1..256 bytes of UTF-8 without whitespace, control characters, '{' or '}'. */
     public String counter;

@@ -19,6 +19,7 @@ import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.runtime.state.StateInitializationContext;
 import org.apache.flink.runtime.state.StateSnapshotContext;
 import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.runtime.state.VoidNamespaceSerializer;
@@ -27,6 +28,7 @@ import org.apache.flink.streaming.api.operators.InternalTimer;
 import org.apache.flink.streaming.api.operators.InternalTimerService;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.api.operators.Triggerable;
+import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.util.OutputTag;
 
@@ -40,9 +42,11 @@ import org.apache.flink.util.OutputTag;
  * counters in use live on the heap ({@link CounterCache}, {@value #DEFAULT_CACHE_BYTES} bytes per
  * subtask by default, least recently used out first): a partial sum of a cached counter costs no state
  * access and no (de)serialisation of its sketches; a counter is read from RocksDB when it is first
- * needed and written back after each flush that wrote it to Redis (at most once a second), when it is
- * evicted and, if it changed since, in {@link #snapshotState}, before the keyed state is snapshotted. So state is as small as before and lives in RocksDB, while a hot counter
- * costs heap work only.
+ * needed and written back only when it is evicted and, if it changed since, in {@link #snapshotState},
+ * before the keyed state is snapshotted. So state is as small as before and lives in RocksDB, while a hot
+ * counter costs heap work only. When each counter is next due (a window closes, or its allowed lateness
+ * ends) is a heap index per subtask ({@link DueIndex}), not a keyed timer per counter; it is rebuilt from
+ * keyed state on restore, so it needs no state of its own and follows the key groups on a rescale.
  *
  * <p><b>Outputs</b>, on the main stream, {@link RedisWrite}s, each with the absolute expiry of its window
  * (its end plus the resolution's retention; none for the total and {@code u:all}): a value that only ever
@@ -54,15 +58,16 @@ import org.apache.flink.util.OutputTag;
  * <ul>
  *   <li>the total and every changed open window, at most once per flush interval (processing time,
  *       default 1 s: one callback per subtask for every changed counter, not a timer per counter);</li>
- *   <li>a window again when the watermark passes its end (closed: revision 0 goes to {@link #ROLLUPS})
- *       and when it passes end plus the allowed lateness (final: its state is dropped).</li>
+ *   <li>a window again when the watermark passes its end (closed: revision 0 goes to {@link #ROLLUPS} if
+ *       its resolution is one of the rollups', {@code --rollups.resolutions}) and when it passes end plus
+ *       the allowed lateness (final: its state is dropped).</li>
  * </ul>
  * A late event within the allowed lateness that changes a closed window makes a new revision, emitted at
  * the next flush. The lateness rule itself is applied upstream ({@link PreAggregate}), against a
  * watermark never behind this operator's, so a partial sum always finds its windows here. After a
  * restore, a counter whose last changes were not yet written is written at its next partial sum or,
  * without one, when the watermark reaches its next window end (every counter with a change in flight
- * has an open window, hence an event-time timer).
+ * has an open window, hence an entry in the due index).
  */
 public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
         implements OneInputStreamOperator<PartialSum, RedisWrite>, Triggerable<String, VoidNamespace> {
@@ -90,16 +95,23 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
     private final long lateness;
     private final long flushIntervalMillis;
     private final long cacheBytes;
+    /** The resolutions whose closed windows and revisions go to {@link #ROLLUPS}: a bit per {@link Resolution#ordinal()}. */
+    private final int rollupMask;
 
+    private transient ValueStateDescriptor<CounterState> stateDescriptor;
     private transient ValueState<CounterState> state;
     /** Unique-users sketches in Redis's own format of open windows, "1h:<start>" / "1d:<start>", for the rollups. */
     private transient MapState<String, byte[]> uniques;
     /**
-     * Named as KeyedProcessOperator names its timers ("user-timers"), so that per-counter flush timers in a
-     * savepoint of the earlier KeyedProcessFunction version are found (see {@link #onProcessingTime});
-     * restoring such a savepoint has not been tested.
+     * Only for timers restored from a savepoint of an earlier version, which kept one RocksDB event-time
+     * timer per counter (and before that per-counter flush timers): they fire once and do what is due
+     * (see {@link #onEventTime}); this version registers none.
      */
-    private transient InternalTimerService<VoidNamespace> timers;
+    private transient InternalTimerService<VoidNamespace> legacyTimers;
+    /** When each counter of this subtask is next due (see {@link DueIndex}): on the heap, rebuilt from keyed state on restore. */
+    private transient DueIndex due;
+    /** The keyed state was restored: {@link #open} rebuilds {@link #due} from it. */
+    private transient boolean restored;
     private transient CounterCache cache;
     /** Counters changed since the last flush, in the order of their first change. */
     private transient ArrayList<CachedCounter> changed;
@@ -111,25 +123,53 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
     /** The timestamp of records emitted now: the event-time timer's, else none. */
     private transient long stamp;
 
+    /** Rollups of every resolution. */
     public CountPerCounter(RedisKeys keys, long allowedLatenessMillis, long flushIntervalMillis) {
-        this(keys, allowedLatenessMillis, flushIntervalMillis, DEFAULT_CACHE_BYTES);
+        this(keys, allowedLatenessMillis, flushIntervalMillis, DEFAULT_CACHE_BYTES, ALL_RESOLUTIONS);
     }
 
+    /** Rollups of every resolution. */
     public CountPerCounter(RedisKeys keys, long allowedLatenessMillis, long flushIntervalMillis, long cacheBytes) {
+        this(keys, allowedLatenessMillis, flushIntervalMillis, cacheBytes, ALL_RESOLUTIONS);
+    }
+
+    /**
+     * @param rollupMask the resolutions whose closed windows go to {@link #ROLLUPS}, a bit per
+     *     {@link Resolution#ordinal()} ({@code JobOptions#rollupResolutionMask}); the others are neither built nor revised
+     */
+    public CountPerCounter(RedisKeys keys, long allowedLatenessMillis, long flushIntervalMillis, long cacheBytes, int rollupMask) {
         if (flushIntervalMillis <= 0) throw new IllegalArgumentException("flush interval must be > 0 ms, got " + flushIntervalMillis);
+        if ((rollupMask & ~ALL_RESOLUTIONS) != 0) throw new IllegalArgumentException("rollup resolutions: unknown bits in " + rollupMask);
         this.keys = keys;
         this.lateness = allowedLatenessMillis;
         this.flushIntervalMillis = flushIntervalMillis;
         this.cacheBytes = cacheBytes;
+        this.rollupMask = rollupMask;
+    }
+
+    /** A mask with every resolution. */
+    public static final int ALL_RESOLUTIONS = (1 << Resolution.all().length) - 1;
+
+    private boolean rollsUp(Resolution r) {
+        return (rollupMask & (1 << r.ordinal())) != 0;
+    }
+
+    @Override
+    public void initializeState(StateInitializationContext context) throws Exception {
+        super.initializeState(context);
+        restored = context.isRestored();
     }
 
     @Override
     public void open() throws Exception {
         super.open();
-        state = getPartitionedState(new ValueStateDescriptor<>("counter", TypeInformation.of(CounterState.class)));
+        stateDescriptor = new ValueStateDescriptor<>("counter", TypeInformation.of(CounterState.class));
+        state = getPartitionedState(stateDescriptor);
         uniques = getPartitionedState(new MapStateDescriptor<>("uniques", Types.STRING,
                 PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO));
-        timers = getInternalTimerService("user-timers", VoidNamespaceSerializer.INSTANCE, this);
+        legacyTimers = getInternalTimerService("user-timers", VoidNamespaceSerializer.INSTANCE, this);
+        due = new DueIndex();
+        if (restored) rebuildDueIndex();
         cache = new CounterCache(cacheBytes);
         changed = new ArrayList<>();
         stamp = NO_TIMESTAMP;
@@ -163,18 +203,18 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
                 long start = r.windowStart(p.bucket);
                 i = s.add(r, start);
                 c.weightStale = true;
-                // one event-time timer per counter, at its earliest due time (see onEventTime), not two per window
-                long due = start + r.sizeMillis - 1;
-                if (due < s.nextTimer) {
-                    timers.registerEventTimeTimer(VoidNamespace.INSTANCE, due);
-                    s.nextTimer = due;
+                // one index entry per counter, at its earliest due time (see dueNow), not two per window
+                long at = start + r.sizeMillis - 1;
+                if (at < s.nextTimer) {
+                    due.add(at, c.id);
+                    s.nextTimer = at;
                 }
             }
             s.sum[i] += p.sum;
             s.events[i] += p.events;
             s.set(i, CounterState.DIRTY);
             if (p.negative) s.set(i, CounterState.NEGATIVE);
-            if (s.has(i, CounterState.CLOSED)) s.set(i, CounterState.REVISE);
+            if (s.has(i, CounterState.CLOSED) && rollsUp(r)) s.set(i, CounterState.REVISE);
         }
         if (p.users.length > 0) addUsers(c, p);
         s.total += p.sum;
@@ -224,22 +264,43 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
     }
 
     /**
-     * Everything due by the current watermark, not only by this timer: when a watermark passes several due
-     * times at once (a close and an end of lateness, several resolutions, the end of input) one call does
-     * them all, instead of one per due time.
+     * The counters due by the watermark, in order of their due times, before the watermark goes on (and
+     * before the legacy timers of a restored earlier version fire in {@code super.processWatermark}).
      */
     @Override
+    public void processWatermark(Watermark mark) throws Exception {
+        long watermark = mark.getTimestamp();
+        DueIndex.Entry e;
+        while ((e = due.pollDue(watermark)) != null) {
+            setCurrentKey(e.id());
+            dueNow(e.id(), e.at(), watermark);
+        }
+        super.processWatermark(mark);
+    }
+
+    /** A timer of the earlier version's (restored from its savepoint): whatever of its counter is due now. */
+    @Override
     public void onEventTime(InternalTimer<String, VoidNamespace> timer) throws Exception {
-        CachedCounter c = counter(timer.getKey());
+        dueNow(timer.getKey(), timer.getTimestamp(), Math.max(timer.getTimestamp(), legacyTimers.currentWatermark()));
+    }
+
+    /**
+     * Everything of the counter (the current key) due by the watermark, not only at {@code at}: when a
+     * watermark passes several due times at once (a close and an end of lateness, several resolutions, the
+     * end of input) one call does them all. An index entry older than the counter's next due time (it
+     * became due earlier and was done then) changes nothing.
+     */
+    private void dueNow(String id, long at, long watermark) throws Exception {
+        CachedCounter c = counter(id);
         CounterState s = c.state;
-        stamp = timer.getTimestamp();
-        long watermark = Math.max(timer.getTimestamp(), timers.currentWatermark());
+        if (s.nextTimer > watermark) return;
+        stamp = at;
         for (int i = 0; i < s.size; i++) {
             if (!s.has(i, CounterState.CLOSED) && watermark >= s.end(i) - 1) {
                 s.set(i, CounterState.CLOSED);
                 s.clear(i, CounterState.REVISE);
-                output.collect(ROLLUPS, stamped(rollup(c, i)));
                 Resolution r = s.resolution(i);
+                if (rollsUp(r)) output.collect(ROLLUPS, stamped(rollup(c, i)));
                 if (r == Resolution.M1 || r == Resolution.H1 || r == Resolution.D1) {
                     output.collect(CLOSED_WINDOWS, stamped(new WindowSum(c.id, r.label, s.start[i], s.sum[i])));
                 }
@@ -253,16 +314,31 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
                 c.weightStale = true;
             }
         }
-        // The next due time: a window's close (end - 1) or, once closed, its end of lateness. Timers at or
-        // before the current watermark registered here fire in this same watermark advance.
+        // Every window due by the watermark was closed or dropped above: the next due time is after it.
+        long next = nextDue(s);
+        if (next != Long.MAX_VALUE) due.add(next, c.id);
+        s.nextTimer = next;
+        stamp = NO_TIMESTAMP;
+        changedNow(c);
+    }
+
+    /** The counter's next due time: a window's close (end - 1) or, once closed, its end of lateness; Long.MAX_VALUE without windows. */
+    private long nextDue(CounterState s) {
         long next = Long.MAX_VALUE;
         for (int i = 0; i < s.size; i++) {
             next = Math.min(next, s.has(i, CounterState.CLOSED) ? s.end(i) + lateness : s.end(i) - 1);
         }
-        if (next != Long.MAX_VALUE) timers.registerEventTimeTimer(VoidNamespace.INSTANCE, next);
-        s.nextTimer = next;
-        stamp = NO_TIMESTAMP;
-        changedNow(c);
+        return next;
+    }
+
+    /** After a restore: every counter of this subtask's key groups with a window, at its next due time. */
+    private void rebuildDueIndex() throws Exception {
+        this.<String>getKeyedStateBackend().applyToAllKeys(VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE, stateDescriptor,
+                (id, st) -> {
+                    CounterState s = st.value();
+                    long next = s == null ? Long.MAX_VALUE : nextDue(s);
+                    if (next != Long.MAX_VALUE) due.add(next, id);
+                });
     }
 
     /** Only a per-counter flush timer restored from a savepoint of the earlier version: that flush, now. */
@@ -413,16 +489,14 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
     }
 
     /**
-     * Writes every counter changed since the last flush (once each, however often it changed), and stores
-     * it in keyed state right away: spread over the flushes, not all in the snapshot, where writing back
-     * every counter of the last interval would stall the task (and the freshness of every count) at once.
+     * Writes every counter changed since the last flush (once each, however often it changed). It stays on
+     * the heap; keyed state gets it when it is evicted or at the next snapshot.
      */
     private void flushChanged() throws Exception {
         for (CachedCounter c : changed) {
             if (!c.flushPending) continue; // evicted in between, and flushed then
             setCurrentKey(c.id);
             flush(c);
-            store(c);
         }
         changed.clear();
     }

@@ -1,30 +1,59 @@
 package io.rollcount.job.ops;
 
 import io.rollcount.job.model.Event;
+import java.time.Duration;
 import org.apache.flink.api.common.accumulators.LongCounter;
 import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.api.common.state.ListState;
+import org.apache.flink.api.common.state.ListStateDescriptor;
+import org.apache.flink.api.common.state.StateTtlConfig;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.runtime.state.FunctionInitializationContext;
+import org.apache.flink.runtime.state.FunctionSnapshotContext;
+import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.util.Collector;
 
 /**
  * Counts each {@code (counter, event_id)} once while the dedup horizon (event time, default 24 h) holds
- * it. Keyed by that pair; the state is one long (the event time the key is forgotten at) and an
- * event-time timer clears it, so state does not grow without bound. Event time, not Flink's processing
- * time TTL, so that a backfill deduplicates as the live run did.
+ * it: an event is a duplicate while the watermark is before its first delivery's time plus the horizon.
+ * Keyed by that pair; the state is one long per pair, the event time the pair is forgotten at, compared
+ * with the watermark when the pair is seen again (event time, so that a backfill deduplicates as the live
+ * run did). No timer and no delete per pair: a pair past its time is simply overwritten when seen again,
+ * and the state of pairs never seen again is dropped by RocksDB's compaction through Flink's state TTL,
+ * {@value #TTL_HORIZONS} horizons of wall-clock time after it was written. So the job remembers an
+ * event_id exactly within the horizon as long as its event time lags the wall clock by less than one
+ * horizon (a job stopped for longer than that may count a redelivery of an event from before the stop
+ * twice); the state holds about two horizons of pairs.
+ *
+ * <p>A savepoint of the version that kept a timer per pair ("forget-at" and its timers) restores: a pair
+ * not in the new state is looked up there too, and its timers clear it as before, so that state drains
+ * within one horizon. Those second lookups happen only in a job restored from such a savepoint, until its
+ * watermark is two horizons past the first watermark it saw ({@code legacy-until}, operator state, the
+ * same in every subtask); a job started empty or from this version's state never makes them.
  */
-public final class DropDuplicates extends KeyedProcessFunction<String, Event, Event> {
+public final class DropDuplicates extends KeyedProcessFunction<String, Event, Event> implements CheckpointedFunction {
     private static final long serialVersionUID = 1L;
 
     public static final String DUPLICATES = "events.duplicates";
+    /** The state TTL, in horizons of wall-clock time. */
+    static final int TTL_HORIZONS = 2;
 
     private final long horizonMillis;
     private transient ValueState<Long> forgetAt;
+    /** The earlier version's state: pairs it saw, each cleared by its own timer. */
+    private transient ValueState<Long> legacyForgetAt;
     private transient LongCounter duplicates;
+    /** Until which watermark the earlier version's state is looked up: NONE, PENDING (until the first watermark), or a time. */
+    private transient long legacyUntil;
+    private transient ListState<Long> legacyUntilState;
+    private static final long NONE = Long.MIN_VALUE;
+    private static final long PENDING = Long.MAX_VALUE;
 
     public DropDuplicates(long horizonMillis) {
+        if (horizonMillis <= 0) throw new IllegalArgumentException("dedup horizon must be > 0 ms, got " + horizonMillis);
         this.horizonMillis = horizonMillis;
     }
 
@@ -35,25 +64,62 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
 
     @Override
     public void open(OpenContext ctx) {
-        forgetAt = getRuntimeContext().getState(new ValueStateDescriptor<>("forget-at", Types.LONG));
+        ValueStateDescriptor<Long> descriptor = new ValueStateDescriptor<>("forget-at-ttl", Types.LONG);
+        long ttl = horizonMillis > Long.MAX_VALUE / TTL_HORIZONS ? Long.MAX_VALUE : horizonMillis * TTL_HORIZONS;
+        descriptor.enableTimeToLive(StateTtlConfig.newBuilder(Duration.ofMillis(ttl))
+                .updateTtlOnCreateAndWrite()
+                .returnExpiredIfNotCleanedUp() // the event-time check below decides; the TTL only bounds the space
+                .build());
+        forgetAt = getRuntimeContext().getState(descriptor);
+        legacyForgetAt = getRuntimeContext().getState(new ValueStateDescriptor<>("forget-at", Types.LONG));
         duplicates = getRuntimeContext().getLongCounter(DUPLICATES);
     }
 
     @Override
-    public void processElement(Event e, Context ctx, Collector<Event> out) throws Exception {
-        if (forgetAt.value() != null) {
-            duplicates.add(1);
-            return;
+    public void initializeState(FunctionInitializationContext ctx) throws Exception {
+        legacyUntilState = ctx.getOperatorStateStore().getUnionListState(new ListStateDescriptor<>("legacy-until", Types.LONG));
+        legacyUntil = NONE;
+        if (!ctx.isRestored()) return;
+        boolean any = false;
+        for (Long until : legacyUntilState.get()) {
+            any = true;
+            legacyUntil = Math.max(legacyUntil, until);
         }
-        long at = saturatedAdd(e.ts, horizonMillis);
-        forgetAt.update(at);
-        ctx.timerService().registerEventTimeTimer(at);
-        out.collect(e);
+        if (!any) legacyUntil = PENDING; // restored state without this list: the earlier version's
     }
 
     @Override
+    public void snapshotState(FunctionSnapshotContext ctx) throws Exception {
+        legacyUntilState.update(java.util.List.of(legacyUntil));
+    }
+
+    @Override
+    public void processElement(Event e, Context ctx, Collector<Event> out) throws Exception {
+        long watermark = ctx.timerService().currentWatermark();
+        Long at = forgetAt.value();
+        if (at == null && legacyUntil != NONE) at = legacy(watermark);
+        if (at != null && watermark < at) {
+            duplicates.add(1);
+            return;
+        }
+        forgetAt.update(saturatedAdd(e.ts, horizonMillis));
+        out.collect(e);
+    }
+
+    /** The pair's time in the earlier version's state while it may hold any (see the class comment); null otherwise. */
+    private Long legacy(long watermark) throws Exception {
+        if (legacyUntil == PENDING && watermark != Long.MIN_VALUE) legacyUntil = saturatedAdd(saturatedAdd(watermark, horizonMillis), horizonMillis); // two horizons
+        if (legacyUntil != PENDING && watermark >= legacyUntil) {
+            legacyUntil = NONE;
+            return null;
+        }
+        return legacyForgetAt.value();
+    }
+
+    /** Only timers of the earlier version (restored from its savepoint): its pair is forgotten, as it was then. */
+    @Override
     public void onTimer(long timestamp, OnTimerContext ctx, Collector<Event> out) throws Exception {
-        forgetAt.clear(); // the only timer of this key: its forget-at never moves (a duplicate changes nothing)
+        legacyForgetAt.clear();
     }
 
     private static long saturatedAdd(long a, long b) {

@@ -1,6 +1,7 @@
 package io.rollcount.job.ops;
 
 import io.rollcount.job.model.PartialSum;
+import io.rollcount.job.model.TrendWeight;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.model.TrendCandidates;
 import io.rollcount.sketches.CountMinSketch;
@@ -31,7 +32,7 @@ import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
  * Trending, first phase: keyed by a trending shard ({@link #shardOf}: a hash of the counter id modulo
  * {@link #SHARDS}), one {@link TrendingSketch} per shard (a decayed conservative-update Count-Min sketch
  * and a Space-Saving summary on one event-time clock), fed with the positive trending weight of each
- * partial sum ({@link PartialSum#trend}, forward-decayed to its bucket start, so adding it at the bucket
+ * partial sum ({@link TrendWeight}: {@link PartialSum#trend}, forward-decayed to its bucket start, so adding it at the bucket
  * start equals adding every event at its own time). Negative deltas never enter: they never lower a score.
  *
  * <p><b>State.</b> The sketches live on the heap while the job runs (a RocksDB read and write of tens of
@@ -55,7 +56,7 @@ import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
  * bucket seen instead, which makes the final lists independent of when watermarks happened to be sent.
  */
 public final class TrendPerShard extends AbstractStreamOperator<TrendCandidates>
-        implements OneInputStreamOperator<PartialSum, TrendCandidates>, BoundedOneInput {
+        implements OneInputStreamOperator<TrendWeight, TrendCandidates>, BoundedOneInput {
     private static final long serialVersionUID = 1L;
 
     /** Number of trending shards: fixed, since it is the key space of the state. */
@@ -92,12 +93,6 @@ public final class TrendPerShard extends AbstractStreamOperator<TrendCandidates>
         return Math.max(TrendingSketch.DEFAULT_CAPACITY, 4 * topk);
     }
 
-    /** The part of a partial sum trending needs (counter, bucket, trend): no user hashes across the shuffle. */
-    public static PartialSum weightOnly(PartialSum p) {
-        PartialSum w = new PartialSum(p.counter, p.bucket);
-        w.trend = p.trend;
-        return w;
-    }
 
     /** The trending shard of a counter: a 64-bit hash of its id modulo {@link #SHARDS}. */
     public static int shardOf(String counter) {
@@ -156,8 +151,8 @@ public final class TrendPerShard extends AbstractStreamOperator<TrendCandidates>
     }
 
     @Override
-    public void processElement(StreamRecord<PartialSum> record) throws Exception {
-        PartialSum p = record.getValue();
+    public void processElement(StreamRecord<TrendWeight> record) throws Exception {
+        TrendWeight p = record.getValue();
         Shard s = shard((Integer) getCurrentKey());
         if (p.bucket > s.latestBucket) {
             s.latestBucket = p.bucket;

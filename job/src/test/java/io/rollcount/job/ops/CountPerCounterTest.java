@@ -20,8 +20,10 @@ import java.util.SplittableRandom;
 import java.util.TreeMap;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.util.AbstractStreamOperatorTestHarness;
 import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
 import org.junit.jupiter.api.Test;
 import redis.clients.jedis.Jedis;
@@ -181,6 +183,60 @@ class CountPerCounterTest {
         return result;
     }
 
+    /**
+     * No keyed timer and no keyed state written between snapshots while the cache holds every counter (the
+     * due index is on the heap); the snapshot stores them; after restoring it into a new operator, the
+     * index rebuilt from keyed state closes every window that was open (the rollups of the restored run
+     * are those of an uninterrupted one, checked above), here checked on its own: each counter's windows close.
+     */
+    @Test
+    void noKeyedTimersAndKeyedStateWrittenOnlyAtSnapshots() throws Exception {
+        try (Result result = new Result()) {
+            OperatorSubtaskState snapshot;
+            try (var h = harness(result, Long.MAX_VALUE)) {
+                h.open();
+                run(h, 0, 30, result, true);
+                assertThat(h.numEventTimeTimers()).as("keyed event-time timers").isZero();
+                assertThat(h.numKeyedStateEntries()).as("keyed state entries before a snapshot").isZero();
+                snapshot = h.snapshot(1, 30);
+                assertThat(h.numKeyedStateEntries()).as("keyed state entries after a snapshot").isPositive();
+            }
+            result.rollups.clear();
+            result.restartWriter();
+            try (var h = harness(result, Long.MAX_VALUE)) {
+                h.initializeState(snapshot);
+                h.open();
+                finish(h, result); // no new input: only the rebuilt index can close the restored windows
+            }
+            Map<String, Long> lastSeconds = new HashMap<>();
+            for (int step = 0; step < 30; step++) {
+                for (PartialSum p : step(step)) lastSeconds.merge(p.counter, p.bucket, Math::max);
+            }
+            // every counter's 1d window closed after the restore (rollups of every resolution in this harness)
+            for (String counter : lastSeconds.keySet()) {
+                assertThat(result.rollups).as("1d rollup of " + counter).anyMatch(r -> r.startsWith(counter + "/1d/"));
+            }
+        }
+    }
+
+    /** With a rollup mask, only those resolutions' closed windows and revisions are emitted; Redis gets every resolution. */
+    @Test
+    void rollupsOnlyOfTheChosenResolutions() throws Exception {
+        int mask = (1 << Resolution.M1.ordinal()) | (1 << Resolution.D1.ordinal());
+        try (Result all = uninterrupted(Long.MAX_VALUE); Result chosen = new Result()) {
+            try (var h = new KeyedOneInputStreamOperatorTestHarness<>(new CountPerCounter(chosen.keys, 60_000, 1_000, Long.MAX_VALUE, mask),
+                    (PartialSum p) -> p.counter, Types.STRING)) {
+                h.open();
+                run(h, 0, STEPS, chosen, true);
+                finish(h, chosen);
+            }
+            List<String> expected = all.rollups.stream().filter(r -> r.contains("/1m/") || r.contains("/1d/")).toList();
+            assertThat(expected).anyMatch(r -> r.contains("/1m/") && !r.endsWith("rev=0")); // revisions among them
+            assertThat(chosen.rollups).containsExactlyInAnyOrderElementsOf(expected);
+            assertThat(chosen.redisContents()).isEqualTo(all.redisContents());
+        }
+    }
+
     @Test
     void heapCacheChangesNothingWhateverItsBudgetAndAcrossARestore() throws Exception {
         try (Result reference = uninterrupted(Long.MAX_VALUE)) {
@@ -207,6 +263,52 @@ class CountPerCounterTest {
                             .containsExactlyInAnyOrderElementsOf(reference.rollups);
                 }
             }
+        }
+    }
+
+    /**
+     * A snapshot of one subtask restored into two (another parallelism, keys split by key group): each
+     * new subtask rebuilds its due index from the counters of its own key groups only, and together they
+     * write to Redis and emit exactly what one uninterrupted subtask does.
+     */
+    @Test
+    void restoredAtAnotherParallelismTheSameOutputs() throws Exception {
+        int maxParallelism = 128;
+        try (Result reference = uninterrupted(Long.MAX_VALUE); Result rescaled = new Result()) {
+            OperatorSubtaskState snapshot;
+            try (var h = new KeyedOneInputStreamOperatorTestHarness<>(new CountPerCounter(rescaled.keys, 60_000, 1_000, 20_000),
+                    (PartialSum p) -> p.counter, Types.STRING, maxParallelism, 1, 0)) {
+                h.open();
+                run(h, 0, RESTORE_AT, rescaled, true);
+                snapshot = h.snapshot(1, RESTORE_AT);
+            }
+            rescaled.restartWriter();
+            List<KeyedOneInputStreamOperatorTestHarness<String, PartialSum, RedisWrite>> subtasks = new ArrayList<>();
+            try {
+                for (int i = 0; i < 2; i++) {
+                    var h = new KeyedOneInputStreamOperatorTestHarness<>(new CountPerCounter(rescaled.keys, 60_000, 1_000, 20_000),
+                            (PartialSum p) -> p.counter, Types.STRING, maxParallelism, 2, i);
+                    subtasks.add(h);
+                    h.setProcessingTime(RESTORE_AT * 1_000L);
+                    h.initializeState(AbstractStreamOperatorTestHarness.repartitionOperatorState(snapshot, maxParallelism, 1, 2, i));
+                    h.open();
+                }
+                for (int step = RESTORE_AT; step < STEPS; step++) {
+                    for (PartialSum p : step(step)) {
+                        subtasks.get(KeyGroupRangeAssignment.assignKeyToParallelOperator(p.counter, maxParallelism, 2)).processElement(p, p.bucket);
+                    }
+                    for (var h : subtasks) {
+                        h.setProcessingTime(step * 1_000L + 1_000);
+                        h.processWatermark(new Watermark(START + step * 1_000L - 10_000));
+                        rescaled.take(h, true);
+                    }
+                }
+                for (var h : subtasks) finish(h, rescaled);
+            } finally {
+                for (var h : subtasks) h.close();
+            }
+            assertThat(rescaled.redisContents()).as("Redis after a restore at parallelism 2").isEqualTo(reference.redisContents());
+            assertThat(rescaled.rollups).as("rollups after a restore at parallelism 2").containsExactlyInAnyOrderElementsOf(reference.rollups);
         }
     }
 }

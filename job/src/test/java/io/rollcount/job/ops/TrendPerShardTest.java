@@ -3,6 +3,7 @@ package io.rollcount.job.ops;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rollcount.job.model.PartialSum;
+import io.rollcount.job.model.TrendWeight;
 import io.rollcount.job.model.TopList;
 import io.rollcount.job.model.TrendCandidates;
 import java.util.ArrayList;
@@ -55,10 +56,10 @@ class TrendPerShardTest {
 
         TrendPerShard shardOp = new TrendPerShard(HALF_LIFE, 100, 3_600_000);
         List<TrendCandidates> candidates;
-        try (var h = new KeyedOneInputStreamOperatorTestHarness<Integer, PartialSum, TrendCandidates>(
+        try (var h = new KeyedOneInputStreamOperatorTestHarness<Integer, TrendWeight, TrendCandidates>(
                 shardOp, p -> TrendPerShard.shardOf(p.counter), Types.INT)) {
             h.open();
-            for (PartialSum p : partials) h.processElement(p, p.bucket);
+            for (PartialSum p : partials) h.processElement(TrendWeight.of(p), p.bucket);
             h.processWatermark(new Watermark(now));
             h.processWatermark(new Watermark(Long.MAX_VALUE));
             h.endInput();

@@ -1,0 +1,100 @@
+package io.rollcount.job.model;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.rollcount.job.ops.RouteEvents;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import org.apache.flink.api.common.serialization.SerializerConfigImpl;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
+import org.apache.flink.api.common.typeutils.TypeSerializerSchemaCompatibility;
+import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
+import org.apache.flink.core.memory.DataInputDeserializer;
+import org.apache.flink.core.memory.DataOutputSerializer;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link EventSerializer} and {@link TrendWeight.Serializer}: what Flink picks for the types (no POJO or Kryo
+ * serializer), round trips of every shape of record, the byte-wise copy, and the serializer snapshots.
+ */
+class ShuffleSerializersTest {
+
+    private static <T> T roundTrip(TypeSerializer<T> s, T value) throws Exception {
+        DataOutputSerializer out = new DataOutputSerializer(64);
+        s.serialize(value, out);
+        DataOutputSerializer copied = new DataOutputSerializer(64);
+        s.copy(new DataInputDeserializer(out.getCopyOfBuffer()), copied);
+        assertThat(copied.getCopyOfBuffer()).as("byte-wise copy").isEqualTo(out.getCopyOfBuffer());
+        DataInputDeserializer in = new DataInputDeserializer(out.getCopyOfBuffer());
+        T back = s.deserialize(in);
+        assertThat(in.available()).as("bytes left").isZero();
+        return back;
+    }
+
+    private static Event valid() {
+        Event e = new Event();
+        e.counter = "post:1:likes";
+        e.delta = -7;
+        e.ts = 1_764_000_000_123L;
+        return e;
+    }
+
+    @Test
+    void flinkUsesTheHandWrittenSerializers() {
+        assertThat(TypeInformation.of(Event.class)).isSameAs(EventTypeInfo.INSTANCE);
+        assertThat(RouteEvents.WITH_EVENT_ID.getTypeInfo()).isSameAs(EventTypeInfo.INSTANCE);
+        assertThat(TypeInformation.of(TrendWeight.class)).isSameAs(TrendWeight.Info.INSTANCE);
+        assertThat(TypeInformation.of(Event.class).createSerializer(new SerializerConfigImpl())).isSameAs(EventSerializer.INSTANCE);
+    }
+
+    @Test
+    void eventsOfEveryShapeComeBackEqual() throws Exception {
+        Event minimal = valid();
+        Event full = valid();
+        full.eventId = "ev-1";
+        full.user = "user ü";
+        full.payload = "{\"counter\":\"post:1:likes\"}".getBytes(StandardCharsets.UTF_8);
+        full.key = new byte[] {1, 2, 3};
+        full.source = "counter-events/2/991";
+        Event deadLetter = new Event();
+        deadLetter.payload = new byte[70_000];
+        deadLetter.source = "in.jsonl:3";
+        deadLetter.deadLetter("invalid_json", "unexpected end of input");
+        deadLetter.cutPayload();
+        assertThat(deadLetter.payloadSize).isEqualTo(70_000);
+        Event noCounter = new Event();
+        noCounter.deadLetter("missing_field", "no counter");
+        for (Event e : List.of(minimal, full, deadLetter, noCounter)) {
+            assertThat(roundTrip(EventSerializer.INSTANCE, e)).as(e.toString()).isEqualTo(e);
+            assertThat(EventSerializer.INSTANCE.copy(e)).isEqualTo(e);
+        }
+    }
+
+    @Test
+    void trendWeightsComeBackEqual() throws Exception {
+        TrendWeight w = roundTrip(TrendWeight.Serializer.INSTANCE, new TrendWeight("a:b", 1_764_000_000_000L, 3.25));
+        assertThat(w.counter).isEqualTo("a:b");
+        assertThat(w.bucket).isEqualTo(1_764_000_000_000L);
+        assertThat(w.trend).isEqualTo(3.25);
+    }
+
+    @Test
+    void snapshotsRestoreTheSameSerializer() throws Exception {
+        for (TypeSerializer<?> s : List.<TypeSerializer<?>>of(EventSerializer.INSTANCE, TrendWeight.Serializer.INSTANCE)) {
+            check(s);
+        }
+    }
+
+    private static <T> void check(TypeSerializer<T> s) throws Exception {
+        TypeSerializerSnapshot<T> snap = s.snapshotConfiguration();
+        DataOutputSerializer out = new DataOutputSerializer(64);
+        TypeSerializerSnapshot.writeVersionedSnapshot(out, snap);
+        TypeSerializerSnapshot<T> read = TypeSerializerSnapshot.readVersionedSnapshot(
+                new DataInputDeserializer(out.getCopyOfBuffer()), ShuffleSerializersTest.class.getClassLoader());
+        assertThat(read.restoreSerializer()).isSameAs(s);
+        TypeSerializerSchemaCompatibility<T> c = s.snapshotConfiguration().resolveSchemaCompatibility(read);
+        assertThat(c.isCompatibleAsIs()).isTrue();
+    }
+
+}

@@ -1,0 +1,160 @@
+package io.rollcount.job.ops;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.rollcount.job.model.Event;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.api.common.state.ValueState;
+import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
+import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
+import org.apache.flink.streaming.api.operators.KeyedProcessOperator;
+import org.apache.flink.streaming.api.watermark.Watermark;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
+import org.apache.flink.util.Collector;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * {@link DropDuplicates} in Flink's operator test harness, on the heap and on RocksDB: a redelivery counts
+ * once while the watermark is before its first delivery's time plus the horizon, and again after; across a
+ * snapshot and restore; and restored from the state and timers of the earlier version (a timer per pair).
+ */
+class DropDuplicatesTest {
+    private static final long T0 = 1_764_000_000_000L;
+    private static final long HORIZON = 60_000;
+
+    private static KeyedOneInputStreamOperatorTestHarness<String, Event, Event> harness(KeyedProcessFunction<String, Event, Event> f,
+            boolean rocksdb) throws Exception {
+        var h = new KeyedOneInputStreamOperatorTestHarness<>(new KeyedProcessOperator<>(f), DropDuplicates::keyOf, Types.STRING);
+        if (rocksdb) h.setStateBackend(new EmbeddedRocksDBStateBackend());
+        return h;
+    }
+
+    private static Event event(String counter, String id, long ts) {
+        Event e = new Event();
+        e.counter = counter;
+        e.eventId = id;
+        e.ts = ts;
+        return e;
+    }
+
+    /** Sends the event and says whether it went on (true) or was dropped as a duplicate. */
+    private static boolean passes(KeyedOneInputStreamOperatorTestHarness<String, Event, Event> h, Event e) throws Exception {
+        int before = h.getOutput().size();
+        h.processElement(e, e.ts);
+        return h.getOutput().size() > before;
+    }
+
+    private static List<Event> out(KeyedOneInputStreamOperatorTestHarness<String, Event, Event> h) {
+        List<Event> l = new ArrayList<>();
+        for (Object o : h.getOutput()) if (o instanceof StreamRecord<?> r) l.add((Event) r.getValue());
+        return l;
+    }
+
+    @ParameterizedTest(name = "rocksdb={0}")
+    @ValueSource(booleans = {false, true})
+    void aRedeliveryCountsOnceWithinTheHorizonInEventTime(boolean rocksdb) throws Exception {
+        try (var h = harness(new DropDuplicates(HORIZON), rocksdb)) {
+            h.open();
+            h.processWatermark(new Watermark(T0 - 1));
+            assertThat(passes(h, event("a", "1", T0))).isTrue();
+            assertThat(passes(h, event("a", "1", T0 + 5_000))).as("same counter and id: duplicate").isFalse();
+            assertThat(passes(h, event("b", "1", T0))).as("same id, other counter").isTrue();
+            assertThat(passes(h, event("a", "2", T0))).as("other id").isTrue();
+            // the watermark one ms before the first delivery's time plus the horizon: still remembered
+            h.processWatermark(new Watermark(T0 + HORIZON - 1));
+            assertThat(passes(h, event("a", "1", T0 + HORIZON))).isFalse();
+            // past it: forgotten, counted again, and remembered from this delivery on
+            h.processWatermark(new Watermark(T0 + HORIZON));
+            assertThat(passes(h, event("a", "1", T0 + HORIZON + 1))).as("after the horizon").isTrue();
+            assertThat(passes(h, event("a", "1", T0 + HORIZON + 2))).isFalse();
+            assertThat(h.numEventTimeTimers()).as("no timer per pair").isZero();
+            assertThat(out(h)).extracting(e -> e.counter + "/" + e.eventId).containsExactly("a/1", "b/1", "a/2", "a/1");
+        }
+    }
+
+    @ParameterizedTest(name = "rocksdb={0}")
+    @ValueSource(booleans = {false, true})
+    void remembersAcrossASnapshotAndRestore(boolean rocksdb) throws Exception {
+        OperatorSubtaskState snapshot;
+        try (var h = harness(new DropDuplicates(HORIZON), rocksdb)) {
+            h.open();
+            h.processWatermark(new Watermark(T0 - 1));
+            for (int i = 0; i < 100; i++) assertThat(passes(h, event("c" + (i % 7), "id" + i, T0 + i))).isTrue();
+            snapshot = h.snapshot(1, 1);
+        }
+        try (var h = harness(new DropDuplicates(HORIZON), rocksdb)) {
+            h.initializeState(snapshot);
+            h.open();
+            h.processWatermark(new Watermark(T0 + 50));
+            for (int i = 0; i < 100; i++) assertThat(passes(h, event("c" + (i % 7), "id" + i, T0 + 1_000))).as("id" + i).isFalse();
+            h.processWatermark(new Watermark(T0 + HORIZON + 49));
+            for (int i = 0; i < 100; i++) {
+                assertThat(passes(h, event("c" + (i % 7), "id" + i, T0 + HORIZON + 100))).as("id" + i + " after the horizon").isEqualTo(i < 50);
+            }
+        }
+    }
+
+    /** The earlier version, as it was: a "forget-at" value and an event-time timer per pair. */
+    static final class PerPairTimers extends KeyedProcessFunction<String, Event, Event> {
+        private transient ValueState<Long> forgetAt;
+
+        @Override
+        public void open(OpenContext ctx) {
+            forgetAt = getRuntimeContext().getState(new ValueStateDescriptor<>("forget-at", Types.LONG));
+        }
+
+        @Override
+        public void processElement(Event e, Context ctx, Collector<Event> out) throws Exception {
+            if (forgetAt.value() != null) return;
+            forgetAt.update(e.ts + HORIZON);
+            ctx.timerService().registerEventTimeTimer(e.ts + HORIZON);
+            out.collect(e);
+        }
+
+        @Override
+        public void onTimer(long timestamp, OnTimerContext ctx, Collector<Event> out) {
+            forgetAt.clear();
+        }
+    }
+
+    @ParameterizedTest(name = "rocksdb={0}")
+    @ValueSource(booleans = {false, true})
+    void restoresTheEarlierVersionsState(boolean rocksdb) throws Exception {
+        OperatorSubtaskState snapshot;
+        try (var h = harness(new PerPairTimers(), rocksdb)) {
+            h.open();
+            h.processWatermark(new Watermark(T0 - 1));
+            assertThat(passes(h, event("a", "1", T0))).isTrue();
+            assertThat(passes(h, event("a", "2", T0 + 10_000))).isTrue();
+            snapshot = h.snapshot(1, 1);
+        }
+        try (var h = harness(new DropDuplicates(HORIZON), rocksdb)) {
+            h.initializeState(snapshot);
+            h.open();
+            h.processWatermark(new Watermark(T0 + 1_000));
+            assertThat(passes(h, event("a", "1", T0 + 2_000))).as("seen by the earlier version").isFalse();
+            assertThat(passes(h, event("a", "3", T0 + 2_000))).isTrue();
+            // the earlier version's timer of a/1 fires and clears it; a/2's has not fired yet
+            h.processWatermark(new Watermark(T0 + HORIZON));
+            assertThat(h.numEventTimeTimers()).isEqualTo(1);
+            assertThat(passes(h, event("a", "1", T0 + HORIZON + 1))).as("a/1 past its horizon").isTrue();
+            assertThat(passes(h, event("a", "2", T0 + HORIZON + 1))).as("a/2 within its horizon").isFalse();
+            h.processWatermark(new Watermark(T0 + HORIZON + 10_000));
+            assertThat(h.numEventTimeTimers()).isZero();
+            assertThat(passes(h, event("a", "2", T0 + HORIZON + 10_001))).isTrue();
+        }
+    }
+
+    @Test
+    void refusesAHorizonOfZero() {
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new DropDuplicates(0)).hasMessageContaining("horizon");
+    }
+}
