@@ -54,6 +54,7 @@ final class FlinkDeploymentSchema {
             if (API_VERSION.equals(v.path("name").asText())) {
                 ObjectNode s = (ObjectNode) v.path("schema").path("openAPIV3Schema").deepCopy();
                 kubernetesSemantics(s);
+                objectRoot(s, crd.path("spec").path("group").asText() + "/" + API_VERSION, crd.path("spec").path("names").path("kind").asText());
                 return new FlinkDeploymentSchema(s);
             }
         }
@@ -80,8 +81,27 @@ final class FlinkDeploymentSchema {
     List<String> violations(JsonNode manifest) {
         return compiled.validate(manifest).stream()
                 .sorted(Comparator.comparing((ValidationMessage m) -> m.getInstanceLocation().toString()).thenComparing(ValidationMessage::getMessage))
-                .map(m -> m.getInstanceLocation() + ": " + m.getMessage())
+                .map(m -> m.getMessage().startsWith(m.getInstanceLocation() + ":") ? m.getMessage() : m.getInstanceLocation() + ": " + m.getMessage())
                 .toList();
+    }
+
+    /**
+     * The fields every Kubernetes object has at its root, which a CRD's schema leaves to the API server:
+     * {@code apiVersion} and {@code kind} of this resource, and {@code metadata} with a name (ObjectMeta, whose
+     * other fields the API server checks itself).
+     */
+    private static void objectRoot(ObjectNode s, String apiVersion, String kind) {
+        ObjectNode props = (ObjectNode) s.path("properties");
+        props.putObject("apiVersion").put("type", "string").putArray("enum").add(apiVersion);
+        props.putObject("kind").put("type", "string").putArray("enum").add(kind);
+        ObjectNode meta = props.putObject("metadata");
+        meta.put("type", "object").putArray("required").add("name");
+        ObjectNode mp = meta.putObject("properties");
+        mp.putObject("name").put("type", "string").put("pattern", "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$");
+        mp.putObject("namespace").put("type", "string");
+        mp.putObject("labels").put("type", "object").putObject("additionalProperties").put("type", "string");
+        mp.putObject("annotations").put("type", "object").putObject("additionalProperties").put("type", "string");
+        s.putArray("required").add("apiVersion").add("kind").add("metadata").add("spec");
     }
 
     private static void kubernetesSemantics(JsonNode node) {
