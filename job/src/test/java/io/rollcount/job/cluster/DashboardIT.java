@@ -69,6 +69,8 @@ class DashboardIT {
         try (LocalCluster cluster = LocalCluster.start(1, "--metrics-ports", base + "-" + (base + METRIC_PORTS - 1));
              RedisTestSupport redis = new RedisTestSupport()) {
             log("cluster up in " + seconds(t0) + " s, metrics on ports " + base + "-" + (base + METRIC_PORTS - 1));
+            assertThat(cluster.startOutput).as("start.sh says where each process serves its metrics")
+                    .containsPattern("Prometheus metrics: jobmanager:(" + base + "|" + (base + 1) + ") taskmanager-1:(" + base + "|" + (base + 1) + ")");
             Path work = cluster.dir.resolve("dashboard");
             Files.createDirectories(work);
             try (KafkaBroker broker = new KafkaBroker(0, work.resolve("kafka")).start();
@@ -148,7 +150,11 @@ class DashboardIT {
                     String value;
                     if (i % 100 == 7) value = "not json " + i;
                     else if (i % 200 == 13) value = "{\"counter\":\"dash:late\",\"ts\":" + (now - 600_000) + "}";
-                    else if (i % 5 == 0) value = "{\"counter\":\"dash:c" + (i % 50) + "\",\"ts\":" + now + ",\"event_id\":\"e" + (i % 50 == 0 ? i - 5 : i) + "\",\"user\":\"u" + (i % 30) + "\"}";
+                    else if (i % 5 == 0) {
+                        long original = i % 50 == 0 && i > 0 ? i - 5 : i; // a redelivery of the event five before: same counter and event_id
+                        value = "{\"counter\":\"dash:c" + (original % 50) + "\",\"ts\":" + now + ",\"event_id\":\"e" + original
+                                + "\",\"user\":\"u" + (i % 30) + "\"}";
+                    }
                     else value = "{\"counter\":\"dash:c" + (i % 50) + "\",\"ts\":" + now + "}";
                     producer.send(new ProducerRecord<>("counter-events", (int) (i % 2), null, value.getBytes(StandardCharsets.UTF_8)), (m, e) -> {
                         if (e != null) error.compareAndSet(null, e);

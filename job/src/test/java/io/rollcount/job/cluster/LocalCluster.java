@@ -40,6 +40,8 @@ final class LocalCluster implements AutoCloseable {
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(3)).build();
     private final Thread hook;
     private String restUrl;
+    /** What start.sh printed. */
+    String startOutput;
 
     /** A result of one script call. */
     record Result(int exit, String output) {}
@@ -99,6 +101,7 @@ final class LocalCluster implements AutoCloseable {
             throw new IllegalStateException("start.sh printed no REST address:\n" + r.output());
         }
         c.restUrl = m.group(1);
+        c.startOutput = r.output();
         return c;
     }
 
