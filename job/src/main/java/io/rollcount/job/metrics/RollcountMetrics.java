@@ -44,6 +44,8 @@ public final class RollcountMetrics {
     public static final String REDIS_RETRIES = "redisRetries";
     public static final String REDIS_COMMANDS_SENT = "redisCommandsSent";
     public static final String REDIS_KEYS_WRITTEN = "redisKeysWritten";
+    /** Distinct keys Redis rejected for good (e.g. WRONGTYPE): not written, reported once each. */
+    public static final String REDIS_REJECTED = "redisRejected";
     /** Writes in the batch Redis is applying now (0 when no batch is in flight). */
     public static final String REDIS_WRITES_IN_FLIGHT = "redisWritesInFlight";
     /** Milliseconds of processing time since the trending lists were last published. */

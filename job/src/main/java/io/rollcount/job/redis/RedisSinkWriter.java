@@ -171,7 +171,7 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
         RollcountMetrics.counter(metrics, RollcountMetrics.REDIS_COMMANDS_SENT, commandsSent);
         RollcountMetrics.counter(metrics, RollcountMetrics.REDIS_KEYS_WRITTEN, keysWritten);
         RollcountMetrics.counter(metrics, RollcountMetrics.REDIS_RETRIES, retries);
-        RollcountMetrics.counter(metrics, "redisRejected", keysRejected);
+        RollcountMetrics.counter(metrics, RollcountMetrics.REDIS_REJECTED, keysRejected);
         this.writeLatency = RollcountMetrics.redisWriteLatency(metrics);
         RollcountMetrics.redisWritesInFlight(metrics, () -> inFlight, () -> inFlightWrites);
         this.recordsSend = metrics.getNumRecordsSendCounter();

@@ -66,8 +66,10 @@ class DashboardIT {
         int base = freePortRange(METRIC_PORTS);
         String id = UUID.randomUUID().toString().substring(0, 8);
         long t0 = System.nanoTime();
+        Path clusterDir = null;
         try (LocalCluster cluster = LocalCluster.start(1, "--metrics-ports", base + "-" + (base + METRIC_PORTS - 1));
              RedisTestSupport redis = new RedisTestSupport()) {
+            clusterDir = cluster.dir;
             log("cluster up in " + seconds(t0) + " s, metrics on ports " + base + "-" + (base + METRIC_PORTS - 1));
             assertThat(cluster.startOutput).as("start.sh says where each process serves its metrics")
                     .containsPattern("Prometheus metrics: jobmanager:(" + base + "|" + (base + 1) + ") taskmanager-1:(" + base + "|" + (base + 1) + ")");
@@ -103,6 +105,13 @@ class DashboardIT {
                 }
             } finally {
                 RedisTestSupport.deleteAll(redis.jedis, redis.prefix);
+            }
+        } finally {
+            // Keep the logs (log/, dashboard/prometheus/prometheus.log) for a look after a failure; drop the bulky data.
+            if (clusterDir != null) {
+                for (String bulky : List.of("checkpoints", "savepoints", "tmp", "dashboard/kafka", "dashboard/prometheus/data")) {
+                    ClusterFaultIT.deleteTree(clusterDir.resolve(bulky));
+                }
             }
         }
     }
