@@ -27,7 +27,7 @@ while (($#)); do
     --slots) slots="$2"; shift 2 ;;
     --rest-port) rest_port="$2"; shift 2 ;;
     --metrics-ports) metrics_ports="$2"; shift 2 ;;
-    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option $1 (see --help)" ;;
   esac
 done
