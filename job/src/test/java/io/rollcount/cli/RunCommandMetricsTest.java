@@ -23,7 +23,8 @@ import picocli.CommandLine;
 /**
  * {@code ./rollcount run --metrics.port}: Flink's Prometheus reporter on the MiniCluster serves Rollcount's
  * metrics (names {@code ..._rollcount_<name>}, dead letters labelled by reason) while the job runs; a port
- * another process holds is refused with exit code 2 and one line naming it.
+ * another process holds is refused with exit code 2 and one line naming it (by {@code run}, and by
+ * {@code demo} when the port was given).
  */
 class RunCommandMetricsTest {
     @TempDir
@@ -42,6 +43,21 @@ class RunCommandMetricsTest {
                     "--dlq", dir.resolve("dlq.jsonl").toString(), "--checkpoint.dir", dir.resolve("chk").toUri().toString());
             assertThat(exit).isEqualTo(RunCommand.EXIT_REFUSED);
             assertThat(err.toString().strip()).isEqualTo("rollcount: --metrics.port " + port
+                    + ": the port is in use (another process listens on it); choose another port");
+        }
+    }
+
+    @Test
+    void theDemoRefusesAnExplicitMetricsPortInUseBeforeStartingAnything() throws Exception {
+        try (ServerSocket taken = new ServerSocket(0)) {
+            int port = taken.getLocalPort();
+            StringWriter err = new StringWriter();
+            CommandLine cli = new CommandLine(new DemoCommand());
+            cli.setErr(new PrintWriter(err, true));
+            cli.setOut(new PrintWriter(new StringWriter(), true));
+            int exit = cli.execute("--duration", "5s", "--metrics.port", Integer.toString(port), "--redis", "redis://127.0.0.1:1");
+            assertThat(exit).isEqualTo(2);
+            assertThat(err.toString().strip()).isEqualTo("rollcount demo: --metrics.port " + port
                     + ": the port is in use (another process listens on it); choose another port");
         }
     }
