@@ -152,6 +152,13 @@ stop_process() {
   log "$name (pid $pid) stopped"
 }
 
+# metrics_port NAME: the port the Prometheus reporter of process NAME serves on (from its log).
+metrics_port() {
+  local port
+  port="$(sed -n 's/.*Started PrometheusReporter HTTP server on port \([0-9]*\).*/\1/p' "$LOG_DIR/$1.log" 2>/dev/null | tail -n 1)"
+  [[ -n "$port" ]] && echo "$port"
+}
+
 rest_get() { curl -fsS --max-time 3 "$(rest_url)$1" 2>/dev/null; }
 
 # wait_rest SECONDS: until the JobManager's REST API answers.

@@ -2,11 +2,13 @@
 # Starts a Flink session cluster on this machine: one JobManager (StandaloneSessionClusterEntrypoint) and
 # N TaskManagers (TaskManagerRunner), each its own background JVM, from Flink's Maven artifacts.
 #
-#   deploy/local-cluster/start.sh [--taskmanagers N] [--slots S] [--rest-port P]
+#   deploy/local-cluster/start.sh [--taskmanagers N] [--slots S] [--rest-port P] [--metrics-ports A-B]
 #
 #   --taskmanagers N   TaskManagers to start (default 2), 1536m and S slots each
 #   --slots S          slots per TaskManager (default 2)
 #   --rest-port P      REST API / web UI port on 127.0.0.1 (default 8081; 0: a free port)
+#   --metrics-ports R  Prometheus metrics: each process serves http://HOST:PORT/metrics on the first free
+#                      port of range R (default 9249-9259, Flink's usual one; 0: no metrics)
 #
 # The cluster's folder is $ROLLCOUNT_CLUSTER_DIR (default .rollcount/cluster): conf/config.yaml, log/,
 # run/*.pid, checkpoints/, savepoints/, tmp/. Flink's jars are assembled once into
@@ -18,11 +20,13 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 taskmanagers=2
 slots=2
 rest_port=8081
+metrics_ports=9249-9259
 while (($#)); do
   case "$1" in
     --taskmanagers) taskmanagers="$2"; shift 2 ;;
     --slots) slots="$2"; shift 2 ;;
     --rest-port) rest_port="$2"; shift 2 ;;
+    --metrics-ports) metrics_ports="$2"; shift 2 ;;
     -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option $1 (see --help)" ;;
   esac
@@ -30,6 +34,8 @@ done
 [[ "$taskmanagers" =~ ^[1-9][0-9]*$ ]] || die "--taskmanagers must be a positive number"
 [[ "$slots" =~ ^[1-9][0-9]*$ ]] || die "--slots must be a positive number"
 [[ "$rest_port" =~ ^[0-9]+$ ]] || die "--rest-port must be a port number"
+[[ "$metrics_ports" == 0 || "$metrics_ports" =~ ^[1-9][0-9]*(-[1-9][0-9]*)?$ ]] \
+  || die "--metrics-ports must be a port, a range such as 9249-9259, or 0, not '$metrics_ports'"
 
 if pid="$(pid_of jobmanager)"; then
   die "a cluster is already running in $CLUSTER_DIR (JobManager pid $pid, $(rest_url)); stop it with deploy/local-cluster/stop.sh"
@@ -83,6 +89,15 @@ heartbeat.timeout: 10000
 io.tmp.dirs: $CLUSTER_DIR/tmp
 web.tmpdir: $CLUSTER_DIR/tmp/web
 YAML
+if [[ "$metrics_ports" != 0 ]]; then
+  cat >>"$CONF_DIR/config.yaml" <<YAML
+
+# Prometheus: every process (JobManager, TaskManagers) serves its metrics, Rollcount's rollcount_* among
+# them, at http://HOST:PORT/metrics on the first free port of the range (flink-metrics-prometheus in lib/).
+metrics.reporter.prom.factory.class: org.apache.flink.metrics.prometheus.PrometheusReporterFactory
+metrics.reporter.prom.port: $metrics_ports
+YAML
+fi
 
 cat >"$CONF_DIR/log4j.properties" <<'PROPS'
 # The JobManager's and TaskManagers' log: ${sys:log.file} (log/<process>.log), rolled at 50 MB.
@@ -128,4 +143,11 @@ done
 wait_taskmanagers 120 "${ids[@]}"
 started=1
 log "$taskmanagers TaskManager(s) with $slots slots each registered"
+if [[ "$metrics_ports" != 0 ]]; then
+  ports=()
+  for name in jobmanager $(for n in $(seq 1 "$taskmanagers"); do echo "taskmanager-$n"; done); do
+    ports+=("$name:$(metrics_port "$name" || echo '?')")
+  done
+  echo "Prometheus metrics: ${ports[*]} (http://127.0.0.1:PORT/metrics)"
+fi
 echo "Flink cluster running: REST $(rest_url) (folder $CLUSTER_DIR)"

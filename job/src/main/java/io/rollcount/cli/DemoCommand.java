@@ -99,6 +99,10 @@ public final class DemoCommand implements Callable<Integer> {
     @Option(names = "--redis.key-prefix", defaultValue = "rc", description = "Prefix of every Redis key (default: ${DEFAULT-VALUE}).")
     String prefix;
 
+    @Option(names = "--metrics.port", paramLabel = "PORT", description = "Serve Flink's and Rollcount's metrics for Prometheus at http://127.0.0.1:PORT/metrics; 0: off (default: "
+            + MetricsPort.DEFAULT_DEMO_PORT + ", or off when that port is taken).")
+    Integer metricsPort;
+
     @Option(names = "--seed", defaultValue = "42", description = "Random seed of the generator (default: ${DEFAULT-VALUE}).")
     long seed;
 
@@ -121,6 +125,20 @@ public final class DemoCommand implements Callable<Integer> {
         if (runFor.isZero() || runFor.isNegative()) throw new IllegalArgumentException("--duration must be positive");
         if (rate <= 0) throw new IllegalArgumentException("--rate must be positive");
         if (parallelism < 1) throw new IllegalArgumentException("--parallelism must be at least 1");
+        int metrics = metricsPort == null ? MetricsPort.DEFAULT_DEMO_PORT : metricsPort;
+        if (metrics != 0) {
+            MetricsPort.validate("--metrics.port", metrics);
+            if (!MetricsPort.isFree(metrics)) {
+                if (metricsPort != null) {
+                    err.println("rollcount demo: " + MetricsPort.inUse("--metrics.port", metrics));
+                    err.flush();
+                    return 2;
+                }
+                err.println("rollcount demo: metrics off: the default metrics port " + metrics + " is in use (--metrics.port PORT picks another)");
+                err.flush();
+                metrics = 0;
+            }
+        }
 
         JobOptions options = new JobOptions();
         options.redis = redis;
@@ -184,6 +202,11 @@ public final class DemoCommand implements Callable<Integer> {
             rest.set(RestOptions.BIND_PORT, String.valueOf(restPort));
             rest.set(RestOptions.PORT, restPort);
             rest.set(WebOptions.UPLOAD_DIR, dir.resolve("web-upload").toString());
+            if (metrics != 0) {
+                MetricsPort.configure(rest, metrics);
+                out.println("rollcount demo: " + MetricsPort.serving(metrics));
+                out.flush();
+            }
             StreamExecutionEnvironment env = LocalFlink.environment(options, rest);
             RollcountJob.assemble(env, options);
             if (stopRequested) return 130;

@@ -65,6 +65,9 @@ final class RunCommand implements Callable<Integer> {
     @Option(names = "--resume", paramLabel = "PATH", description = "Resume from this checkpoint (a chk-N folder) or savepoint. Default: the latest retained checkpoint of the key prefix, if any.")
     String resume;
 
+    @Option(names = "--metrics.port", paramLabel = "PORT", description = "Serve Flink's and Rollcount's metrics for Prometheus at http://HOST:PORT/metrics (default: off).")
+    Integer metricsPort;
+
     /** The running job, for tests that stop it. */
     volatile JobClient running;
     /** The input files and the ones skipped, for a files run. */
@@ -74,6 +77,14 @@ final class RunCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         options.validate();
         if (resume != null && options.fresh) throw new IllegalArgumentException("--resume and --fresh exclude each other");
+        if (metricsPort != null) {
+            MetricsPort.validate("--metrics.port", metricsPort);
+            if (!MetricsPort.isFree(metricsPort)) {
+                spec.commandLine().getErr().println("rollcount: " + MetricsPort.inUse("--metrics.port", metricsPort));
+                spec.commandLine().getErr().flush();
+                return EXIT_REFUSED;
+            }
+        }
         checkRedis(options);
         try {
             RollcountJob.refuseSharedDeadLetterFile(options);
@@ -115,6 +126,11 @@ final class RunCommand implements Callable<Integer> {
             extra.set(StateRecoveryOptions.SAVEPOINT_IGNORE_UNCLAIMED_STATE, true);
             says.printf("rollcount: resuming from checkpoint %s (%s of key prefix '%s'; --fresh starts over, --resume PATH picks another)%n",
                     restore, resume != null ? "--resume" : "the latest", options.redisKeyPrefix);
+            says.flush();
+        }
+        if (metricsPort != null) {
+            MetricsPort.configure(extra, metricsPort);
+            says.println("rollcount: " + MetricsPort.serving(metricsPort));
             says.flush();
         }
         CheckpointFailures.listen();

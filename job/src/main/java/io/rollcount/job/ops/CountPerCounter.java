@@ -1,5 +1,6 @@
 package io.rollcount.job.ops;
 
+import io.rollcount.job.metrics.RollcountMetrics;
 import io.rollcount.job.model.Event;
 import io.rollcount.job.model.Json;
 import io.rollcount.job.model.PartialSum;
@@ -175,6 +176,7 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
         stamp = NO_TIMESTAMP;
         slots = new int[Resolution.all().length];
         overflowCount = getRuntimeContext().getLongCounter(RouteEvents.DLQ_PREFIX + OVERFLOW_REASON);
+        RollcountMetrics.deadLetters(getMetricGroup(), OVERFLOW_REASON, overflowCount);
         heapBackend = getKeyedStateBackend() instanceof org.apache.flink.runtime.state.heap.HeapKeyedStateBackend;
         scheduleFlush();
     }

@@ -1,5 +1,6 @@
 package io.rollcount.job.ops;
 
+import io.rollcount.job.metrics.RollcountMetrics;
 import io.rollcount.job.model.Event;
 import java.time.Duration;
 import org.apache.flink.api.common.accumulators.LongCounter;
@@ -73,6 +74,7 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
         forgetAt = getRuntimeContext().getState(descriptor);
         legacyForgetAt = getRuntimeContext().getState(new ValueStateDescriptor<>("forget-at", Types.LONG));
         duplicates = getRuntimeContext().getLongCounter(DUPLICATES);
+        RollcountMetrics.counter(getRuntimeContext().getMetricGroup(), RollcountMetrics.EVENTS_DEDUPLICATED, duplicates);
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.rollcount.job.ops;
 
+import io.rollcount.job.metrics.RollcountMetrics;
 import io.rollcount.job.model.Event;
 import io.rollcount.job.model.PartialSum;
 import io.rollcount.job.model.Resolution;
@@ -9,6 +10,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import org.apache.flink.api.common.accumulators.LongCounter;
+import org.apache.flink.metrics.Counter;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
 import org.apache.flink.streaming.api.operators.BoundedOneInput;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
@@ -62,6 +64,7 @@ public final class PreAggregate extends AbstractStreamOperator<PartialSum>
     private transient long watermark;
     private transient LongCounter late;
     private transient LongCounter counted;
+    private transient Counter partialSums;
 
     public PreAggregate(long allowedLatenessMillis, int maxEntries, long flushIntervalMillis, long trendingHalfLifeMillis) {
         this.lateness = allowedLatenessMillis;
@@ -78,6 +81,11 @@ public final class PreAggregate extends AbstractStreamOperator<PartialSum>
         watermark = Long.MIN_VALUE;
         late = getRuntimeContext().getLongCounter(LATE_COUNTER);
         counted = getRuntimeContext().getLongCounter(COUNTED);
+        RollcountMetrics.counter(getMetricGroup(), RollcountMetrics.EVENTS_LATE, late);
+        RollcountMetrics.deadLetters(getMetricGroup(), EventParser.LATE, late);
+        RollcountMetrics.counter(getMetricGroup(), RollcountMetrics.EVENTS_COUNTED, counted);
+        partialSums = RollcountMetrics.counter(getMetricGroup(), RollcountMetrics.PARTIAL_SUMS);
+        RollcountMetrics.eventTimeLag(getMetricGroup(), () -> watermark);
         scheduleFlush();
     }
 
@@ -156,6 +164,7 @@ public final class PreAggregate extends AbstractStreamOperator<PartialSum>
         PartialSum p = acc.partial;
         if (acc.users != null) p.users = acc.users.toArray(PartialSum.NO_USERS);
         output.collect(reuse.replace(p, p.bucket));
+        partialSums.inc();
     }
 
     /** A partial sum being built, and its distinct users. */

@@ -1,5 +1,6 @@
 package io.rollcount.job.ops;
 
+import io.rollcount.job.metrics.RollcountMetrics;
 import io.rollcount.job.model.Event;
 import java.util.HashMap;
 import java.util.Map;
@@ -33,6 +34,7 @@ public final class RouteEvents extends ProcessFunction<Event, Event> {
     public void open(OpenContext ctx) {
         read = getRuntimeContext().getLongCounter(EVENTS_READ);
         bytes = getRuntimeContext().getLongCounter(BYTES_READ);
+        RollcountMetrics.counter(getRuntimeContext().getMetricGroup(), RollcountMetrics.EVENTS_READ, read);
         deadLetters = new HashMap<>();
     }
 
@@ -52,6 +54,7 @@ public final class RouteEvents extends ProcessFunction<Event, Event> {
     }
 
     private void countDeadLetter(String reason) {
-        deadLetters.computeIfAbsent(reason, r -> getRuntimeContext().getLongCounter(DLQ_PREFIX + r)).add(1);
+        deadLetters.computeIfAbsent(reason, r -> RollcountMetrics.deadLetters(getRuntimeContext().getMetricGroup(), r,
+                getRuntimeContext().getLongCounter(DLQ_PREFIX + r))).add(1);
     }
 }

@@ -1,5 +1,6 @@
 package io.rollcount.job.ops;
 
+import io.rollcount.job.metrics.RollcountMetrics;
 import io.rollcount.job.model.TopList;
 import io.rollcount.job.model.TrendCandidates;
 import io.rollcount.job.redis.RedisKeys;
@@ -60,6 +61,8 @@ public final class TrendingMerge extends AbstractStreamOperator<TopList>
     private transient Map<Integer, TrendCandidates> latest;
     private transient ListState<TrendCandidates> stored;
     private transient boolean changed;
+    /** When the lists were last published (epoch ms of processing time; the operator's start before that). */
+    private transient volatile long publishedAt;
     /** Namespaces whose candidates changed (other than by decay) since the last publication. */
     private transient Set<String> touched;
 
@@ -89,6 +92,8 @@ public final class TrendingMerge extends AbstractStreamOperator<TopList>
     public void open() throws Exception {
         super.open();
         changed = false;
+        publishedAt = getProcessingTimeService().getCurrentProcessingTime();
+        RollcountMetrics.trendingListAge(getMetricGroup(), () -> publishedAt);
         schedule();
     }
 
@@ -178,6 +183,7 @@ public final class TrendingMerge extends AbstractStreamOperator<TopList>
         output.collect(reuse.replace(list(ALL, all, at)));
         touched.clear();
         changed = false;
+        publishedAt = now;
     }
 
     /** Best first: higher score, then counter id (a total order, so lists do not depend on arrival order). */

@@ -1,5 +1,6 @@
 package io.rollcount.job.redis;
 
+import io.rollcount.job.metrics.RollcountMetrics;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -9,6 +10,7 @@ import org.apache.flink.api.common.operators.ProcessingTimeService;
 import org.apache.flink.api.connector.sink2.StatefulSinkWriter;
 import org.apache.flink.api.connector.sink2.WriterInitContext;
 import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.Histogram;
 import org.apache.flink.metrics.SimpleCounter;
 import org.apache.flink.metrics.groups.SinkWriterMetricGroup;
 import org.apache.flink.runtime.execution.SuppressRestartsException;
@@ -95,6 +97,9 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
     private final Counter recordsSend;
     private final Counter sendErrors;
     private volatile long lastFlushMillis;
+    private final Histogram writeLatency;
+    /** Writes of the batch in flight (the rollcount group's redisWritesInFlight while it runs). */
+    private volatile int inFlightWrites;
 
     /** Used by the I/O thread only. */
     private UnifiedJedis jedis;
@@ -189,6 +194,12 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
         metrics.counter("redisWritesPlain", writesPlain);
         metrics.gauge("redisLastFlushMillis", () -> lastFlushMillis);
         metrics.setCurrentSendTimeGauge(() -> lastFlushMillis);
+        RollcountMetrics.counter(metrics, RollcountMetrics.REDIS_COMMANDS_SENT, commandsSent);
+        RollcountMetrics.counter(metrics, RollcountMetrics.REDIS_KEYS_WRITTEN, keysWritten);
+        RollcountMetrics.counter(metrics, RollcountMetrics.REDIS_RETRIES, retries);
+        RollcountMetrics.counter(metrics, RollcountMetrics.REDIS_REJECTED, keysRejected);
+        this.writeLatency = RollcountMetrics.redisWriteLatency(metrics);
+        RollcountMetrics.redisWritesInFlight(metrics, () -> inFlight, () -> inFlightWrites);
         this.recordsSend = metrics.getNumRecordsSendCounter();
         this.sendErrors = metrics.getNumRecordsSendErrorsCounter();
         String ioName = "redis-writer-io-" + subtask;
@@ -375,6 +386,7 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
         awaitInFlight();
         List<RedisWrite> batch = writes;
         long batchWatermark = publish ? wm : Long.MIN_VALUE;
+        inFlightWrites = batchWrites;
         inFlight = io.submit(() -> {
             long start = System.nanoTime();
             RuntimeException lost = leaseLost;
@@ -389,6 +401,7 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
             recordsSend.inc(batch.size());
             flushes.inc();
             lastFlushMillis = (System.nanoTime() - start) / 1_000_000;
+            writeLatency.update(lastFlushMillis);
             return null;
         });
     }

@@ -40,6 +40,8 @@ final class LocalCluster implements AutoCloseable {
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(3)).build();
     private final Thread hook;
     private String restUrl;
+    /** What start.sh printed. */
+    String startOutput;
 
     /** A result of one script call. */
     record Result(int exit, String output) {}
@@ -76,12 +78,19 @@ final class LocalCluster implements AutoCloseable {
 
     /** Starts a cluster of {@code taskmanagers} TaskManagers (2 slots each) in a fresh folder under job/target. */
     static LocalCluster start(int taskmanagers) throws IOException {
+        return start(taskmanagers, new String[0]);
+    }
+
+    /** As {@link #start(int)}, with more options of start.sh (e.g. {@code --metrics-ports A-B}). */
+    static LocalCluster start(int taskmanagers, String... startOptions) throws IOException {
         Path repo = repoRoot();
         Path dir = repo.resolve("job/target/local-cluster-" + UUID.randomUUID().toString().substring(0, 8));
         Files.createDirectories(dir);
         LocalCluster c = new LocalCluster(repo, dir);
         Runtime.getRuntime().addShutdownHook(c.hook);
-        Result r = c.run(Duration.ofMinutes(5), "start.sh", "--taskmanagers", Integer.toString(taskmanagers), "--rest-port", "0");
+        List<String> args = new ArrayList<>(List.of("--taskmanagers", Integer.toString(taskmanagers), "--rest-port", "0"));
+        args.addAll(List.of(startOptions));
+        Result r = c.run(Duration.ofMinutes(5), "start.sh", args.toArray(String[]::new));
         if (r.exit() != 0) {
             c.close();
             throw new IllegalStateException("start.sh failed (" + r.exit() + "):\n" + r.output());
@@ -92,6 +101,7 @@ final class LocalCluster implements AutoCloseable {
             throw new IllegalStateException("start.sh printed no REST address:\n" + r.output());
         }
         c.restUrl = m.group(1);
+        c.startOutput = r.output();
         return c;
     }
 

@@ -1,0 +1,75 @@
+package io.rollcount.deploy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.w3c.dom.Document;
+import org.w3c.dom.Element;
+
+/**
+ * What can be checked of {@code deploy/Dockerfile} without a Docker engine (none is available here): its base
+ * is the official Flink image of the pom's Flink version on Java 17, it copies the jar the build makes to
+ * {@code /opt/flink/usrlib/rollcount-job.jar} (where k8s/ points the operator), and it switches on the
+ * Prometheus reporter whose factory class is the one of the pom's {@code flink-metrics-prometheus}.
+ */
+class DeployFilesTest {
+    private static final Pattern FROM = Pattern.compile("(?m)^FROM\\s+(\\S+)\\s*$");
+    private static final Pattern COPY = Pattern.compile("(?m)^COPY\\s+(?:--\\S+\\s+)*(\\S+)\\s+(\\S+)\\s*$");
+
+    @Test
+    void theBaseImageIsTheOfficialFlinkImageOfThePomsFlinkVersionOnJava17() throws Exception {
+        String dockerfile = Files.readString(RepoFiles.root().resolve("deploy/Dockerfile"));
+        Matcher from = FROM.matcher(dockerfile);
+        assertThat(from.find()).as("a FROM line").isTrue();
+        assertThat(from.group(1)).isEqualTo("flink:" + RepoFiles.rootPomProperty("flink.version") + "-java17");
+        assertThat(from.find()).as("one stage only").isFalse();
+    }
+
+    @Test
+    void theJarCopiedToUsrlibIsTheShadedJarTheBuildMakes() throws Exception {
+        String dockerfile = Files.readString(RepoFiles.root().resolve("deploy/Dockerfile"));
+        Matcher copy = COPY.matcher(dockerfile);
+        assertThat(copy.find()).as("a COPY line").isTrue();
+        assertThat(copy.group(2)).isEqualTo("/opt/flink/usrlib/rollcount-job.jar");
+        assertThat(copy.group(1)).isEqualTo(builtJar());
+        assertThat(copy.find()).as("one COPY only").isFalse();
+    }
+
+    @Test
+    void thePrometheusReporterIsSwitchedOnWithTheFactoryOfThePomsReporter() throws Exception {
+        String dockerfile = Files.readString(RepoFiles.root().resolve("deploy/Dockerfile"));
+        assertThat(dockerfile).contains("metrics.reporter.prom.factory.class: org.apache.flink.metrics.prometheus.PrometheusReporterFactory",
+                "metrics.reporter.prom.port: 9249", "EXPOSE 9249");
+        // flink-metrics-prometheus of the pom's Flink version is on the test class path (provided scope)
+        Class<?> factory = Class.forName("org.apache.flink.metrics.prometheus.PrometheusReporterFactory");
+        assertThat(org.apache.flink.metrics.reporter.MetricReporterFactory.class).isAssignableFrom(factory);
+    }
+
+    /**
+     * The path, relative to the repository root, of the jar {@code mvn package} leaves in the job module:
+     * {@code job/target/<finalName>.jar}, replaced in place by the shade plugin (no classifier, no other output file).
+     */
+    static String builtJar() throws Exception {
+        Path jobPom = RepoFiles.root().resolve("job/pom.xml");
+        Document pom = RepoFiles.pom(jobPom);
+        Element build = (Element) pom.getDocumentElement().getElementsByTagName("build").item(0);
+        String finalName = build.getElementsByTagName("finalName").item(0).getTextContent().trim();
+        Element shade = null;
+        var plugins = pom.getElementsByTagName("plugin");
+        for (int i = 0; i < plugins.getLength(); i++) {
+            Element p = (Element) plugins.item(i);
+            if ("maven-shade-plugin".equals(p.getElementsByTagName("artifactId").item(0).getTextContent().trim())) shade = p;
+        }
+        assertThat(shade).as("the shade plugin in job/pom.xml").isNotNull();
+        for (String replacing : List.of("shadedArtifactAttached", "outputFile", "outputDirectory", "shadedClassifierName", "finalName")) {
+            assertThat(shade.getElementsByTagName(replacing).getLength())
+                    .as("the shade plugin replaces the module's jar in place (no <%s>)", replacing).isZero();
+        }
+        return "job/target/" + finalName + ".jar";
+    }
+}
