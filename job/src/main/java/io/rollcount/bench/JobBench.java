@@ -343,7 +343,7 @@ public final class JobBench {
     }
 
     /** The dashboard reader of a zipf run: the 5 hottest counters and 5 cold ones of the workload, alternating. */
-    private ReadLatencyProbe readerFor(BenchEvents ev) {
+    private ReadLatencyProbe readerFor(BenchEvents ev) throws IOException, InterruptedException {
         List<String> hot = new ArrayList<>();
         for (int rank = 0; rank < 5; rank++) hot.add(BenchEvents.counterId(rank));
         List<String> cold = new ArrayList<>();
@@ -359,7 +359,7 @@ public final class JobBench {
             if (k < hot.size()) counters.add(hot.get(k));
             if (k < cold.size()) counters.add(cold.get(k));
         }
-        return new ReadLatencyProbe(redisHost, redisPort, new RedisKeys(prefix), counters, ev.baseTs(ev.partSize() - 1));
+        return new ReadLatencyProbe(redisHost, redisPort, prefix, counters, ev.baseTs(ev.partSize() - 1), work.resolve("reader.log"));
     }
 
     /** Distinct counters among all events of a workload. */

@@ -9,9 +9,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * CPU time of the job in this JVM: the benchmark runs every Flink job on a MiniCluster in its own JVM, so
  * the job's cost is the process's CPU time ({@code OperatingSystemMXBean.getProcessCpuTime}: every thread,
  * task threads, RocksDB's native threads, GC and JIT compiler threads included) less the threads of the
- * benchmark itself that are not the job: the harness thread that waits for the end and the dashboard
- * reader of {@link ReadLatencyProbe} ({@link #exclude}). The Kafka broker runs in a child process
- * ({@link BrokerProcess}), so it is not in this figure.
+ * benchmark itself that are not the job ({@link #exclude}: the harness thread that waits for the end and
+ * samples the heap). The benchmark's event generator is the job's source and counts as the job. The Kafka
+ * broker and the dashboard reader ({@link ReadLatencyProbe}) run in child processes of their own, so they
+ * are not in this figure.
  */
 final class JobCpu {
     private static final Set<Long> EXCLUDED = ConcurrentHashMap.newKeySet();
