@@ -202,7 +202,13 @@ public final class JobBench {
                     Measured om;
                     try (ReadLatencyProbe reader = w == Workload.zipf ? readerFor(ev) : null) {
                         om = measured(() -> ours(ev));
-                        if (reader != null) for (double ms : reader.stop()) reads.add(ms);
+                        if (reader != null) {
+                            // the span of the run in wall-clock time: the reader's calls outside it met no writes
+                            long wallMinusNanos = System.currentTimeMillis() - System.nanoTime() / 1_000_000;
+                            long from = BenchClock.FIRST_EVENT_NANOS.get() / 1_000_000 + wallMinusNanos;
+                            long to = BenchClock.LAST_END_NANOS.get() / 1_000_000 + wallMinusNanos;
+                            for (double ms : reader.stop(from, to)) reads.add(ms);
+                        }
                     }
                     // used_memory after minus before: every key of the run under the bench's prefix (windows, totals,
                     // HyperLogLogs, top-K and trending sorted sets, bookkeeping), with Redis's per-key overhead

@@ -22,14 +22,16 @@ import redis.clients.jedis.Jedis;
  * {@code GET P:{C}:total} and an {@code MGET} of the 60 {@code 1m} window keys of the hour that ends with the
  * workload's last minute, over counters that alternate hot ones (most events) and cold ones (rare), and
  * reports each call's latency (sending the command to having decoded the reply). The first
- * {@link #WARMUP_READS} calls warm the reader's JIT up and are not reported; the job starts after them.
+ * {@link #WARMUP_READS} calls warm the reader's JIT up and are not reported; the job starts after them,
+ * and only the calls made between the run's first event and its end count.
  */
 final class ReadLatencyProbe implements AutoCloseable {
     static final long PAUSE_MILLIS = 5;
     static final int WARMUP_READS = 400;
 
     private final Process process;
-    private final List<Double> millis = new ArrayList<>();
+    /** (wall-clock ms at the call's start, latency ms) of each reported call. */
+    private final List<double[]> calls = new ArrayList<>();
     private final Thread collector;
     private final CountDownLatch ready = new CountDownLatch(1);
 
@@ -63,9 +65,10 @@ final class ReadLatencyProbe implements AutoCloseable {
                     ready.countDown();
                     continue;
                 }
-                double ms = Double.parseDouble(line);
-                synchronized (millis) {
-                    millis.add(ms);
+                int space = line.indexOf(' ');
+                double[] call = {Double.parseDouble(line.substring(0, space)), Double.parseDouble(line.substring(space + 1))};
+                synchronized (calls) {
+                    calls.add(call);
                 }
             }
         } catch (IOException | NumberFormatException e) {
@@ -75,14 +78,17 @@ final class ReadLatencyProbe implements AutoCloseable {
         }
     }
 
-    /** Stops the reader (end of its standard input) and returns every reported call's latency in ms. */
-    double[] stop() throws IOException, InterruptedException {
+    /**
+     * Stops the reader (end of its standard input) and returns the latency in ms of every reported call that
+     * started between {@code fromMillis} and {@code toMillis} (wall clock: the run's first event and its end).
+     */
+    double[] stop(long fromMillis, long toMillis) throws IOException, InterruptedException {
         process.getOutputStream().close();
         if (!process.waitFor(30, TimeUnit.SECONDS)) process.destroyForcibly();
         collector.join(10_000);
         if (process.exitValue() != 0) throw new IllegalStateException("the dashboard reader failed with exit status " + process.exitValue());
-        synchronized (millis) {
-            return millis.stream().mapToDouble(Double::doubleValue).toArray();
+        synchronized (calls) {
+            return calls.stream().filter(c -> c[0] >= fromMillis && c[0] <= toMillis).mapToDouble(c -> c[1]).toArray();
         }
     }
 
@@ -94,7 +100,10 @@ final class ReadLatencyProbe implements AutoCloseable {
         }
     }
 
-    /** The reader: {@code host port prefix lastEventTs counter...}; latencies in ms on standard output, one a line, until standard input ends. */
+    /**
+     * The reader: {@code host port prefix lastEventTs counter...}; on standard output one line per call, its
+     * start (epoch ms) and its latency (ms), until standard input ends.
+     */
     public static void main(String[] args) throws Exception {
         String host = args[0];
         int port = Integer.parseInt(args[1]);
@@ -123,6 +132,7 @@ final class ReadLatencyProbe implements AutoCloseable {
         try (Jedis jedis = new Jedis(host, port)) {
             for (int call = 0; stdin.isAlive(); call++) {
                 int c = (call / 2) % totals.size();
+                long startMillis = System.currentTimeMillis();
                 long start = System.nanoTime();
                 if (call % 2 == 0) jedis.get(totals.get(c));
                 else jedis.mget(hours.get(c));
@@ -131,7 +141,7 @@ final class ReadLatencyProbe implements AutoCloseable {
                     out.println("ready");
                     out.flush();
                 } else if (call > WARMUP_READS) {
-                    out.println(nanos / 1_000 / 1000.0);
+                    out.println(startMillis + " " + nanos / 1_000 / 1000.0);
                     if (call % 50 == 0) out.flush();
                 }
                 Thread.sleep(PAUSE_MILLIS);
