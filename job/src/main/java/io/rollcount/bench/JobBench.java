@@ -5,7 +5,6 @@ import io.rollcount.job.RollcountJob;
 import io.rollcount.job.files.DeadLetterFileSink;
 import io.rollcount.job.gen.EventGenerator.Workload;
 import io.rollcount.job.kafka.EventDeserializer;
-import io.rollcount.job.kafka.KafkaBroker;
 import io.rollcount.job.kafka.KafkaIO;
 import io.rollcount.job.model.Event;
 import io.rollcount.job.ops.DropDuplicates;
@@ -21,7 +20,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.BitSet;
 import java.util.EnumMap;
 import java.util.List;
@@ -416,7 +414,7 @@ public final class JobBench {
                 new RollcountJob.Outputs(new StampingSink<>(discardRedis ? null : RedisSink.fromOptions(o)), new DeadLetterFileSink(o.dlq), 1,
                         null, null, discardRedis ? new StampingSink<>(null) : RedisSink.fromOptions(o).withoutWatermark()));
         heapPeak.set(0);
-        return cluster.run(env, "rollcount-" + ev.workload, PARALLELISM, false, timeout(ev.count, 5_000), this::sampleHeap);
+        return cluster.run(env, "rollcount-" + ev.workload, PARALLELISM, false, timeout(ev.count, 1_000), this::sampleHeap);
     }
 
     private BenchCluster.Run naive(BenchEvents ev) throws Exception {
@@ -581,7 +579,7 @@ public final class JobBench {
             StreamExecutionEnvironment env = environment(RollcountJob.configuration(o));
             RollcountJob.build(env, o, kafkaSource(o, "ours"), new RollcountJob.Outputs(new StampingSink<>(RedisSink.fromOptions(o)),
                     KafkaIO.deadLetters(o), 0, KafkaIO.rollups(o), null, RedisSink.fromOptions(o).withoutWatermark()));
-            Measured ours = measured(() -> cluster.run(env, "rollcount-kafka", PARALLELISM, true, timeout(ev.count, 5_000), null));
+            Measured ours = measured(() -> cluster.run(env, "rollcount-kafka", PARALLELISM, true, timeout(ev.count, 1_000), null));
             cleanRedis();
             JobOptions o2 = kafkaOptions(broker.bootstrap(), topic, prefix + "-textbook");
             StreamExecutionEnvironment env2 = environment(RollcountJob.configuration(o2));
