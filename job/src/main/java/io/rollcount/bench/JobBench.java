@@ -115,6 +115,8 @@ public final class JobBench {
         final List<Double> ratioNaiveRedis = new ArrayList<>();
         final List<Double> ratioSqlRedis = new ArrayList<>();
         final List<Double> jobMicrosPerEvent = new ArrayList<>();
+        final List<Double> naiveJobMicros = new ArrayList<>();
+        final List<Double> sqlJobMicros = new ArrayList<>();
         final List<Double> naiveRedisJobMicros = new ArrayList<>();
         final List<Double> naiveRedisRedisMicros = new ArrayList<>();
         final List<Double> sqlRedisJobMicros = new ArrayList<>();
@@ -247,6 +249,8 @@ public final class JobBench {
                     f.sqlRedis.add(sr.eps(ev.count));
                     f.ratioNaiveRedis.add(oursEps / nr.eps(ev.count));
                     f.ratioSqlRedis.add(oursEps / sr.eps(ev.count));
+                    f.naiveJobMicros.add(n.jobCpuSeconds * 1e6 / ev.count);
+                    f.sqlJobMicros.add(s.jobCpuSeconds * 1e6 / ev.count);
                     f.naiveRedisJobMicros.add(nr.jobMicros(ev.count));
                     f.naiveRedisRedisMicros.add(nr.redisMicros(ev.count));
                     f.sqlRedisJobMicros.add(sr.jobMicros(ev.count));
@@ -285,6 +289,7 @@ public final class JobBench {
                         "sql_redis_redis_cpu_us_per_event", us(median(f.sqlRedisRedisMicros)),
                         "redis_bytes_per_counter", String.valueOf(Math.round(median(f.redisBytesPerCounter))),
                         "distinct_counters", String.valueOf(f.distinctCounters), "events", String.valueOf(size.events),
+                        "naive_job_cpu_us_per_event", us(median(f.naiveJobMicros)), "sql_job_cpu_us_per_event", us(median(f.sqlJobMicros)),
                         "ref_redis", "datastream-windows-and-rolling-total/sql-group-by-bucket-upsert-minibatch-two-phase-pipelined-set-pxat");
             }
             double uniform = median(figures.get(Workload.uniform).ours);
