@@ -74,6 +74,10 @@ final class BenchCluster implements AutoCloseable {
         long lastCheckpointIncrementalBytes = -1;
         long lastCheckpointTriggerMillis = -1;
         Map<String, Long> stateBytesByOperator = new LinkedHashMap<>();
+        /** CPU of the job's JVM ({@link JobCpu}) from the first event to the end, seconds; NaN if not measured. */
+        double jobCpuSeconds = Double.NaN;
+        /** CPU of the Kafka broker's process over the same span, seconds; NaN without a broker. */
+        double brokerCpuSeconds = Double.NaN;
 
         long acc(String name) {
             return accumulators.getOrDefault(name, 0L);
@@ -90,6 +94,7 @@ final class BenchCluster implements AutoCloseable {
     Run run(StreamExecutionEnvironment env, String name, int expectedEnds, boolean untilFinished, Duration timeout,
             Consumer<Long> whileRunning) throws Exception {
         BenchClock.reset();
+        JobCpu.exclude(Thread.currentThread()); // the harness waits and samples; it is not the job
         StreamGraph graph = env.getStreamGraph();
         graph.setJobName(name);
         long submitted = System.nanoTime();
@@ -110,6 +115,12 @@ final class BenchCluster implements AutoCloseable {
         if (end == 0) end = System.nanoTime();
         long first = BenchClock.FIRST_EVENT_NANOS.get();
         run.seconds = (end - (first == 0 ? submitted : first)) / 1e9;
+        long firstCpu = BenchClock.FIRST_EVENT_CPU.get();
+        long endCpu = BenchClock.lastEndCpu;
+        if (first != 0 && firstCpu > 0 && endCpu > 0) run.jobCpuSeconds = (endCpu - firstCpu) / 1e9;
+        long firstBroker = BenchClock.FIRST_EVENT_BROKER_CPU.get();
+        long endBroker = BenchClock.lastEndBrokerCpu;
+        if (firstBroker >= 0 && endBroker >= 0) run.brokerCpuSeconds = (endBroker - firstBroker) / 1e9;
         if (untilFinished || result.isDone()) {
             JobResult r = result.get(timeout.toSeconds(), TimeUnit.SECONDS);
             if (!r.isSuccess()) {

@@ -34,12 +34,20 @@ public final class BenchEvents implements Serializable {
     public final long startTs;
     public final double eventsPerSecond;
     public final long jitterMillis;
+    /** Share of events that redeliver a recent event with an id (0.03; 0 for an input every job counts alike). */
+    public final double redeliveryRate;
 
     private transient double[] cdf;
     private transient StringBuilder sb;
 
     public BenchEvents(long seed, Workload workload, int counters, int users, long count, int parallelism, long startTs,
             double eventsPerSecond, long jitterMillis) {
+        this(seed, workload, counters, users, count, parallelism, startTs, eventsPerSecond, jitterMillis, 0.03);
+    }
+
+    private BenchEvents(long seed, Workload workload, int counters, int users, long count, int parallelism, long startTs,
+            double eventsPerSecond, long jitterMillis, double redeliveryRate) {
+        this.redeliveryRate = redeliveryRate;
         this.seed = seed;
         this.workload = workload;
         this.counters = counters;
@@ -53,7 +61,15 @@ public final class BenchEvents implements Serializable {
 
     /** A copy for another thread (the instance keeps a reusable buffer). */
     public BenchEvents copy() {
-        return new BenchEvents(seed, workload, counters, users, count, parallelism, startTs, eventsPerSecond, jitterMillis);
+        return new BenchEvents(seed, workload, counters, users, count, parallelism, startTs, eventsPerSecond, jitterMillis, redeliveryRate);
+    }
+
+    /**
+     * The same events without redeliveries: every event_id once, so deduplication changes nothing and a
+     * job that does not deduplicate counts the same sums (the "same outputs" test of the references).
+     */
+    public BenchEvents withoutRedeliveries() {
+        return new BenchEvents(seed, workload, counters, users, count, parallelism, startTs, eventsPerSecond, jitterMillis, 0);
     }
 
     public long partSize() {
@@ -118,7 +134,7 @@ public final class BenchEvents implements Serializable {
     public long redeliveryOf(long i) {
         SplittableRandom r = random(i);
         long local = i % partSize();
-        if (local == 0 || r.nextDouble() >= 0.03) return i;
+        if (local == 0 || r.nextDouble() >= redeliveryRate) return i;
         for (int attempt = 0; attempt < 8; attempt++) {
             long j = i - 1 - r.nextInt((int) Math.min(local, 2000));
             if (hasEventId(j)) return j;

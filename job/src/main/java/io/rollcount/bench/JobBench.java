@@ -5,13 +5,13 @@ import io.rollcount.job.RollcountJob;
 import io.rollcount.job.files.DeadLetterFileSink;
 import io.rollcount.job.gen.EventGenerator.Workload;
 import io.rollcount.job.kafka.EventDeserializer;
-import io.rollcount.job.kafka.KafkaBroker;
 import io.rollcount.job.kafka.KafkaIO;
 import io.rollcount.job.model.Event;
 import io.rollcount.job.ops.DropDuplicates;
 import io.rollcount.job.ops.PreAggregate;
 import io.rollcount.job.ops.RouteEvents;
 import io.rollcount.job.redis.RedisEndpoint;
+import io.rollcount.job.redis.RedisKeys;
 import io.rollcount.job.redis.RedisSink;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -21,7 +21,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.BitSet;
 import java.util.EnumMap;
 import java.util.List;
@@ -56,13 +55,17 @@ import redis.clients.jedis.resps.ScanResult;
  */
 public final class JobBench {
 
-    /** Sizes of a run. */
+    /**
+     * Sizes of a run. {@code warmupEvents}: zipf events each variant runs once before anything is measured
+     * (the JIT compiles for tens of seconds). {@code events}: per workload and round, measured.
+     */
     public record Size(String name, long events, int counters, int users, int rounds, int pacedSeconds, long kafkaEvents,
-            int limitLines, long redisEvents, double eventTimeRate) {
-        public static final Size FULL = new Size("full", 600_000, 1_000_000, 100_000, 3, 60, 400_000, 1_000_000, 600_000, 50_000);
-        public static final Size QUICK = new Size("quick", 100_000, 1_000_000, 100_000, 1, 25, 100_000, 300_000, 100_000, 50_000);
+            int limitLines, long redisEvents, double eventTimeRate, long warmupEvents) {
+        public static final Size FULL = new Size("full", 3_000_000, 1_000_000, 100_000, 3, 60, 3_000_000, 1_000_000, 600_000, 50_000, 500_000);
+        /** Small and short: the figures of a quick run are not a steady state, and its first line says so. */
+        public static final Size QUICK = new Size("quick", 30_000, 1_000_000, 100_000, 1, 10, 30_000, 100_000, 30_000, 50_000, 10_000);
         /** For the automated test: seconds, not figures. */
-        public static final Size TINY = new Size("tiny", 10_000, 10_000, 1_000, 1, 3, 5_000, 10_000, 5_000, 5_000);
+        public static final Size TINY = new Size("tiny", 4_000, 10_000, 1_000, 1, 3, 4_000, 10_000, 4_000, 5_000, 2_000);
     }
 
     static final int PARALLELISM = 2;
@@ -106,16 +109,66 @@ public final class JobBench {
         final List<Double> redisFloorMicrosPerEvent = new ArrayList<>();
         /** Rollcount with its Redis writes built and discarded (zipf only): the job's own cost. */
         final List<Double> oursNoRedis = new ArrayList<>();
+        final List<Double> oursNoRedisJobMicros = new ArrayList<>();
         final List<Double> ratioNaive = new ArrayList<>();
         final List<Double> ratioSql = new ArrayList<>();
+        /** The fair references: the same Redis outputs as ours. */
+        final List<Double> naiveRedis = new ArrayList<>();
+        final List<Double> sqlRedis = new ArrayList<>();
+        final List<Double> ratioNaiveRedis = new ArrayList<>();
+        final List<Double> ratioSqlRedis = new ArrayList<>();
+        final List<Double> jobMicrosPerEvent = new ArrayList<>();
+        final List<Double> naiveJobMicros = new ArrayList<>();
+        final List<Double> sqlJobMicros = new ArrayList<>();
+        final List<Double> naiveRedisJobMicros = new ArrayList<>();
+        final List<Double> naiveRedisRedisMicros = new ArrayList<>();
+        final List<Double> sqlRedisJobMicros = new ArrayList<>();
+        final List<Double> sqlRedisRedisMicros = new ArrayList<>();
+        final List<Double> redisBytesPerCounter = new ArrayList<>();
+        long distinctCounters = -1;
         long peakHeap;
+    }
+
+    /** A variant's run with the Redis server's CPU over it. */
+    private record Measured(BenchCluster.Run run, double redisCpuSeconds) {
+        double eps(long events) {
+            return events / run.seconds;
+        }
+
+        double jobMicros(long events) {
+            return run.jobCpuSeconds * 1e6 / events;
+        }
+
+        double redisMicros(long events) {
+            return redisCpuSeconds * 1e6 / events;
+        }
+    }
+
+    private interface Variant {
+        BenchCluster.Run run() throws Exception;
+    }
+
+    /** Work done on the bench's cluster ({@link #withCluster}). */
+    interface OnCluster {
+        void run() throws Exception;
+    }
+
+    /** Runs a variant, reading the Redis server's CPU (INFO cpu) just before and after it. */
+    private Measured measured(Variant v) throws Exception {
+        double before = redisCpuSeconds();
+        BenchCluster.Run r = v.run();
+        return new Measured(r, redisCpuSeconds() - before);
     }
 
     public void run() throws Exception {
         long started = System.nanoTime();
         Files.createDirectories(work);
-        out.printf("bench job (%s): %,d events per workload, %,d counters, %,d users, parallelism %d, RocksDB, checkpoints every 10 s, %d round(s)%n",
-                size.name, size.events, size.counters, size.users, PARALLELISM, size.rounds);
+        out.printf("bench job (%s): %,d events per workload, %,d counters, %,d users, parallelism %d, RocksDB, checkpoints every 10 s, %d round(s), warm-up %,d events per variant%n",
+                size.name, size.events, size.counters, size.users, PARALLELISM, size.rounds, size.warmupEvents);
+        if (size != Size.FULL) {
+            out.println("  (" + size.name + " run: too few events for a steady state; the CPU figures still include JIT compilation. The full run measures "
+                    + String.format(Locale.ROOT, "%,d", Size.FULL.events) + " events per workload.)");
+        }
         out.println("  Rollcount: RollcountJob.build with dedup, five resolutions, uniques, trending and window top-K, real Redis at " + redisUrl + " prefix " + prefix);
         try (BenchCluster c = new BenchCluster(PARALLELISM, work)) {
             cluster = c;
@@ -126,27 +179,50 @@ public final class JobBench {
                     BenchEvents ev = events(profileOnly, size.events);
                     long commands = RedisSink.COMMANDS_SENT.sum();
                     BenchCluster.Run o = ours(ev);
-                    out.printf("  ours %s %,.0f ev/s, %.4f Redis commands/event, counted %,d%n", profileOnly, ev.count / o.seconds,
-                            (RedisSink.COMMANDS_SENT.sum() - commands) / (double) ev.count, o.acc(PreAggregate.COUNTED));
+                    out.printf("  ours %s %,.0f ev/s, %.4f Redis commands/event, counted %,d, job CPU %.1f us/event%n", profileOnly, ev.count / o.seconds,
+                            (RedisSink.COMMANDS_SENT.sum() - commands) / (double) ev.count, o.acc(PreAggregate.COUNTED), o.jobCpuSeconds * 1e6 / ev.count);
                     cleanRedis();
                 }
                 return;
             }
-            // warm-up: JIT and RocksDB of both kinds of job, not measured
-            BenchEvents warm = events(Workload.zipf, Math.min(size.events, 50_000));
+            // warm-up: JIT, RocksDB and the planner of every kind of job, not measured
+            BenchEvents warm = events(Workload.zipf, size.warmupEvents);
             ours(warm);
-            naive(warm);
+            cleanRedis();
+            naiveRedis(warm);
+            cleanRedis();
+            sqlRedis(warm);
             cleanRedis();
             List<Double> sourceOnly = new ArrayList<>();
+            List<Double> reads = new ArrayList<>();
             for (int round = 0; round < size.rounds; round++) {
                 for (Workload w : Workload.values()) {
                     BenchEvents ev = events(w, size.events);
                     Figures f = figures.get(w);
+                    if (f.distinctCounters < 0) f.distinctCounters = distinctCounters(ev);
                     long commands = RedisSink.COMMANDS_SENT.sum();
-                    double redisCpu = redisCpuSeconds();
-                    BenchCluster.Run o = ours(ev);
+                    long memoryBefore = redisUsedMemory();
+                    Measured om;
+                    try (ReadLatencyProbe reader = w == Workload.zipf ? readerFor(ev) : null) {
+                        om = measured(() -> ours(ev));
+                        if (reader != null) {
+                            // the span of the run in wall-clock time: the reader's calls outside it met no writes
+                            long wallMinusNanos = System.currentTimeMillis() - System.nanoTime() / 1_000_000;
+                            long from = BenchClock.FIRST_EVENT_NANOS.get() / 1_000_000 + wallMinusNanos;
+                            long to = BenchClock.LAST_END_NANOS.get() / 1_000_000 + wallMinusNanos;
+                            for (double ms : reader.stop(from, to)) reads.add(ms);
+                        }
+                    }
+                    // used_memory after minus before: every key of the run under the bench's prefix (windows, totals,
+                    // HyperLogLogs, top-K and trending sorted sets, bookkeeping), with Redis's per-key overhead
+                    // (dict entries, expiry entries), and whatever other clients of a shared server changed meanwhile
+                    long memoryDelta = redisUsedMemory() - memoryBefore;
+                    BenchCluster.Run o = om.run;
                     double cmds = (RedisSink.COMMANDS_SENT.sum() - commands) / (double) ev.count;
-                    f.redisMicrosPerEvent.add((redisCpuSeconds() - redisCpu) * 1e6 / ev.count);
+                    f.redisMicrosPerEvent.add(om.redisMicros(ev.count));
+                    f.jobMicrosPerEvent.add(om.jobMicros(ev.count));
+                    f.redisBytesPerCounter.add(memoryDelta / (double) f.distinctCounters);
+                    f.peakHeap = Math.max(f.peakHeap, heapPeak.get());
                     cleanRedis();
                     // the floor: the same job, every count and user write a plain command (no guard, no mark)
                     plainFloor = true;
@@ -161,13 +237,19 @@ public final class JobBench {
                     if (w == Workload.zipf) {
                         discardRedis = true;
                         try {
-                            f.oursNoRedis.add(ev.count / ours(ev).seconds);
+                            BenchCluster.Run d = ours(ev);
+                            f.oursNoRedis.add(ev.count / d.seconds);
+                            f.oursNoRedisJobMicros.add(d.jobCpuSeconds * 1e6 / ev.count);
                         } finally {
                             discardRedis = false;
                         }
                     }
                     BenchCluster.Run n = naive(ev);
                     BenchCluster.Run s = sql(ev);
+                    Measured nr = measured(() -> naiveRedis(ev));
+                    cleanRedis();
+                    Measured sr = measured(() -> sqlRedis(ev));
+                    cleanRedis();
                     double oursEps = ev.count / o.seconds;
                     double naiveEps = ev.count / n.seconds;
                     double sqlEps = ev.count / s.seconds;
@@ -176,14 +258,25 @@ public final class JobBench {
                     f.sql.add(sqlEps);
                     f.ratioNaive.add(oursEps / naiveEps);
                     f.ratioSql.add(oursEps / sqlEps);
+                    f.naiveRedis.add(nr.eps(ev.count));
+                    f.sqlRedis.add(sr.eps(ev.count));
+                    f.ratioNaiveRedis.add(oursEps / nr.eps(ev.count));
+                    f.ratioSqlRedis.add(oursEps / sr.eps(ev.count));
+                    f.naiveJobMicros.add(n.jobCpuSeconds * 1e6 / ev.count);
+                    f.sqlJobMicros.add(s.jobCpuSeconds * 1e6 / ev.count);
+                    f.naiveRedisJobMicros.add(nr.jobMicros(ev.count));
+                    f.naiveRedisRedisMicros.add(nr.redisMicros(ev.count));
+                    f.sqlRedisJobMicros.add(sr.jobMicros(ev.count));
+                    f.sqlRedisRedisMicros.add(sr.redisMicros(ev.count));
                     f.cmdsPerEvent.add(cmds);
-                    f.peakHeap = Math.max(f.peakHeap, heapPeak.get());
                     f.redis.add(References.redis(ev, size.redisEvents, redisHost, redisPort, prefix + ":seed", PARALLELISM));
                     cleanRedis();
                     f.limit.add(References.limitOneThread(ev, size.limitLines, 3) * PARALLELISM);
-                    out.printf("  round %d %-7s ours %,9.0f ev/s (counted %,d, duplicates %,d, late %,d; %.4f Redis commands/event)  naive %,9.0f  sql %,9.0f  redis %,9.0f  limit %,9.0f%n",
+                    out.printf("  round %d %-7s ours %,9.0f ev/s (counted %,d, duplicates %,d, late %,d; %.4f Redis commands/event; job %.1f us, Redis %.1f us CPU/event)"
+                                    + "  naive %,9.0f  sql %,9.0f  naive+redis %,9.0f  sql+redis %,9.0f  redis %,9.0f  limit %,9.0f%n",
                             round + 1, w, oursEps, o.acc(PreAggregate.COUNTED), o.acc(DropDuplicates.DUPLICATES), o.acc(PreAggregate.LATE_COUNTER),
-                            cmds, naiveEps, sqlEps, last(f.redis), last(f.limit));
+                            cmds, last(f.jobMicrosPerEvent), last(f.redisMicrosPerEvent), naiveEps, sqlEps, last(f.naiveRedis), last(f.sqlRedis),
+                            last(f.redis), last(f.limit));
                     if (w == Workload.zipf) {
                         BenchCluster.Run g = sourceOnly(ev);
                         sourceOnly.add(ev.count / g.seconds);
@@ -197,10 +290,21 @@ public final class JobBench {
                         "sql_eps", eps(median(f.sql)), "ratio_sql", r2(median(f.ratioSql)), "redis_eps", eps(median(f.redis)),
                         "ratio_redis", r2(ours / median(f.redis)), "limit_eps", eps(median(f.limit)), "ratio_limit", r2(ours / median(f.limit)),
                         "redis_cmds_per_event", String.format(Locale.ROOT, "%.4f", median(f.cmdsPerEvent)),
-                        "redis_cpu_us_per_event", String.format(Locale.ROOT, "%.1f", median(f.redisMicrosPerEvent)),
-                        "redis_floor_us_per_event", String.format(Locale.ROOT, "%.1f", median(f.redisFloorMicrosPerEvent)),
+                        "redis_cpu_us_per_event", us(median(f.redisMicrosPerEvent)),
+                        "redis_floor_us_per_event", us(median(f.redisFloorMicrosPerEvent)),
                         "runs", String.valueOf(f.ours.size()), "ours_spread_pct", String.valueOf(Math.round(spreadPct(f.ours))),
-                        "ref", "flink-2.2.1-datastream-window-aggregate/flink-sql-tumble-tvf-minibatch-two-phase/redis-7-incrby-16-shards-pipelined/one-thread-parse-map-hll-cms-x" + PARALLELISM);
+                        "ref", "flink-2.2.1-datastream-window-aggregate/flink-sql-tumble-tvf-minibatch-two-phase/redis-7-incrby-16-shards-pipelined/one-thread-parse-map-hll-cms-x" + PARALLELISM,
+                        "naive_redis_eps", eps(median(f.naiveRedis)), "ratio_naive_redis", r2(median(f.ratioNaiveRedis)),
+                        "sql_redis_eps", eps(median(f.sqlRedis)), "ratio_sql_redis", r2(median(f.ratioSqlRedis)),
+                        "job_cpu_us_per_event", us(median(f.jobMicrosPerEvent)),
+                        "naive_redis_job_cpu_us_per_event", us(median(f.naiveRedisJobMicros)),
+                        "naive_redis_redis_cpu_us_per_event", us(median(f.naiveRedisRedisMicros)),
+                        "sql_redis_job_cpu_us_per_event", us(median(f.sqlRedisJobMicros)),
+                        "sql_redis_redis_cpu_us_per_event", us(median(f.sqlRedisRedisMicros)),
+                        "redis_bytes_per_counter", String.valueOf(Math.round(median(f.redisBytesPerCounter))),
+                        "distinct_counters", String.valueOf(f.distinctCounters), "events", String.valueOf(size.events),
+                        "naive_job_cpu_us_per_event", us(median(f.naiveJobMicros)), "sql_job_cpu_us_per_event", us(median(f.sqlJobMicros)),
+                        "ref_redis", "datastream-windows-and-rolling-total/sql-group-by-bucket-upsert-minibatch-two-phase-pipelined-set-pxat");
             }
             double uniform = median(figures.get(Workload.uniform).ours);
             double viral = median(figures.get(Workload.viral).ours);
@@ -208,9 +312,13 @@ public final class JobBench {
             Figures z = figures.get(Workload.zipf);
             result("job.zipf.breakdown", "ours_eps", eps(median(z.ours)), "ours_without_redis_eps", eps(median(z.oursNoRedis)),
                     "ratio_naive_without_redis", r2(median(z.oursNoRedis) / median(z.naive)),
-                    "redis_cpu_us_per_event", String.format(Locale.ROOT, "%.1f", median(z.redisMicrosPerEvent)),
+                    "redis_cpu_us_per_event", us(median(z.redisMicrosPerEvent)),
                     "redis_one_core_eps", eps(1e6 / median(z.redisMicrosPerEvent)),
-                    "note", "without-redis=same-job-redis-writes-built-and-discarded;redis-cpu=INFO-used_cpu-of-the-server-during-the-run");
+                    "note", "without-redis=same-job-redis-writes-built-and-discarded;redis-cpu=INFO-used_cpu-of-the-server-during-the-run",
+                    "ours_without_redis_job_cpu_us_per_event", us(median(z.oursNoRedisJobMicros)));
+            Percentiles p = new Percentiles(reads.stream().mapToDouble(Double::doubleValue).toArray());
+            result("job.read_latency", "p50_ms", ms(p.at(50)), "p99_ms", ms(p.at(99)), "max_ms", ms(p.max()), "reads", String.valueOf(p.count()),
+                    "workload", "zipf-ours-full-speed", "reader", "get-total-and-mget-60-1m-keys-alternately-hot-and-cold-every-" + ReadLatencyProbe.PAUSE_MILLIS + "ms");
             result("job.source", "generator_eps", eps(median(sourceOnly)), "note", "generator-and-parse-only-job-zipf");
             result("job.heap", "peak_heap_mb", String.valueOf(figures.get(Workload.zipf).peakHeap >> 20),
                     "max_heap_mb", String.valueOf(Runtime.getRuntime().maxMemory() >> 20), "note", "sampled-heap-used-during-rollcount-zipf-runs-whole-jvm");
@@ -222,9 +330,72 @@ public final class JobBench {
         out.printf("bench job: done in %.0f s%n", (System.nanoTime() - started) / 1e9);
     }
 
+    /** Runs {@code body} on this bench's MiniCluster (for tests that run single variants). */
+    void withCluster(OnCluster body) throws Exception {
+        Files.createDirectories(work);
+        try (BenchCluster c = new BenchCluster(PARALLELISM, work)) {
+            cluster = c;
+            body.run();
+        } finally {
+            cluster = null;
+            cleanRedis();
+        }
+    }
+
+    /**
+     * The count keys under this bench's prefix and their values: every {@code P:{C}:total} and
+     * {@code P:{C}:<res>:<start>} (not the uniques, lists or bookkeeping).
+     */
+    java.util.SortedMap<String, String> countKeys() {
+        java.util.SortedMap<String, String> counts = new java.util.TreeMap<>();
+        java.util.regex.Pattern count = java.util.regex.Pattern.compile(java.util.regex.Pattern.quote(prefix) + ":\\{[^}]+\\}:(total|(5s|1m|5m|1h|1d):-?\\d+)");
+        try (Jedis jedis = new Jedis(redisHost, redisPort)) {
+            String cursor = ScanParams.SCAN_POINTER_START;
+            ScanParams params = new ScanParams().match(prefix + ":*").count(10_000);
+            do {
+                ScanResult<String> r = jedis.scan(cursor, params);
+                for (String key : r.getResult()) if (count.matcher(key).matches()) counts.put(key, jedis.get(key));
+                cursor = r.getCursor();
+            } while (!cursor.equals(ScanParams.SCAN_POINTER_START));
+        }
+        return counts;
+    }
+
+    String prefix() {
+        return prefix;
+    }
+
+    /** The dashboard reader of a zipf run: the 5 hottest counters and 5 cold ones of the workload, alternating. */
+    private ReadLatencyProbe readerFor(BenchEvents ev) throws IOException, InterruptedException {
+        List<String> hot = new ArrayList<>();
+        for (int rank = 0; rank < 5; rank++) hot.add(BenchEvents.counterId(rank));
+        List<String> cold = new ArrayList<>();
+        BenchEvents copy = ev.copy();
+        int minColdRank = Math.min(ev.counters / 10, 10_000);
+        for (long i = ev.count - 1; i >= 0 && cold.size() < 5; i -= 7) {
+            int rank = copy.rank(i);
+            String id = BenchEvents.counterId(rank);
+            if (rank >= minColdRank && !cold.contains(id)) cold.add(id);
+        }
+        List<String> counters = new ArrayList<>();
+        for (int k = 0; k < Math.max(hot.size(), cold.size()); k++) {
+            if (k < hot.size()) counters.add(hot.get(k));
+            if (k < cold.size()) counters.add(cold.get(k));
+        }
+        return new ReadLatencyProbe(redisHost, redisPort, prefix, counters, ev.baseTs(ev.partSize() - 1), work.resolve("reader.log"));
+    }
+
+    /** Distinct counters among all events of a workload. */
+    static long distinctCounters(BenchEvents ev) {
+        BitSet ranks = new BitSet(ev.counters);
+        BenchEvents copy = ev.copy();
+        for (long i = 0; i < ev.count; i++) ranks.set(copy.rank(i));
+        return ranks.cardinality();
+    }
+
     // ------------------------------------------------------------------ variants
 
-    private BenchEvents events(Workload w, long count) {
+    BenchEvents events(Workload w, long count) {
         double span = count / size.eventTimeRate * 1000;
         long start = (System.currentTimeMillis() - (long) span - 60_000) / 1000 * 1000;
         return new BenchEvents(SEED + w.ordinal(), w, size.counters, size.users, count, PARALLELISM, start, size.eventTimeRate, 2_000);
@@ -260,7 +431,7 @@ public final class JobBench {
      * Rollcount exactly as {@code rollcount run} builds it, from the generator source to the real Redis; with
      * {@link #plainFloor}, its sink in the plain-writes-only mode that measures the floor of Redis's cost.
      */
-    private BenchCluster.Run ours(BenchEvents ev) throws Exception {
+    BenchCluster.Run ours(BenchEvents ev) throws Exception {
         JobOptions o = options();
         StreamExecutionEnvironment env = environment(RollcountJob.configuration(o));
         RedisSink sink = plainFloor ? RedisSink.builder().setEndpoint(RedisEndpoint.fromOptions(o)).setKeyPrefix(o.redisKeyPrefix)
@@ -270,7 +441,7 @@ public final class JobBench {
                 new RollcountJob.Outputs(new StampingSink<>(discardRedis ? null : sink), new DeadLetterFileSink(o.dlq), 1,
                         null, null, discardRedis ? new StampingSink<>(null) : sink.withoutWatermark()));
         heapPeak.set(0);
-        return cluster.run(env, "rollcount-" + ev.workload, PARALLELISM, false, timeout(ev.count, 5_000), this::sampleHeap);
+        return cluster.run(env, "rollcount-" + ev.workload, PARALLELISM, false, timeout(ev.count, 1_000), this::sampleHeap);
     }
 
     private BenchCluster.Run naive(BenchEvents ev) throws Exception {
@@ -283,6 +454,39 @@ public final class JobBench {
         StreamExecutionEnvironment env = environment(RollcountJob.configuration(options()));
         int ends = References.sql(env, GeneratedEvents.source(ev));
         return cluster.run(env, "sql-" + ev.workload, ends, false, timeout(ev.count, 1_000), null);
+    }
+
+    /** The textbook job with Rollcount's Redis outputs (windows and totals; {@link FairReferences#textbook}). */
+    BenchCluster.Run naiveRedis(BenchEvents ev) throws Exception {
+        StreamExecutionEnvironment env = environment(RollcountJob.configuration(options()));
+        int ends = FairReferences.textbook(env, GeneratedEvents.source(ev), redisOutputs(null));
+        return cluster.run(env, "textbook-redis-" + ev.workload, ends, false, timeout(ev.count, 1_000), null);
+    }
+
+    /** Flink SQL with Rollcount's Redis outputs ({@link FairReferences#sql}). */
+    BenchCluster.Run sqlRedis(BenchEvents ev) throws Exception {
+        StreamExecutionEnvironment env = environment(RollcountJob.configuration(options()));
+        int ends = FairReferences.sql(env, GeneratedEvents.source(ev), redisOutputs(null));
+        return cluster.run(env, "sql-redis-" + ev.workload, ends, false, timeout(ev.count, 1_000), null);
+    }
+
+    /**
+     * The references' outputs: this bench's Redis and key prefix, and (Kafka mode) the rollups of the
+     * resolutions Rollcount's {@code counter-rollups} carries (all five today: {@code CountPerCounter} emits
+     * every closed window; with {@code --rollups.resolutions}, the same set as ours).
+     */
+    private FairReferences.Outputs redisOutputs(JobOptions kafkaOptions) {
+        return new FairReferences.Outputs(redisHost, redisPort, new RedisKeys(prefix),
+                kafkaOptions == null ? null : KafkaIO.rollups(kafkaOptions), ROLLUP_RESOLUTIONS);
+    }
+
+    /** The resolutions of Rollcount's {@code counter-rollups} records. */
+    static final java.util.Set<io.rollcount.job.model.Resolution> ROLLUP_RESOLUTIONS =
+            java.util.EnumSet.allOf(io.rollcount.job.model.Resolution.class);
+
+    /** The job built in {@code env} by the caller, run over the same events (the "same outputs" test). */
+    BenchCluster.Run runBuilt(StreamExecutionEnvironment env, String name, int ends, long events) throws Exception {
+        return cluster.run(env, name, ends, false, timeout(events, 1_000), null);
     }
 
     private BenchCluster.Run sourceOnly(BenchEvents ev) throws Exception {
@@ -384,34 +588,59 @@ public final class JobBench {
 
     // ------------------------------------------------------------------ Kafka mode
 
-    /** Rollcount and the textbook job reading the same events from the in-process broker. */
+    /**
+     * Rollcount and the textbook job with the same outputs (Redis windows and totals, closed windows to
+     * {@code counter-rollups} exactly once) reading the same events from a Kafka broker in a child JVM
+     * ({@link BrokerProcess}), whose CPU is read from its process; the job's CPU is this JVM's
+     * ({@link JobCpu}) and Redis's from INFO cpu, all over the same span of each run.
+     */
     private void kafkaMode() throws Exception {
         BenchEvents ev = events(Workload.zipf, size.kafkaEvents);
         String topic = "bench-events-" + prefix;
-        try (KafkaBroker broker = new KafkaBroker(0, work.resolve("kafka")).start()) {
+        try (BrokerProcess broker = BrokerProcess.start(work.resolve("kafka"))) {
             broker.createTopics(PARALLELISM, topic);
-            produce(broker, topic, ev);
-            JobOptions o = options();
-            o.source = JobOptions.SourceKind.kafka;
-            o.input = null;
-            o.kafkaBootstrap = broker.bootstrap();
-            o.kafkaTopic = topic;
-            o.kafkaTransactionalIdPrefix = prefix;
-            o.validate();
-            StreamExecutionEnvironment env = environment(RollcountJob.configuration(o));
+            produce(broker.clientProperties(), topic, ev);
+            BenchClock.brokerCpu = broker::cpuNanos;
+            JobOptions o = kafkaOptions(broker.bootstrap(), topic, prefix);
             KafkaIO.ensureOutputTopics(o);
+            StreamExecutionEnvironment env = environment(RollcountJob.configuration(o));
             RollcountJob.build(env, o, kafkaSource(o, "ours"), new RollcountJob.Outputs(new StampingSink<>(RedisSink.fromOptions(o)),
                     KafkaIO.deadLetters(o), 0, KafkaIO.rollups(o), null, RedisSink.fromOptions(o).withoutWatermark()));
-            BenchCluster.Run ours = cluster.run(env, "rollcount-kafka", PARALLELISM, true, timeout(ev.count, 5_000), null);
+            Measured ours = measured(() -> cluster.run(env, "rollcount-kafka", PARALLELISM, true, timeout(ev.count, 1_000), null));
             cleanRedis();
-            StreamExecutionEnvironment env2 = environment(RollcountJob.configuration(o));
-            int ends = References.textbook(env2, kafkaSource(o, "naive"));
-            BenchCluster.Run naive = cluster.run(env2, "textbook-kafka", ends, false, timeout(ev.count, 1_000), null);
-            double oursEps = ev.count / ours.seconds;
-            double naiveEps = ev.count / naive.seconds;
+            JobOptions o2 = kafkaOptions(broker.bootstrap(), topic, prefix + "-textbook");
+            StreamExecutionEnvironment env2 = environment(RollcountJob.configuration(o2));
+            int ends = FairReferences.textbook(env2, kafkaSource(o2, "naive"), redisOutputs(o2));
+            Measured naive = measured(() -> cluster.run(env2, "textbook-kafka", ends, true, timeout(ev.count, 1_000), null));
+            cleanRedis();
+            long n = ev.count;
+            double oursEps = ours.eps(n);
+            double naiveEps = naive.eps(n);
+            double job = ours.jobMicros(n);
+            double redis = ours.redisMicros(n);
+            double brokerUs = ours.run.brokerCpuSeconds * 1e6 / n;
+            double all = job + redis + brokerUs;
+            double naiveAll = naive.jobMicros(n) + naive.redisMicros(n) + naive.run.brokerCpuSeconds * 1e6 / n;
             result("job.kafka.zipf", "ours_eps", eps(oursEps), "naive_eps", eps(naiveEps), "ratio_naive", r2(oursEps / naiveEps),
-                    "events", String.valueOf(ev.count), "ref", "flink-2.2.1-datastream-window-aggregate-same-kafka-source");
+                    "events", String.valueOf(ev.count), "ref", "flink-2.2.1-datastream-window-aggregate-same-kafka-source-redis-set-pxat-kafkasink-exactly-once",
+                    "job_cpu_us_per_event", us(job), "redis_cpu_us_per_event", us(redis), "broker_cpu_us_per_event", us(brokerUs),
+                    "all_cpu_us_per_event", us(all), "cores_per_million_eps", r2(all),
+                    "naive_job_cpu_us_per_event", us(naive.jobMicros(n)), "naive_redis_cpu_us_per_event", us(naive.redisMicros(n)),
+                    "naive_broker_cpu_us_per_event", us(naive.run.brokerCpuSeconds * 1e6 / n), "naive_all_cpu_us_per_event", us(naiveAll),
+                    "cpu", "job=this-jvm-process-cpu-less-harness-threads;broker=child-jvm-process-cpu;redis=INFO-cpu");
+        } finally {
+            BenchClock.brokerCpu = null;
         }
+    }
+
+    private JobOptions kafkaOptions(String bootstrap, String topic, String transactionalIdPrefix) {
+        JobOptions o = options();
+        o.source = JobOptions.SourceKind.kafka;
+        o.input = null;
+        o.kafkaBootstrap = bootstrap;
+        o.kafkaTopic = topic;
+        o.kafkaTransactionalIdPrefix = transactionalIdPrefix;
+        return o.validate();
     }
 
     private static Source<Event, ?, ?> kafkaSource(JobOptions o, String group) {
@@ -446,8 +675,9 @@ public final class JobBench {
         }
     }
 
-    private static void produce(KafkaBroker broker, String topic, BenchEvents ev) throws Exception {
-        Properties p = broker.adminProperties();
+    private static void produce(Properties clientProperties, String topic, BenchEvents ev) throws Exception {
+        Properties p = new Properties();
+        p.putAll(clientProperties);
         p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
         p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
         p.put(ProducerConfig.LINGER_MS_CONFIG, "20");
@@ -468,19 +698,20 @@ public final class JobBench {
     /** The Redis server's CPU time so far (INFO cpu: user + system), in seconds; NaN if it cannot be read. */
     private double redisCpuSeconds() {
         try (Jedis jedis = new Jedis(redisHost, redisPort)) {
-            double cpu = 0;
-            for (String line : jedis.info("cpu").split("\r?\n")) {
-                if (line.startsWith("used_cpu_user:") || line.startsWith("used_cpu_sys:")) {
-                    cpu += Double.parseDouble(line.substring(line.indexOf(':') + 1).trim());
-                }
-            }
-            return cpu;
+            return RedisInfo.parse(jedis.info("cpu")).cpuSeconds();
         } catch (RuntimeException e) {
             return Double.NaN;
         }
     }
 
-    private void cleanRedis() {
+    /** The Redis server's used_memory (INFO memory), in bytes. */
+    private long redisUsedMemory() {
+        try (Jedis jedis = new Jedis(redisHost, redisPort)) {
+            return RedisInfo.parse(jedis.info("memory")).usedMemory();
+        }
+    }
+
+    void cleanRedis() {
         try (Jedis jedis = new Jedis(redisHost, redisPort)) {
             String cursor = ScanParams.SCAN_POINTER_START;
             ScanParams params = new ScanParams().match(prefix + ":*").count(20_000);
@@ -520,6 +751,14 @@ public final class JobBench {
     private static long pct(long[] sorted, int p) {
         if (sorted.length == 0) return -1;
         return sorted[Math.min(sorted.length - 1, (int) Math.ceil(p / 100.0 * sorted.length) - 1)];
+    }
+
+    private static String us(double v) {
+        return String.format(Locale.ROOT, "%.1f", v);
+    }
+
+    private static String ms(double v) {
+        return String.format(Locale.ROOT, "%.2f", v);
     }
 
     private static String eps(double v) {

@@ -11,7 +11,7 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** `bench job` in its tiny mode prints every RESULT line (figures are not checked: they mean nothing here). */
+/** `bench job` in its tiny mode prints every RESULT line with every field (figures are not checked beyond having been measured: they mean nothing here). */
 class JobBenchTest {
 
     @Test
@@ -25,9 +25,19 @@ class JobBenchTest {
         for (String w : List.of("uniform", "zipf", "viral")) {
             assertThat(results).as(text).anySatisfy(l -> assertThat(l).startsWith("RESULT job." + w + " ours_eps=")
                     .contains(" naive_eps=", " ratio_naive=", " sql_eps=", " ratio_sql=", " redis_eps=", " limit_eps=", " ratio_limit=",
-                            " redis_cmds_per_event=", " redis_cpu_us_per_event=", " redis_floor_us_per_event="));
+                            " redis_cmds_per_event=", " redis_cpu_us_per_event=", " naive_redis_eps=", " ratio_naive_redis=", " sql_redis_eps=",
+                            " ratio_sql_redis=", " job_cpu_us_per_event=", " redis_bytes_per_counter=", " redis_floor_us_per_event="));
         }
-        for (String b : List.of("job.zipf.breakdown ours_eps=", "job.viral_vs_uniform ", "job.source ", "job.heap peak_heap_mb=", "job.visibility ", "job.checkpoint duration_ms=",
+        String kafka = results.stream().filter(l -> l.startsWith("RESULT job.kafka.zipf ")).findFirst().orElseThrow();
+        assertThat(kafka).contains(" ratio_naive=", " job_cpu_us_per_event=", " redis_cpu_us_per_event=", " broker_cpu_us_per_event=",
+                " all_cpu_us_per_event=", " cores_per_million_eps=");
+        String reads = results.stream().filter(l -> l.startsWith("RESULT job.read_latency ")).findFirst().orElseThrow();
+        assertThat(reads).matches("RESULT job\\.read_latency p50_ms=[0-9.]+ p99_ms=[0-9.]+ max_ms=[0-9.]+ reads=[1-9][0-9]* .*");
+        // the CPU figures were measured (a job that ran took CPU), not left at zero
+        assertThat(results).filteredOn(l -> l.startsWith("RESULT job.zipf ")).singleElement().asString()
+                .doesNotContain(" job_cpu_us_per_event=0.0 ", " redis_bytes_per_counter=0 ");
+        assertThat(kafka).doesNotContain("broker_cpu_us_per_event=0.0 ", "job_cpu_us_per_event=0.0 ");
+        for (String b : List.of("job.zipf.breakdown ours_eps=", "job.read_latency p50_ms=", "job.viral_vs_uniform ", "job.source ", "job.heap peak_heap_mb=", "job.visibility ", "job.checkpoint duration_ms=",
                 "job.state bytes_per_active_counter=", "job.kafka.zipf ours_eps=")) {
             assertThat(results).as(text).anySatisfy(l -> assertThat(l).startsWith("RESULT " + b));
         }

@@ -386,7 +386,7 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
         awaitInFlight();
         List<RedisWrite> batch = writes;
         long batchWatermark = publish ? wm : Long.MIN_VALUE;
-        inFlightWrites = batchWrites;
+        inFlightWrites = batch.size();
         inFlight = io.submit(() -> {
             long start = System.nanoTime();
             RuntimeException lost = leaseLost;
