@@ -72,7 +72,7 @@ import org.apache.flink.core.io.SimpleVersionedSerializer;
  * {@link PrefixGuard}): each writer takes it before its first write and renews it every 5 s; a writer that
  * finds it held by another job's token fails the job without restarts. The token is the writers' state, so
  * a job restored from a checkpoint or savepoint holds the lease of the job it continues. That needs
- * {@code EVAL} as well ({@code +eval}) and writes {@code P:_lease} and {@code P:_job}.
+ * {@code EVAL} as well ({@code +eval}) and writes {@code P:_lease} and {@code P:_job:{P:_lease}}.
  *
  * <p>Only a single Redis server (or a primary) is supported, not Redis Cluster; the key layout is
  * cluster-ready (one slot per counter) apart from keys without a hash tag.
@@ -146,7 +146,8 @@ public final class RedisSink implements Sink<RedisWrite>, SupportsWriterState<Re
         this.initialBackoffMillis = b.initialBackoff.toMillis();
         this.maxBackoffMillis = b.maxBackoff.toMillis();
         this.maxWritesPerCall = b.maxWritesPerCall;
-        this.countersPerCall = b.countersPerCall;
+        // a Redis Cluster serves one slot per script call: one counter's keys
+        this.countersPerCall = b.endpoint != null && b.endpoint.cluster() ? 1 : b.countersPerCall;
     }
 
     /**
