@@ -482,7 +482,9 @@ public final class RedisEndpoint implements Serializable {
             } else {
                 throw new IllegalArgumentException("--redis must start with redis:// or rediss:// (got " + schemeOf(u) + ")");
             }
-            int at = rest.lastIndexOf('@');
+            // a cluster's user info belongs to the first seed: it ends before the first ',' (percent-encode a ',' in it)
+            int comma = cluster ? rest.indexOf(',') : -1;
+            int at = comma >= 0 ? rest.lastIndexOf('@', comma) : rest.lastIndexOf('@');
             if (at >= 0) {
                 String userInfo = rest.substring(0, at);
                 rest = rest.substring(at + 1);

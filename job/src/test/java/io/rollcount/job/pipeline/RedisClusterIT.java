@@ -117,4 +117,28 @@ class RedisClusterIT {
         assertThat(CLUSTER.slotsByMaster().get(CLUSTER.masterPorts().get(1)).stream().mapToInt(r -> r[1] - r[0] + 1).sum())
                 .as("slots of the master the migration moved 2000 slots to").isGreaterThan(5_461 + 1_900);
     }
+
+    @Test
+    void theLeaseAndTheJobMarkShareASlotAndRefuseASecondJob() throws Exception {
+        ClusterRuns run = new ClusterRuns(CLUSTER, dir);
+        JobOptions o = run.options();
+        PrefixGuard guard = new PrefixGuard(o.redisKeyPrefix);
+        RedisEndpoint endpoint = RedisEndpoint.fromOptions(o);
+        try (var client = endpoint.client()) {
+            assertThat(guard.acquire(client, "job-a")).isNull();
+            assertThat(guard.acquire(client, "job-b")).isEqualTo("job-a");
+            assertThat(client.get(run.prefix + ":_job:{" + run.prefix + ":_lease}")).isEqualTo("job-a");
+            o.leaseToken = "job-b";
+            assertThat(RollcountJob.checkPrefix(o, false, "-")).contains("is in use by a running job");
+            guard.release(client, "job-a");
+            assertThat(RollcountJob.checkPrefix(o, false, "-")).contains("holds the counts of an earlier job")
+                    .contains(run.prefix + ":_job:{" + run.prefix + ":_lease}");
+            // the mark's name of earlier versions still counts
+            client.del(run.prefix + ":_job:{" + run.prefix + ":_lease}");
+            client.set(run.prefix + ":_job", "old");
+            assertThat(guard.earlierJob(client)).isEqualTo(run.prefix + ":_job");
+            client.del(run.prefix + ":_job");
+            assertThat(guard.earlierJob(client)).isNull();
+        }
+    }
 }
