@@ -60,6 +60,12 @@ class RedisClusterIT {
         run.assertExact(Set.of(planted));
         assertThat(RedisSink.KEYS_REJECTED.sum() - rejectedBefore).as("rejected keys").isEqualTo(1);
         assertThat(RedisSink.FIRST_REJECTED.get()).contains(planted).contains("WRONGTYPE");
+        // every master the writers wrote to had each batch acknowledged by its replica
+        for (int port : CLUSTER.masterPorts()) {
+            try (redis.clients.jedis.Jedis j = new redis.clients.jedis.Jedis("127.0.0.1", port)) {
+                assertThat(j.info("commandstats")).as("WAIT sent to master " + port).contains("cmdstat_wait:calls=");
+            }
+        }
         Map<Integer, List<String>> byMaster = CLUSTER.keysByMaster(run.prefix);
         assertThat(byMaster.values()).as("keys on every master").allSatisfy(k -> assertThat(k).isNotEmpty());
         System.out.printf("RedisClusterIT a: %d keys checked, per master %s%n", keys,
