@@ -53,6 +53,12 @@ import redis.clients.jedis.exceptions.JedisException;
  * start of the earliest rejected window, below which it holds the watermark it publishes. The watermark goes
  * to Redis after the writes of its batch, in a round trip of its own.
  *
+ * <p>Against a Redis Cluster ({@link RedisEndpoint#cluster()}) the connection is a cluster client whose
+ * pipelines send each call to the master of its slot. A redirection (MOVED, ASK: a failover or a slot
+ * migration), CLUSTERDOWN, TRYAGAIN or a lost node is retried like a lost connection, on a new client that
+ * reads the topology anew; the script is loaded on every node; and each pipeline ends with {@code WAIT 1} to
+ * every master it wrote to, so that a batch completes only once a replica has it ({@link #waitForReplicas}).
+ *
  * <p>Metrics on the writer's metric group: {@code redisCommandsSent}, {@code redisKeysWritten},
  * {@code redisWritesStale} (skipped by the version check), {@code redisWritesCoalesced} (absorbed in the
  * buffer by a newer write of the same key), {@code redisRetries}, {@code redisFlushes}, {@code redisRejected} (distinct keys rejected for good), gauge
