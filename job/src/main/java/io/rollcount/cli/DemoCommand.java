@@ -46,10 +46,9 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
-import redis.clients.jedis.Jedis;
-import redis.clients.jedis.Pipeline;
-import redis.clients.jedis.params.ScanParams;
-import redis.clients.jedis.resps.ScanResult;
+import io.rollcount.job.redis.RedisNodes;
+import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.commands.JedisCommands;
 
 /**
  * {@code ./rollcount demo}: the whole system on one machine (contract section 5). An in-process Kafka broker
@@ -93,11 +92,8 @@ public final class DemoCommand implements Callable<Integer> {
     @Option(names = "--checkpoint.interval", defaultValue = "5s", description = "Checkpoint interval (default: ${DEFAULT-VALUE}).")
     String checkpointInterval;
 
-    @Option(names = "--redis", paramLabel = "URL", description = "Redis URL (default: $ROLLCOUNT_REDIS or redis://127.0.0.1:6379).")
-    String redis;
-
-    @Option(names = "--redis.key-prefix", defaultValue = "rc", description = "Prefix of every Redis key (default: ${DEFAULT-VALUE}).")
-    String prefix;
+    @picocli.CommandLine.Mixin
+    RedisReadOptions redisOptions = new RedisReadOptions();
 
     @Option(names = "--metrics.port", paramLabel = "PORT", description = "Serve Flink's and Rollcount's metrics for Prometheus at http://127.0.0.1:PORT/metrics; 0: off (default: "
             + MetricsPort.DEFAULT_DEMO_PORT + ", or off when that port is taken).")
@@ -141,8 +137,8 @@ public final class DemoCommand implements Callable<Integer> {
         }
 
         JobOptions options = new JobOptions();
-        options.redis = redis;
-        options.redisKeyPrefix = prefix;
+        redisOptions.applyTo(options);
+        String prefix = options.redisKeyPrefix;
         options.source = JobOptions.SourceKind.kafka;
         options.kafkaBootstrap = "127.0.0.1:9"; // replaced once the broker has its port; validate() needs one
         options.kafkaGroupId = "rollcount-demo";
@@ -153,10 +149,14 @@ public final class DemoCommand implements Callable<Integer> {
 
         // Redis first: without it nothing starts.
         RedisEndpoint endpoint = RedisEndpoint.fromOptions(options);
-        Jedis jedis;
+        UnifiedJedis jedis;
         try {
-            jedis = endpoint.connect();
-            jedis.ping();
+            endpoint.checkMode();
+            jedis = endpoint.client();
+        } catch (IllegalArgumentException e) {
+            err.println("rollcount demo: " + e.getMessage());
+            err.flush();
+            return 1;
         } catch (RuntimeException e) {
             err.println("rollcount demo: cannot reach Redis at " + endpoint + " (" + Main.oneLine(e)
                     + "): start redis-server, or set ROLLCOUNT_REDIS=redis://HOST:PORT");
@@ -182,7 +182,7 @@ public final class DemoCommand implements Callable<Integer> {
         long read = 0;
         long generatorStoppedAt = -1;
         try (jedis) {
-            long cleared = clearDemoCounters(jedis, prefix, workload);
+            long cleared = clearDemoCounters(endpoint, prefix, workload);
             if (cleared > 0) {
                 out.printf("rollcount demo: cleared %,d keys of the demo's counters left by an earlier run under prefix '%s'%n", cleared, prefix);
             }
@@ -358,7 +358,7 @@ public final class DemoCommand implements Callable<Integer> {
     }
 
     /** The hottest counters (ranks 0..9 of the workload): total and the last 12 closed 5 s windows, from Redis. */
-    static List<Hot> hotCounters(Jedis jedis, RedisKeys keys, EventGenerator workload) {
+    static List<Hot> hotCounters(JedisCommands jedis, RedisKeys keys, EventGenerator workload) {
         long size = Resolution.S5.sizeMillis;
         long current = Resolution.S5.windowStart(System.currentTimeMillis());
         List<String> names = new ArrayList<>();
@@ -367,9 +367,11 @@ public final class DemoCommand implements Callable<Integer> {
             names.add(keys.total(c));
             for (int i = SPARK_WINDOWS; i >= 1; i--) names.add(keys.window(c, Resolution.S5, current - i * size));
         }
-        List<String> values;
+        List<String> values = new ArrayList<>();
         try {
-            values = jedis.mget(names.toArray(String[]::new));
+            // one MGET per counter: its keys share a Redis Cluster slot
+            int perCounter = names.size() / HOT;
+            for (int i = 0; i < names.size(); i += perCounter) values.addAll(jedis.mget(names.subList(i, i + perCounter).toArray(String[]::new)));
         } catch (RuntimeException e) {
             return List.of();
         }
@@ -390,7 +392,7 @@ public final class DemoCommand implements Callable<Integer> {
     record Hot(String counter, Long total, long[] windows) {}
 
     /** The head of the trending list across namespaces ({@code rc:trending:_all}), as "counter score". */
-    static List<String> trending(Jedis jedis, RedisKeys keys) {
+    static List<String> trending(JedisCommands jedis, RedisKeys keys) {
         try {
             List<String> out = new ArrayList<>();
             for (var t : jedis.zrevrangeWithScores(keys.trending("_all"), 0, TRENDING - 1)) {
@@ -493,17 +495,14 @@ public final class DemoCommand implements Callable<Integer> {
      * Deletes the keys of the workload's counters under {@code prefix} ({@code P:{C}:*}): a new job's versioned
      * writes would not replace the values and versions an earlier run left (its totals would look frozen).
      */
-    static long clearDemoCounters(Jedis jedis, String prefix, EventGenerator workload) {
+    static long clearDemoCounters(RedisEndpoint endpoint, String prefix, EventGenerator workload) {
         String head = prefix + ":{";
-        ScanParams params = new ScanParams().match(prefix + ":{*").count(2000);
-        String cursor = ScanParams.SCAN_POINTER_START;
-        long deleted = 0;
+        long[] deleted = {0};
         Map<String, Boolean> isDemo = new HashMap<>();
-        do {
-            ScanResult<String> page = jedis.scan(cursor, params);
-            cursor = page.getCursor();
+        // every master of a Redis Cluster: SCAN sees one node's keys
+        RedisNodes.scan(endpoint, prefix + ":{*", (node, page) -> {
             List<String> doomed = new ArrayList<>();
-            for (String key : page.getResult()) {
+            for (String key : page) {
                 int close = key.indexOf("}:", head.length());
                 if (!key.startsWith(head) || close < 0) continue;
                 String counter = key.substring(head.length(), close);
@@ -513,14 +512,9 @@ public final class DemoCommand implements Callable<Integer> {
                 });
                 if (demo) doomed.add(key);
             }
-            if (!doomed.isEmpty()) {
-                Pipeline p = jedis.pipelined();
-                for (int i = 0; i < doomed.size(); i += 500) p.unlink(doomed.subList(i, Math.min(doomed.size(), i + 500)).toArray(String[]::new));
-                p.sync();
-                deleted += doomed.size();
-            }
-        } while (!ScanParams.SCAN_POINTER_START.equals(cursor));
-        return deleted;
+            if (!doomed.isEmpty()) deleted[0] += RedisNodes.unlinkEach(node, doomed);
+        });
+        return deleted[0];
     }
 
     private static int freePort() throws IOException {

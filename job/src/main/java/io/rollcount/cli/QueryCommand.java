@@ -15,7 +15,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
-import redis.clients.jedis.Jedis;
+import redis.clients.jedis.UnifiedJedis;
 
 /** {@code ./rollcount query <counter> [--res 1m] [--last 1h]}: a counter's series, total and uniques from Redis. */
 @Command(name = "query", mixinStandardHelpOptions = true,
@@ -44,7 +44,7 @@ final class QueryCommand implements Callable<Integer> {
         int points = (int) Math.min(2000, Math.max(1, span / r.sizeMillis));
         RedisKeys keys = redisOptions.keys();
         RedisEndpoint endpoint = redisOptions.endpoint();
-        try (Jedis jedis = redisOptions.connect()) {
+        try (UnifiedJedis jedis = redisOptions.client()) {
             String total = jedis.get(keys.total(counter));
             if (total == null) {
                 System.err.println("rollcount: no counter '" + counter + "' in Redis at " + endpoint + " (key " + keys.total(counter) + " does not exist)");
@@ -79,7 +79,7 @@ final class QueryCommand implements Callable<Integer> {
         }
     }
 
-    private static long pfcount(Jedis jedis, String key) {
+    private static long pfcount(UnifiedJedis jedis, String key) {
         return jedis.exists(key) ? jedis.pfcount(key) : -1;
     }
 }

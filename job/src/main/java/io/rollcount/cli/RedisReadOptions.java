@@ -4,12 +4,19 @@ import io.rollcount.job.JobOptions;
 import io.rollcount.job.redis.RedisEndpoint;
 import io.rollcount.job.redis.RedisKeys;
 import picocli.CommandLine.Option;
-import redis.clients.jedis.Jedis;
+import redis.clients.jedis.UnifiedJedis;
 
-/** The Redis options of the commands that read what the job wrote ({@code query}, {@code top}). */
+/**
+ * The Redis options of the commands that read what the job wrote or drive it ({@code query}, {@code top},
+ * {@code demo}): the same {@code --redis}, {@code --redis.cluster}, {@code --redis.password-file} and
+ * {@code --redis.key-prefix} as the job's.
+ */
 final class RedisReadOptions {
-    @Option(names = "--redis", paramLabel = "URL", description = "Redis URL (default: $ROLLCOUNT_REDIS or redis://127.0.0.1:6379).")
+    @Option(names = "--redis", paramLabel = "URL", description = "Redis URL, or with --redis.cluster the seed nodes redis://host:port,host2:port2,... (default: $ROLLCOUNT_REDIS or redis://127.0.0.1:6379).")
     String redis;
+
+    @Option(names = "--redis.cluster", description = "--redis lists seed nodes of a Redis Cluster.")
+    boolean cluster;
 
     @Option(names = "--redis.password-file", paramLabel = "FILE", description = "Read the Redis password from this file (also: $ROLLCOUNT_REDIS_PASSWORD).")
     String passwordFile;
@@ -21,20 +28,32 @@ final class RedisReadOptions {
         return new RedisKeys(prefix);
     }
 
+    /** These options set on the job's options. */
+    void applyTo(JobOptions o) {
+        o.redis = redis;
+        o.redisCluster = cluster;
+        o.redisPasswordFile = passwordFile;
+        o.redisKeyPrefix = prefix;
+    }
+
     RedisEndpoint endpoint() {
         JobOptions o = new JobOptions();
-        o.redis = redis;
-        o.redisPasswordFile = passwordFile;
+        applyTo(o);
         return RedisEndpoint.fromOptions(o);
     }
 
-    /** A connection that answered PING, or a one-line error naming the endpoint (password redacted). */
-    Jedis connect() {
+    /**
+     * A client that answered PING (a cluster client for {@code --redis.cluster}), or a one-line error naming
+     * the endpoint (password redacted), or the option to add or drop when the server is not what
+     * {@code --redis.cluster} says.
+     */
+    UnifiedJedis client() {
         RedisEndpoint endpoint = endpoint();
         try {
-            Jedis j = endpoint.connect();
-            j.ping();
-            return j;
+            endpoint.checkMode();
+            return endpoint.client();
+        } catch (IllegalArgumentException e) {
+            throw e;
         } catch (RuntimeException e) {
             throw new IllegalStateException("cannot reach Redis at " + endpoint + ": " + Main.oneLine(e));
         }

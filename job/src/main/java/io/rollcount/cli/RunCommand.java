@@ -32,7 +32,6 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
-import redis.clients.jedis.Jedis;
 import redis.clients.jedis.UnifiedJedis;
 
 /**
@@ -322,10 +321,16 @@ final class RunCommand implements Callable<Integer> {
         }
     }
 
+    /**
+     * Redis answers, and is what {@code --redis.cluster} says it is (a Redis Cluster or a single server);
+     * otherwise one line naming the node(s) and the option.
+     */
     static void checkRedis(JobOptions options) {
         RedisEndpoint endpoint = RedisEndpoint.fromOptions(options);
-        try (Jedis jedis = endpoint.connect()) {
-            jedis.ping();
+        try {
+            endpoint.checkMode();
+        } catch (IllegalArgumentException e) {
+            throw new IllegalStateException(e.getMessage());
         } catch (RuntimeException e) {
             throw new IllegalStateException("cannot reach Redis at " + endpoint + " (" + Main.oneLine(e)
                     + "): start redis-server, or point --redis / $ROLLCOUNT_REDIS at one");

@@ -12,9 +12,8 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
-import redis.clients.jedis.Jedis;
-import redis.clients.jedis.params.ScanParams;
-import redis.clients.jedis.resps.ScanResult;
+import io.rollcount.job.redis.RedisNodes;
+import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.resps.Tuple;
 
 /**
@@ -49,10 +48,10 @@ final class TopCommand implements Callable<Integer> {
         if (limit < 1) throw new IllegalArgumentException("--limit must be at least 1");
         RedisKeys keys = redisOptions.keys();
         RedisEndpoint endpoint = redisOptions.endpoint();
-        try (Jedis jedis = redisOptions.connect()) {
+        try (UnifiedJedis jedis = redisOptions.client()) {
             String trendingKey = keys.trending(ns);
             List<Tuple> trending = jedis.zrevrangeWithScores(trendingKey, 0, limit - 1);
-            Long start = latestWindow(jedis, keys, r);
+            Long start = latestWindow(jedis, endpoint, keys, r);
             if (trending.isEmpty() && start == null) {
                 System.err.println("rollcount: no namespace '" + ns + "' in Redis at " + endpoint + " (no key " + trendingKey
                         + " and no " + keys.prefix() + ":top:" + ns + ":" + r.label + ":* key)");
@@ -78,7 +77,7 @@ final class TopCommand implements Callable<Integer> {
     }
 
     /** Start (epoch ms) of the latest window with a top-K key: just behind the watermark first, else a scan. */
-    private Long latestWindow(Jedis jedis, RedisKeys keys, Resolution r) {
+    private Long latestWindow(UnifiedJedis jedis, RedisEndpoint endpoint, RedisKeys keys, Resolution r) {
         String wm = jedis.get(keys.watermark());
         if (wm != null && Long.parseLong(wm) != Long.MAX_VALUE) {
             long s = r.windowStart(Long.parseLong(wm));
@@ -87,22 +86,19 @@ final class TopCommand implements Callable<Integer> {
             }
         }
         String pattern = keys.prefix() + ":top:" + ns + ":" + r.label + ":*";
-        Long best = null;
-        String cursor = ScanParams.SCAN_POINTER_START;
-        ScanParams params = new ScanParams().match(pattern).count(1000);
-        do {
-            ScanResult<String> page = jedis.scan(cursor, params);
-            for (String k : page.getResult()) {
+        Long[] best = {null};
+        // every master of a Redis Cluster: SCAN sees one node's keys
+        RedisNodes.scan(endpoint, pattern, (node, page) -> {
+            for (String k : page) {
                 try {
                     long s = Long.parseLong(k.substring(k.lastIndexOf(':') + 1)) * 1000;
-                    if (best == null || s > best) best = s;
+                    if (best[0] == null || s > best[0]) best[0] = s;
                 } catch (NumberFormatException e) {
                     // not a window key
                 }
             }
-            cursor = page.getCursor();
-        } while (!cursor.equals(ScanParams.SCAN_POINTER_START));
-        return best;
+        });
+        return best[0];
     }
 
     static void print(PrintStream out, List<Tuple> items, String scoreFormat) {

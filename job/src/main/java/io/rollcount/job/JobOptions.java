@@ -55,6 +55,9 @@ public class JobOptions implements Serializable {
     @Option(names = "--redis", paramLabel = "URL", description = "redis://[user[:password]@]host:port[/db] or rediss:// for TLS (default: $ROLLCOUNT_REDIS or redis://127.0.0.1:6379).")
     public String redis;
 
+    @Option(names = "--redis.cluster", description = "--redis lists seed nodes of a Redis Cluster: redis://[user[:password]@]host:port,host2:port2,... (same user, password and TLS for all; no /db).")
+    public boolean redisCluster;
+
     @Option(names = "--redis.password-file", paramLabel = "FILE", description = "Read the Redis password from this file (also: $ROLLCOUNT_REDIS_PASSWORD).")
     public String redisPasswordFile;
 

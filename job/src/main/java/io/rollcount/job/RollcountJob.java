@@ -251,6 +251,11 @@ public final class RollcountJob {
         try {
             refusal = checkPrefix(options, env.getConfiguration().get(StateRecoveryOptions.SAVEPOINT_PATH) != null,
                     "flink run -s <its checkpoint or savepoint>");
+        } catch (IllegalArgumentException e) {
+            // --redis.cluster against a single server, or the reverse
+            System.err.println("rollcount: " + e.getMessage());
+            System.exit(2);
+            return;
         } catch (JedisException e) {
             // The client may not reach Redis where the TaskManagers do: the writers still hold the prefix's lease.
             System.err.println("rollcount: warning: could not check key prefix '" + options.redisKeyPrefix + "' from here ("
@@ -287,11 +292,13 @@ public final class RollcountJob {
      */
     public static String checkPrefix(JobOptions options, boolean restoring, String resumeHint) {
         PrefixGuard guard = new PrefixGuard(options.redisKeyPrefix);
-        try (UnifiedJedis jedis = RedisEndpoint.fromOptions(options).client()) {
+        RedisEndpoint endpoint = RedisEndpoint.fromOptions(options);
+        endpoint.checkMode();
+        try (UnifiedJedis jedis = endpoint.client()) {
             String refusal = guard.refusal(jedis, restoring, options.fresh, options.leaseToken, resumeHint);
             if (refusal != null) return refusal;
             if (options.fresh && !restoring && guard.earlierJob(jedis) != null) {
-                long deleted = guard.clear(jedis);
+                long deleted = guard.clear(endpoint);
                 System.err.printf("rollcount: --fresh: deleted %,d keys under key prefix '%s'; totals restart from what this run reads%n",
                         deleted, options.redisKeyPrefix);
             }

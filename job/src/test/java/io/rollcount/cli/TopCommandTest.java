@@ -42,7 +42,7 @@ class TopCommandTest {
         try (RedisTestSupport redis = new RedisTestSupport()) {
             String p = redis.prefix;
             redis.jedis.zadd(p + ":trending:post", Map.of("post:1", 40.5, "post:2", 10.0));
-            redis.jedis.set(p + ":_v:trending:post", "1764000004999");
+            redis.jedis.set(p + ":_v:{" + p + ":trending:post}", "1764000004999");
             redis.jedis.zadd(p + ":top:post:1h:1763996400", Map.of("post:9", 3.0));
             redis.jedis.zadd(p + ":top:post:1h:1764000000", Map.of("post:1", 80.0, "post:2", 20.0));
             redis.jedis.set(p + ":meta:watermark", Long.toString(Long.MAX_VALUE));

@@ -4,8 +4,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import redis.clients.jedis.UnifiedJedis;
-import redis.clients.jedis.params.ScanParams;
-import redis.clients.jedis.resps.ScanResult;
 
 /**
  * Who owns a key prefix. The totals of a prefix are only right if one job writes them, continuing from its
@@ -17,10 +15,11 @@ import redis.clients.jedis.resps.ScanResult;
  *       after its last renewal (every {@link #LEASE_RENEWAL}); a second job finds it held and is refused.
  *       The token is kept in the sink's writer state, so a job restored from a checkpoint or savepoint takes
  *       the lease back.
- *   <li>The first lease also writes {@code P:_job} = the token, never expiring: a mark that a job has written
- *       under the prefix. {@link #earlierJob} finds it (or, for prefixes of versions before the mark,
- *       {@code P:meta:watermark} or {@code P:_mark}), and a start without a checkpoint is refused unless
- *       the operator says {@code --fresh}.
+ *   <li>The first lease also writes {@code P:_job:{P:_lease}} = the token, never expiring: a mark that a job
+ *       has written under the prefix (its hash tag puts it in the slot of {@code P:_lease}, so that one script
+ *       writes both in a Redis Cluster). {@link #earlierJob} finds it (or, for prefixes of earlier versions,
+ *       {@code P:_job}, {@code P:meta:watermark}, {@code P:_mark} or {@code P:_lineage}), and a start without a checkpoint is
+ *       refused unless the operator says {@code --fresh}.
  * </ul>
  */
 public final class PrefixGuard {
@@ -86,7 +85,7 @@ public final class PrefixGuard {
 
     /** The first key found that shows another job has written under the prefix, or null for a prefix never used. */
     public String earlierJob(UnifiedJedis jedis) {
-        for (String k : List.of(keys.job(), keys.lease(), keys.watermark(), keys.mark())) {
+        for (String k : List.of(keys.job(), keys.lease(), keys.watermark(), keys.mark(), keys.jobBefore(), keys.prefix() + ":_lineage")) {
             if (jedis.exists(k)) return k;
         }
         return null;
@@ -94,25 +93,22 @@ public final class PrefixGuard {
 
     /**
      * {@code --fresh}: deletes every key of the prefix's layout ({@code P:{*}}, {@code P:top:*}, {@code P:trending:*},
-     * {@code P:meta:*}, {@code P:_*}) so that its values restart from what the new job counts; returns how many.
+     * {@code P:meta:*}, {@code P:_*}) so that its values restart from what the new job counts, on every
+     * master of a Redis Cluster; returns how many.
      */
-    public long clear(UnifiedJedis jedis) {
-        long deleted = 0;
+    public long clear(RedisEndpoint endpoint) {
         String p = keys.prefix() + ":";
         List<String> heads = List.of(p + "{", p + "top:", p + "trending:", p + "meta:", p + "_");
-        String cursor = ScanParams.SCAN_POINTER_START;
-        // one pass over the keyspace (SCAN visits every key whatever the pattern), the layout checked here
-        ScanParams params = new ScanParams().match(glob(p + "*")).count(10_000);
-        do {
-            ScanResult<String> page = jedis.scan(cursor, params);
+        long[] deleted = {0};
+        // one pass over each node's keyspace (SCAN visits every key whatever the pattern), the layout checked here
+        RedisNodes.scan(endpoint, glob(p + "*"), (node, page) -> {
             List<String> found = new ArrayList<>();
-            for (String k : page.getResult()) {
+            for (String k : page) {
                 if (heads.stream().anyMatch(k::startsWith)) found.add(k);
             }
-            if (!found.isEmpty()) deleted += jedis.unlink(found.toArray(String[]::new));
-            cursor = page.getCursor();
-        } while (!ScanParams.SCAN_POINTER_START.equals(cursor));
-        return deleted;
+            if (!found.isEmpty()) deleted[0] += RedisNodes.unlinkEach(node, found);
+        });
+        return deleted[0];
     }
 
     /** The pattern with the prefix's own glob characters escaped (the trailing {@code *} stays a wildcard). */

@@ -12,7 +12,9 @@ import java.security.GeneralSecurityException;
 import java.security.KeyStore;
 import java.security.cert.Certificate;
 import java.security.cert.CertificateFactory;
+import java.util.ArrayList;
 import java.util.Collection;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import javax.net.ssl.SSLContext;
@@ -26,13 +28,23 @@ import redis.clients.jedis.Connection;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.JedisClientConfig;
 import redis.clients.jedis.RedisClient;
+import redis.clients.jedis.RedisClusterClient;
+import redis.clients.jedis.exceptions.JedisClusterOperationException;
+import redis.clients.jedis.exceptions.JedisConnectionException;
+import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.UnifiedJedis;
 import org.apache.commons.pool2.impl.GenericObjectPoolConfig;
 
 /**
- * Where and how to reach one Redis server: host, port, database, ACL user, password and TLS.
+ * Where and how to reach one Redis server, or a Redis Cluster: host(s), port(s), database, ACL user, password
+ * and TLS.
  *
- * <p>Parsed from {@code redis://[user[:password]@]host[:port][/db]} or {@code rediss://...} (TLS). The
+ * <p>Parsed from {@code redis://[user[:password]@]host[:port][/db]} or {@code rediss://...} (TLS). With
+ * {@code --redis.cluster} ({@link Builder#setCluster}) the URL lists the seed nodes of a Redis Cluster,
+ * {@code redis://[user[:password]@]host:port,host2:port2,...}, user, password and TLS the same for every
+ * node, no database; {@link #client()} is then a {@link RedisClusterClient} that routes every command by
+ * the slot of its keys, and {@link #checkMode()} tells a seed list that mixes cluster and non-cluster
+ * nodes, or a cluster node given without the option, apart from a working one. The
  * password may instead come from a file ({@code --redis.password-file}) or from
  * {@code $ROLLCOUNT_REDIS_PASSWORD}, so that it need not travel on a command line, where {@code ps}, the
  * shell history and the Flink web UI's job parameters would show it. Whatever its source, the password
@@ -65,8 +77,15 @@ public final class RedisEndpoint implements Serializable {
     private final boolean verifyHostname;
     private final int connectTimeoutMillis;
     private final int socketTimeoutMillis;
+    private final boolean cluster;
+    /** The seed nodes: the first is {@link #host}:{@link #port}; more only for a cluster. */
+    private final String[] seedHosts;
+    private final int[] seedPorts;
 
     private RedisEndpoint(Builder b) {
+        this.cluster = b.cluster;
+        this.seedHosts = b.seedHosts.toArray(String[]::new);
+        this.seedPorts = b.seedPorts.stream().mapToInt(Integer::intValue).toArray();
         this.host = b.host;
         this.port = b.port;
         this.database = b.database;
@@ -98,7 +117,7 @@ public final class RedisEndpoint implements Serializable {
     }
 
     static RedisEndpoint fromOptions(JobOptions options, Map<String, String> env) {
-        Builder b = builder().setUrl(options.redisUrl());
+        Builder b = builder().setUrl(options.redisUrl()).setCluster(options.redisCluster);
         if (options.redisPasswordFile != null && !options.redisPasswordFile.isBlank()) {
             b.setPasswordFile(Path.of(options.redisPasswordFile));
         }
@@ -121,7 +140,18 @@ public final class RedisEndpoint implements Serializable {
     public boolean hasPassword() { return password != null; }
     public boolean tls() { return tls; }
     /** Whether this endpoint is a Redis Cluster (its keys spread over nodes by slot): one script call then touches one slot only. */
-    public boolean cluster() { return false; }
+    public boolean cluster() { return cluster; }
+
+    /** The seed nodes ({@code host:port}, IPv6 hosts in brackets): one for a single server, all of {@code --redis} for a cluster. */
+    public List<String> seeds() {
+        List<String> out = new ArrayList<>();
+        for (int i = 0; i < seedHosts.length; i++) out.add(hostPort(seedHosts[i], seedPorts[i]));
+        return out;
+    }
+
+    private static String hostPort(String h, int p) {
+        return (h.indexOf(':') >= 0 ? "[" + h + "]" : h) + ":" + p;
+    }
 
     /** The text to put in place of the password wherever something is printed. */
     static final String REDACTED = "***";
@@ -141,7 +171,7 @@ public final class RedisEndpoint implements Serializable {
             if (password != null) sb.append(':').append(REDACTED);
             sb.append('@');
         }
-        sb.append(host.indexOf(':') >= 0 ? "[" + host + "]" : host).append(':').append(port);
+        sb.append(String.join(",", seeds()));
         if (database != 0) sb.append('/').append(database);
         return sb.toString();
     }
@@ -149,7 +179,8 @@ public final class RedisEndpoint implements Serializable {
     @Override
     public boolean equals(Object o) {
         if (!(o instanceof RedisEndpoint e)) return false;
-        return port == e.port && database == e.database && tls == e.tls && host.equals(e.host)
+        return port == e.port && database == e.database && tls == e.tls && host.equals(e.host) && cluster == e.cluster
+                && java.util.Arrays.equals(seedHosts, e.seedHosts) && java.util.Arrays.equals(seedPorts, e.seedPorts)
                 && Objects.equals(user, e.user) && Objects.equals(password, e.password);
     }
 
@@ -166,7 +197,12 @@ public final class RedisEndpoint implements Serializable {
      *     credentials; its message never contains the password
      */
     public Jedis connect() {
-        Jedis jedis = new Jedis(new HostAndPort(host, port), clientConfig());
+        return connect(host, port);
+    }
+
+    /** {@link #connect()} to one node of this endpoint (a seed or a cluster node), with its credentials and TLS. */
+    public Jedis connect(String nodeHost, int nodePort) {
+        Jedis jedis = new Jedis(new HostAndPort(nodeHost, nodePort), clientConfig());
         try {
             jedis.ping();
         } catch (RuntimeException e) {
@@ -189,6 +225,7 @@ public final class RedisEndpoint implements Serializable {
         pool.setMaxTotal(2);
         pool.setMaxIdle(2);
         pool.setJmxEnabled(false);
+        if (cluster) return clusterClient(pool);
         UnifiedJedis client = new RedisClient.Builder().hostAndPort(host, port).clientConfig(clientConfig()).poolConfig(pool).build();
         try {
             client.ping();
@@ -197,6 +234,84 @@ public final class RedisEndpoint implements Serializable {
             throw e;
         }
         return client;
+    }
+
+    /**
+     * A {@link RedisClusterClient} of the seed nodes, its pools of at most two connections per node. Its
+     * commands follow MOVED/ASK redirections (up to 5 attempts within the socket timeout); its pipelines
+     * ({@link redis.clients.jedis.ClusterPipeline}) route each command by the slot of its keys and do not
+     * follow redirections: a writer retries the batch (every write is idempotent) on a new client, which
+     * reads the topology afresh. If no seed answers as a cluster node, says why for each seed.
+     */
+    private UnifiedJedis clusterClient(GenericObjectPoolConfig<Connection> pool) {
+        java.util.Set<HostAndPort> nodes = new java.util.LinkedHashSet<>();
+        for (int i = 0; i < seedHosts.length; i++) nodes.add(new HostAndPort(seedHosts[i], seedPorts[i]));
+        RedisClusterClient client;
+        try {
+            client = RedisClusterClient.builder().nodes(nodes).clientConfig(clientConfig()).poolConfig(pool)
+                    .maxAttempts(5).maxTotalRetriesDuration(java.time.Duration.ofMillis(socketTimeoutMillis)).build();
+        } catch (JedisClusterOperationException e) {
+            // "Could not initialize cluster slots cache": find out which of unreachable, refused or not a cluster
+            checkMode();
+            throw new JedisClusterOperationException("no seed node of " + this + " answered as a Redis Cluster node: " + e.getMessage(), e);
+        }
+        return client;
+    }
+
+    /**
+     * Checks the seed nodes against {@code --redis.cluster}, each with {@code INFO cluster}: throws an
+     * {@link IllegalArgumentException} of one line naming the node and the option for a non-cluster node in
+     * a cluster's seed list, or a cluster node given without {@code --redis.cluster}; a
+     * {@link JedisConnectionException} naming every node tried if none can be reached. Unreachable seeds
+     * among reachable ones are fine (a seed may be down while the cluster serves). A user whose ACL
+     * refuses {@code INFO} skips the check.
+     */
+    public void checkMode() {
+        List<String> failures = new ArrayList<>();
+        int reached = 0;
+        for (int i = 0; i < seedHosts.length; i++) {
+            String node = hostPort(seedHosts[i], seedPorts[i]);
+            Boolean enabled;
+            try (Jedis j = connect(seedHosts[i], seedPorts[i])) {
+                reached++;
+                enabled = clusterEnabled(j);
+            } catch (JedisConnectionException e) {
+                failures.add(node + " (" + redact(rootMessage(e)) + ")");
+                continue;
+            }
+            if (enabled == null) continue;
+            if (cluster && !enabled) {
+                throw new IllegalArgumentException("--redis: seed node " + node + " is not a Redis Cluster node (cluster_enabled:0)"
+                        + (seedHosts.length > 1 ? ": the list mixes cluster and non-cluster nodes" : "") + "; with --redis.cluster every node must be a cluster node");
+            }
+            if (!cluster && enabled) {
+                throw new IllegalArgumentException("--redis: " + node + " is a Redis Cluster node: add --redis.cluster (and list its seed nodes in --redis)");
+            }
+        }
+        if (reached == 0) {
+            throw new JedisConnectionException("cannot reach any " + (cluster ? "seed node of the Redis Cluster" : "Redis") + " given in --redis: tried "
+                    + String.join(", ", failures));
+        }
+    }
+
+    /** {@code cluster_enabled} of {@code INFO cluster}, or null if the ACL refuses INFO or the answer lacks it. */
+    private static Boolean clusterEnabled(Jedis j) {
+        String info;
+        try {
+            info = j.info("cluster");
+        } catch (JedisDataException e) {
+            return null;
+        }
+        for (String line : info.split("\r?\n")) {
+            if (line.startsWith("cluster_enabled:")) return line.trim().endsWith(":1");
+        }
+        return null;
+    }
+
+    private static String rootMessage(Throwable e) {
+        Throwable root = e;
+        while (root.getCause() != null && root.getCause() != root) root = root.getCause();
+        return String.valueOf(root.getMessage());
     }
 
     private JedisClientConfig clientConfig() {
@@ -260,6 +375,9 @@ public final class RedisEndpoint implements Serializable {
         private boolean verifyHostname = true;
         private int connectTimeoutMillis = 2_000;
         private int socketTimeoutMillis = 10_000;
+        private boolean cluster;
+        private final List<String> seedHosts = new ArrayList<>();
+        private final List<Integer> seedPorts = new ArrayList<>();
         private RuntimeException deferred;
 
         private Builder() {}
@@ -267,6 +385,15 @@ public final class RedisEndpoint implements Serializable {
         /** {@code redis://[user[:password]@]host[:port][/db]} or {@code rediss://...}; user and password percent-encoded. */
         public Builder setUrl(String url) {
             this.url = url;
+            return this;
+        }
+
+        /**
+         * {@code --redis.cluster}: the URL's host list {@code host:port,host2:port2,...} are seed nodes of a
+         * Redis Cluster (user, password and TLS of the first apply to all; database 0 only).
+         */
+        public Builder setCluster(boolean cluster) {
+            this.cluster = cluster;
             return this;
         }
 
@@ -355,7 +482,9 @@ public final class RedisEndpoint implements Serializable {
             } else {
                 throw new IllegalArgumentException("--redis must start with redis:// or rediss:// (got " + schemeOf(u) + ")");
             }
-            int at = rest.lastIndexOf('@');
+            // a cluster's user info belongs to the first seed: it ends before the first ',' (percent-encode a ',' in it)
+            int comma = cluster ? rest.indexOf(',') : -1;
+            int at = comma >= 0 ? rest.lastIndexOf('@', comma) : rest.lastIndexOf('@');
             if (at >= 0) {
                 String userInfo = rest.substring(0, at);
                 rest = rest.substring(at + 1);
@@ -368,34 +497,39 @@ public final class RedisEndpoint implements Serializable {
             if (rest.indexOf('?') >= 0 || rest.indexOf('#') >= 0) {
                 throw new IllegalArgumentException("--redis: query parameters are not supported in " + redactedUrl());
             }
-            String hostPort = rest;
+            String[] nodes = rest.split(",", -1);
+            if (nodes.length > 1 && !cluster) {
+                throw new IllegalArgumentException("--redis: a list of nodes is the seed list of a Redis Cluster: add --redis.cluster (got " + redactedUrl() + ")");
+            }
+            String hostPort = nodes[0];
             String path = "";
-            int slash = rest.indexOf('/');
+            int slash = hostPort.indexOf('/');
             if (slash >= 0) {
-                hostPort = rest.substring(0, slash);
-                path = rest.substring(slash + 1);
+                path = hostPort.substring(slash + 1);
+                hostPort = hostPort.substring(0, slash);
             }
-            String portText = null;
-            if (hostPort.startsWith("[")) {
-                int close = hostPort.indexOf(']');
-                if (close < 0) throw new IllegalArgumentException("--redis: unclosed '[' in the host of " + redactedUrl());
-                host = hostPort.substring(1, close);
-                String after = hostPort.substring(close + 1);
-                if (after.startsWith(":")) portText = after.substring(1);
-                else if (!after.isEmpty()) throw new IllegalArgumentException("--redis: unexpected text after the host in " + redactedUrl());
-            } else {
-                int colon = hostPort.lastIndexOf(':');
-                host = colon >= 0 ? hostPort.substring(0, colon) : hostPort;
-                if (colon >= 0) portText = hostPort.substring(colon + 1);
-            }
-            if (host.isEmpty()) throw new IllegalArgumentException("--redis: the host is missing in " + redactedUrl());
-            if (portText != null) {
-                try {
-                    port = Integer.parseInt(portText);
-                } catch (NumberFormatException e) {
-                    throw new IllegalArgumentException("--redis: the port must be a number in " + redactedUrl());
+            Object[] first = hostAndPort(hostPort);
+            host = (String) first[0];
+            port = (Integer) first[1];
+            seedHosts.clear();
+            seedPorts.clear();
+            seedHosts.add(host);
+            seedPorts.add(port);
+            for (int i = 1; i < nodes.length; i++) {
+                String n = nodes[i].trim();
+                String scheme = tls ? "rediss://" : "redis://";
+                if (n.regionMatches(true, 0, "redis://", 0, 8) || n.regionMatches(true, 0, "rediss://", 0, 9)) {
+                    if (!n.regionMatches(true, 0, scheme, 0, scheme.length())) {
+                        throw new IllegalArgumentException("--redis: every seed node takes the scheme of the first (" + scheme + ") in " + redactedUrl());
+                    }
+                    n = n.substring(scheme.length());
                 }
-                if (port < 1 || port > 65535) throw new IllegalArgumentException("--redis: the port must be 1 to 65535 in " + redactedUrl());
+                if (n.indexOf('@') >= 0 || n.indexOf('/') >= 0) {
+                    throw new IllegalArgumentException("--redis: seed node " + (i + 1) + " must be host:port (user, password and TLS come from the first) in " + redactedUrl());
+                }
+                Object[] hp = hostAndPort(n);
+                seedHosts.add((String) hp[0]);
+                seedPorts.add((Integer) hp[1]);
             }
             if (!path.isEmpty()) {
                 try {
@@ -405,6 +539,38 @@ public final class RedisEndpoint implements Serializable {
                 }
                 if (database < 0) throw new IllegalArgumentException("--redis: the database must not be negative in " + redactedUrl());
             }
+            if (cluster && database != 0) {
+                throw new IllegalArgumentException("--redis: a Redis Cluster has database 0 only: remove '/" + database + "' (--redis.cluster is set)");
+            }
+        }
+
+        /** {host, port} of {@code host[:port]} or {@code [v6]:port}; the default port where none is given. */
+        private Object[] hostAndPort(String hostPort) {
+            String h;
+            String portText = null;
+            int p = DEFAULT_PORT;
+            if (hostPort.startsWith("[")) {
+                int close = hostPort.indexOf(']');
+                if (close < 0) throw new IllegalArgumentException("--redis: unclosed '[' in the host of " + redactedUrl());
+                h = hostPort.substring(1, close);
+                String after = hostPort.substring(close + 1);
+                if (after.startsWith(":")) portText = after.substring(1);
+                else if (!after.isEmpty()) throw new IllegalArgumentException("--redis: unexpected text after the host in " + redactedUrl());
+            } else {
+                int colon = hostPort.lastIndexOf(':');
+                h = colon >= 0 ? hostPort.substring(0, colon) : hostPort;
+                if (colon >= 0) portText = hostPort.substring(colon + 1);
+            }
+            if (h.isEmpty()) throw new IllegalArgumentException("--redis: the host is missing in " + redactedUrl());
+            if (portText != null) {
+                try {
+                    p = Integer.parseInt(portText);
+                } catch (NumberFormatException e) {
+                    throw new IllegalArgumentException("--redis: the port must be a number in " + redactedUrl());
+                }
+                if (p < 1 || p > 65535) throw new IllegalArgumentException("--redis: the port must be 1 to 65535 in " + redactedUrl());
+            }
+            return new Object[] {h, p};
         }
 
         private String decode(String s, String what) {

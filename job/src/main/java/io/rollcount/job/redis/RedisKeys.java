@@ -6,7 +6,9 @@ import java.io.Serializable;
 /**
  * The Redis key layout of contract section 3. {@code {C}} is the counter id inside literal braces, so all
  * keys of one counter share a Redis Cluster slot. Bookkeeping lives only under {@code P:{C}:_...} and
- * {@code P:_...}. Window names are their start in epoch <em>seconds</em>.
+ * {@code P:_...}; a bookkeeping key that one script touches together with another key carries that key as
+ * its hash tag ({@code P:_v:{P:top:...}}, {@code P:_wm:{P:meta:watermark}:...}, {@code P:_job:{P:_lease}}),
+ * so that both share a slot. Window names are their start in epoch <em>seconds</em>.
  */
 public final class RedisKeys implements Serializable {
     private static final long serialVersionUID = 1L;
@@ -82,12 +84,16 @@ public final class RedisKeys implements Serializable {
         return prefix + ":trending:" + namespace;
     }
 
-    /** Version bookkeeping of a non-counter key {@code P:<rest>}: {@code P:_v:<rest>}. */
+    /**
+     * Version bookkeeping of a non-counter key {@code P:<rest>} (a sorted set): {@code P:_v:{P:<rest>}}, the
+     * key itself as hash tag, so that it shares the key's Redis Cluster slot (prefixes and namespaces hold no
+     * braces, so the key has no tag of its own).
+     */
     public String versionOfGlobal(String key) {
         if (!key.startsWith(prefix + ":")) {
             throw new IllegalArgumentException("key " + key + " does not start with prefix " + prefix);
         }
-        return prefix + ":_v:" + key.substring(prefix.length() + 1);
+        return prefix + ":_v:{" + key + "}";
     }
 
     /**
@@ -103,9 +109,25 @@ public final class RedisKeys implements Serializable {
         return prefix + ":_lease";
     }
 
-    /** Bookkeeping: the token of the last job that wrote under the prefix, never expiring (see {@link PrefixGuard}). */
+    /**
+     * Bookkeeping: the token of the last job that wrote under the prefix, never expiring (see {@link PrefixGuard}):
+     * {@code P:_job:{P:_lease}}, in the slot of {@link #lease()}, as the lease script touches both.
+     */
     public String job() {
+        return prefix + ":_job:{" + lease() + "}";
+    }
+
+    /** The job mark's name before it shared the lease's slot, {@code P:_job}: still a sign of an earlier job. */
+    public String jobBefore() {
         return prefix + ":_job";
+    }
+
+    /**
+     * Bookkeeping: the hash of each sink writer's watermark of one job run, {@code P:_wm:{P:meta:watermark}:<job>:<parallelism>},
+     * in the slot of {@link #watermark()}, as the watermark script touches both.
+     */
+    public String watermarkPerWriter(String jobId, int parallelism) {
+        return prefix + ":_wm:{" + watermark() + "}:" + jobId + ":" + parallelism;
     }
 
     public String watermark() {

@@ -83,10 +83,15 @@ import org.apache.flink.core.io.SimpleVersionedSerializer;
  * {@link PrefixGuard}): each writer takes it before its first write and renews it every 5 s; a writer that
  * finds it held by another job's token fails the job without restarts. The token is the writers' state, so
  * a job restored from a checkpoint or savepoint holds the lease of the job it continues. That needs
- * {@code EVAL} as well ({@code +eval}) and writes {@code P:_lease} and {@code P:_job}.
+ * {@code EVAL} as well ({@code +eval}) and writes {@code P:_lease} and {@code P:_job:{P:_lease}}.
  *
- * <p>Only a single Redis server (or a primary) is supported, not Redis Cluster; the key layout is
- * cluster-ready (one slot per counter) apart from keys without a hash tag.
+ * <h2>Redis Cluster</h2>
+ * With a cluster endpoint ({@link RedisEndpoint#cluster()}, {@code --redis.cluster}) each script call writes
+ * one counter (one slot); the pipelines go to each slot's master; MOVED/ASK, CLUSTERDOWN, TRYAGAIN and lost
+ * connections are retried on a client that reads the topology anew; the script is loaded on every node; and
+ * each batch ends with {@code WAIT 1} on every master it wrote to, completing only once a replica has it
+ * (a master without a replica is not waited for). That needs {@code +wait}, {@code +info} and
+ * {@code +cluster|slots} as well.
  *
  * <p>Create it with {@link #builder()} or {@link #fromOptions(JobOptions)}:
  * <pre>{@code
@@ -165,7 +170,8 @@ public final class RedisSink implements Sink<RedisWrite>, SupportsWriterState<Re
         this.initialBackoffMillis = b.initialBackoff.toMillis();
         this.maxBackoffMillis = b.maxBackoff.toMillis();
         this.maxWritesPerCall = b.maxWritesPerCall;
-        this.countersPerCall = b.countersPerCall;
+        // a Redis Cluster serves one slot per script call: one counter's keys
+        this.countersPerCall = b.endpoint != null && b.endpoint.cluster() ? 1 : b.countersPerCall;
         this.plainWritesOnly = b.plainWritesOnly;
     }
 

@@ -16,7 +16,19 @@ import org.apache.flink.metrics.groups.SinkWriterMetricGroup;
 import org.apache.flink.runtime.execution.SuppressRestartsException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
 import redis.clients.jedis.AbstractPipeline;
+import redis.clients.jedis.Connection;
+import redis.clients.jedis.ConnectionPool;
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.RedisClusterClient;
+import redis.clients.jedis.exceptions.JedisClusterOperationException;
+import redis.clients.jedis.exceptions.JedisRedirectionException;
+import redis.clients.jedis.util.JedisClusterCRC16;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.Response;
 import redis.clients.jedis.exceptions.JedisAccessControlException;
@@ -55,6 +67,12 @@ import redis.clients.jedis.params.SetParams;
  * start of the earliest rejected window, below which it holds the watermark it publishes. The watermark goes
  * to Redis after the writes of its batch, in a round trip of its own.
  *
+ * <p>Against a Redis Cluster ({@link RedisEndpoint#cluster()}) the connection is a cluster client whose
+ * pipelines send each call to the master of its slot. A redirection (MOVED, ASK: a failover or a slot
+ * migration), CLUSTERDOWN, TRYAGAIN or a lost node is retried like a lost connection, on a new client that
+ * reads the topology anew; the script is loaded on every node; and each pipeline ends with {@code WAIT 1} to
+ * every master it wrote to, so that a batch completes only once a replica has it ({@link #waitForReplicas}).
+ *
  * <p>Metrics on the writer's metric group: {@code redisCommandsSent}, {@code redisKeysWritten},
  * {@code redisWritesStale} (skipped by the guard: Redis was ahead), {@code redisWritesGuarded} (counts sent
  * through the script), {@code redisWritesPlain} (counts and users sent as plain commands),
@@ -76,6 +94,12 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
     private static final int PIPELINE_SLICE = 2_000;
     /** Keys a writer remembers as confirmed (no longer guarded) at most: 4M keys, 64 MB of table at most. */
     static final int MAX_CONFIRMED_KEYS = 4_000_000;
+    /** Cluster only: how long a batch waits for a master's replica to acknowledge its writes ({@code WAIT}). */
+    static final long REPLICA_WAIT_MILLIS = 2_000;
+    /** Cluster only: the master ({@code host:port}) of each slot written to, as the client's topology said (I/O thread). */
+    private final Map<Integer, String> nodeOfSlot = new HashMap<>();
+    /** Cluster only: masters found without a replica, not waited for until the next connection (I/O thread). */
+    private final Set<String> noReplica = new HashSet<>();
 
     private final RedisSink sink;
     private final RedisEndpoint endpoint;
@@ -181,7 +205,7 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
         RedisKeys keys = new RedisKeys(sink.keyPrefix);
         this.watermarkKey = keys.watermark();
         this.markKey = keys.mark();
-        this.watermarkPerWriterKey = sink.keyPrefix + ":_wm:" + context.getJobInfo().getJobId() + ":" + parallelism;
+        this.watermarkPerWriterKey = keys.watermarkPerWriter(context.getJobInfo().getJobId().toString(), parallelism);
         SinkWriterMetricGroup metrics = context.metricGroup();
         metrics.counter("redisCommandsSent", commandsSent);
         metrics.counter("redisKeysWritten", keysWritten);
@@ -466,8 +490,9 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
                 if (attempts > 1) LOG.info("Redis at {} reachable again after {} attempts", endpoint, attempts);
                 return;
             } catch (JedisException e) {
-                if (!isTransient(e)) throw permanent(e, null);
-                closeConnection();
+                // a redirection from a single server: it is a cluster node, and --redis.cluster is missing
+                if (!isTransient(e) || (!endpoint.cluster() && isRedirection(e))) throw permanent(e, null);
+                closeConnection(); // a cluster client made anew reads the topology afresh
                 retries.inc();
                 long remainingMillis = (deadline - System.nanoTime()) / 1_000_000;
                 if (remainingMillis <= 0) {
@@ -613,6 +638,7 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
         List<String> keysOf = new ArrayList<>(units.size() + 8);
         int[] firstResponse = new int[units.size() + 1];
         int commands = 0;
+        Map<String, Response<Long>> replicated = Map.of();
         try (AbstractPipeline p = j.pipelined()) {
             for (int u = 0; u < units.size(); u++) {
                 firstResponse[u] = responses.size();
@@ -644,8 +670,10 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
             firstResponse[units.size()] = responses.size();
             commands = responses.size();
             countCommands(commands);
+            if (j instanceof RedisClusterClient cluster) replicated = waitForReplicas(cluster, p, keysOf);
             p.sync();
         }
+        checkReplicated(replicated);
         long applied = 0;
         long stale = 0;
         List<RedisApplyScript.Call> noScript = new ArrayList<>();
@@ -799,11 +827,95 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
     }
 
     private void loadScript(UnifiedJedis j) {
+        if (j instanceof RedisClusterClient cluster) {
+            loadScriptOnEveryNode(cluster);
+            return;
+        }
         countCommands(1);
         String sha = j.scriptLoad(RedisApplyScript.SOURCE);
         if (!RedisApplyScript.SHA1.equals(sha)) {
             throw new IllegalStateException("Redis returned SHA " + sha + " for the rollcount script, expected " + RedisApplyScript.SHA1);
         }
+    }
+
+    /**
+     * SCRIPT LOAD on every node of the cluster client's topology (a script lives on one node; replicas get
+     * it too, for the day they are promoted). A node that cannot be reached is skipped: if it serves again,
+     * its NOSCRIPT reply makes the writer load the script again.
+     */
+    private void loadScriptOnEveryNode(RedisClusterClient cluster) {
+        JedisException last = null;
+        int loaded = 0;
+        for (Map.Entry<String, ConnectionPool> node : cluster.getClusterNodes().entrySet()) {
+            countCommands(1);
+            try (Connection c = node.getValue().getResource(); Jedis n = new Jedis(c)) {
+                String sha = n.scriptLoad(RedisApplyScript.SOURCE);
+                if (!RedisApplyScript.SHA1.equals(sha)) {
+                    throw new IllegalStateException("Redis at " + node.getKey() + " returned SHA " + sha + " for the rollcount script, expected " + RedisApplyScript.SHA1);
+                }
+                loaded++;
+            } catch (JedisConnectionException e) {
+                last = e;
+            }
+        }
+        if (loaded == 0 && last != null) throw last;
+    }
+
+    /**
+     * Cluster only: appends to the pipeline, after the calls, one {@code WAIT 1 <timeout>} per master that
+     * the calls' slots map to, on the pipeline's own connection to that master (WAIT waits for the writes of
+     * its connection), so that a batch completes only once its writes are on a replica as well: a master
+     * killed after that loses none of them at failover. Masters known to have no replica are skipped.
+     * Returns the WAIT replies by master.
+     */
+    private Map<String, Response<Long>> waitForReplicas(RedisClusterClient cluster, AbstractPipeline p, List<String> keys) {
+        Map<String, String> sampleKeyByNode = new LinkedHashMap<>();
+        for (String key : keys) {
+            if (key == null) continue;
+            int slot = JedisClusterCRC16.getSlot(key);
+            String node = nodeOfSlot.computeIfAbsent(slot, s -> {
+                try (Connection conn = cluster.getConnectionFromSlot(s)) {
+                    return conn.getHostAndPort().toString();
+                }
+            });
+            sampleKeyByNode.putIfAbsent(node, key);
+        }
+        Map<String, Response<Long>> replies = new LinkedHashMap<>();
+        for (Map.Entry<String, String> e : sampleKeyByNode.entrySet()) {
+            if (noReplica.contains(e.getKey())) continue;
+            replies.put(e.getKey() + " " + e.getValue(), p.waitReplicas(e.getValue(), 1, REPLICA_WAIT_MILLIS));
+            countCommands(1);
+        }
+        return replies;
+    }
+
+    /**
+     * A master whose WAIT timed out: fine (and skipped from now on) if it has no replica connected, as after
+     * its replica was promoted in place of a failed master; otherwise a transient NOREPLICAS error, and the
+     * batch is sent again.
+     */
+    private void checkReplicated(Map<String, Response<Long>> replies) {
+        for (Map.Entry<String, Response<Long>> e : replies.entrySet()) {
+            if (e.getValue().get() >= 1) continue;
+            String node = e.getKey().substring(0, e.getKey().indexOf(' '));
+            String sampleKey = e.getKey().substring(node.length() + 1);
+            int replicas;
+            try (Connection c = ((RedisClusterClient) jedis).getConnectionFromSlot(JedisClusterCRC16.getSlot(sampleKey)); Jedis n = new Jedis(c)) {
+                replicas = connectedReplicas(n.info("replication"));
+            }
+            if (replicas > 0) {
+                throw new JedisDataException("NOREPLICAS no replica of " + node + " acknowledged the batch within " + REPLICA_WAIT_MILLIS + " ms");
+            }
+            LOG.warn("Redis Cluster master {} has no replica: writes to it are not waited for until the writer reconnects", node);
+            noReplica.add(node);
+        }
+    }
+
+    private static int connectedReplicas(String infoReplication) {
+        for (String line : infoReplication.split("\\r?\\n")) {
+            if (line.startsWith("connected_slaves:")) return Integer.parseInt(line.substring("connected_slaves:".length()).trim());
+        }
+        return 0;
     }
 
     private void countCommands(int n) {
@@ -812,6 +924,8 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
     }
 
     private void closeConnection() {
+        nodeOfSlot.clear();
+        noReplica.clear();
         if (jedis != null) {
             try {
                 jedis.close();
@@ -844,9 +958,17 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
             String m = e.getMessage() == null ? "" : e.getMessage();
             return m.startsWith("LOADING") || m.startsWith("BUSY") || m.startsWith("MASTERDOWN")
                     || m.startsWith("TRYAGAIN") || m.startsWith("CLUSTERDOWN") || m.startsWith("READONLY")
-                    || m.startsWith("OOM") || m.startsWith("MISCONF") || m.startsWith("NOREPLICAS");
+                    || m.startsWith("OOM") || m.startsWith("MISCONF") || m.startsWith("NOREPLICAS") || isRedirection(e);
         }
-        return false;
+        // a Redis Cluster whose topology the client could not read or follow (a failover in progress)
+        return e instanceof JedisClusterOperationException;
+    }
+
+    /** A MOVED or ASK reply: the slot is served by another node (a failover or a slot migration). */
+    static boolean isRedirection(Throwable e) {
+        if (e instanceof JedisRedirectionException) return true;
+        String m = e.getMessage();
+        return e instanceof JedisDataException && m != null && (m.startsWith("MOVED ") || m.startsWith("ASK "));
     }
 
     private RedisSinkException permanent(JedisException e, RedisApplyScript.Call call) {
@@ -856,6 +978,8 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
                         || e.getMessage().startsWith("NOAUTH")))) {
             what = "Redis at " + endpoint + " refused access" + (endpoint.user() != null ? " for user " + endpoint.user() : "")
                     + (call != null ? " to the batch of key " + call.firstKey : "");
+        } else if (isRedirection(e)) {
+            what = "Redis at " + endpoint + " is a node of a Redis Cluster (it redirected a write): add --redis.cluster and list the cluster's nodes in --redis";
         } else if (hasCause(e, java.security.cert.CertificateException.class)) {
             what = "Redis at " + endpoint + " presented a certificate that is not trusted or does not name the host";
         } else if (call != null) {

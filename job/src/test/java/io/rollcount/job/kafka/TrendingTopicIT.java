@@ -117,7 +117,7 @@ class TrendingTopicIT {
             Pattern item = Pattern.compile("\\{\"counter\":\"([^\"]+)\",\"score\":([^,]+),\"estimate\":([^}]+)}");
             for (Map.Entry<String, String> e : latestTrending.entrySet()) {
                 String ns = e.getKey();
-                String at = redis.jedis.get(redis.prefix + ":_v:trending:" + ns);
+                String at = redis.jedis.get(redis.prefix + ":_v:{" + redis.prefix + ":trending:" + ns + "}");
                 assertThat(e.getValue()).contains("\"at\":" + at + ",");
                 List<String> counters = new ArrayList<>();
                 Matcher m = item.matcher(e.getValue());

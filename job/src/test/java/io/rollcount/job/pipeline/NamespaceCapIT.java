@@ -122,7 +122,7 @@ public class NamespaceCapIT {
 
             // Every trending key and its version key expire a week after their last write.
             for (String ns : trendingNs) {
-                for (String k : List.of(trending + ns, r.prefix + ":_v:trending:" + ns)) {
+                for (String k : List.of(trending + ns, r.prefix + ":_v:{" + r.prefix + ":trending:" + ns + "}")) {
                     assertThat(r.jedis.pttl(k)).as("ttl of " + k).isBetween(WEEK - 600_000, WEEK);
                 }
             }

@@ -190,7 +190,7 @@ public class TrendingIT {
     record Trending(long at, List<Tuple> items) {}
 
     static Trending trending(RedisTestSupport r, String ns) {
-        String v = r.jedis.get(r.prefix + ":_v:trending:" + ns);
+        String v = r.jedis.get(r.prefix + ":_v:{" + r.prefix + ":trending:" + ns + "}");
         assertThat(v).as("version of the trending list of " + ns).isNotNull();
         return new Trending(Long.parseLong(v), r.jedis.zrevrangeWithScores(r.prefix + ":trending:" + ns, 0, -1));
     }

@@ -133,4 +133,38 @@ class RedisEndpointTest {
         assertThatThrownBy(() -> RedisSink.builder().setUrl("redis://h").setFlushInterval(Duration.ZERO).build())
                 .hasMessageContaining("flushInterval");
     }
+
+    @Test
+    void aClusterSeedListTakesTheFirstNodesCredentialsAndNoDatabase() throws Exception {
+        RedisEndpoint e = RedisEndpoint.builder().setCluster(true)
+                .setUrl("rediss://writer:" + SECRET + "@a.example:7000,b.example:7001,rediss://[::1]:7002").build();
+        assertThat(e.cluster()).isTrue();
+        assertThat(e.seeds()).containsExactly("a.example:7000", "b.example:7001", "[::1]:7002");
+        assertThat(e.tls()).isTrue();
+        assertThat(e.user()).isEqualTo("writer");
+        assertThat(e.toString()).isEqualTo("rediss://writer:***@a.example:7000,b.example:7001,[::1]:7002").doesNotContain(SECRET);
+        // what a TaskManager receives
+        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+        try (java.io.ObjectOutputStream out = new java.io.ObjectOutputStream(bytes)) {
+            out.writeObject(e);
+        }
+        try (java.io.ObjectInputStream in = new java.io.ObjectInputStream(new java.io.ByteArrayInputStream(bytes.toByteArray()))) {
+            RedisEndpoint back = (RedisEndpoint) in.readObject();
+            assertThat(back).isEqualTo(e);
+            assertThat(back.seeds()).isEqualTo(e.seeds());
+        }
+        // a cluster endpoint: one counter per script call
+        assertThat(RedisSink.builder().setEndpoint(e).setCountersPerCall(64).build().countersPerCall).isEqualTo(1);
+
+        assertThatThrownBy(() -> RedisEndpoint.builder().setCluster(true).setUrl("redis://a:7000/3").build())
+                .hasMessage("--redis: a Redis Cluster has database 0 only: remove '/3' (--redis.cluster is set)");
+        assertThatThrownBy(() -> RedisEndpoint.builder().setUrl("redis://a:7000,b:7001").build())
+                .hasMessageStartingWith("--redis: a list of nodes is the seed list of a Redis Cluster: add --redis.cluster");
+        assertThatThrownBy(() -> RedisEndpoint.builder().setCluster(true).setUrl("rediss://a:7000,redis://b:7001").build())
+                .hasMessageStartingWith("--redis: every seed node takes the scheme of the first (rediss://)");
+        assertThatThrownBy(() -> RedisEndpoint.builder().setCluster(true).setUrl("redis://u:" + SECRET + "@a:7000,v:w@b:7001").build())
+                .hasMessageStartingWith("--redis: seed node 2 must be host:port").hasMessageNotContaining(SECRET);
+        assertThatThrownBy(() -> RedisEndpoint.builder().setCluster(true).setUrl("redis://a:7000,b:port").build())
+                .hasMessageStartingWith("--redis: the port must be a number");
+    }
 }

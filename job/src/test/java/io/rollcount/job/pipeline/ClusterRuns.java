@@ -1,0 +1,247 @@
+package io.rollcount.job.pipeline;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.rollcount.job.JobOptions;
+import io.rollcount.job.RollcountJob;
+import io.rollcount.job.files.DeadLetterFileSink;
+import io.rollcount.job.gen.EventGenerator;
+import io.rollcount.job.gen.EventGenerator.Generated;
+import io.rollcount.job.redis.RedisClusterProcesses;
+import io.rollcount.job.redis.RedisSink;
+import java.io.IOException;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.regex.Pattern;
+import org.apache.flink.api.common.JobStatus;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.RestartStrategyOptions;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.RedisClusterClient;
+
+/**
+ * One run of the real job graph ({@link RollcountJob#build}) from generated files into a
+ * {@link RedisClusterProcesses} cluster, with its ground truth, and what must hold after it: every key in
+ * the slot of the master that holds it, and every value exact.
+ */
+final class ClusterRuns {
+    static final long START = 1_764_000_000_000L; // 2025-11-24T16:00:00Z
+
+    final RedisClusterProcesses cluster;
+    final Path dir;
+    final String prefix = "rcc" + UUID.randomUUID().toString().substring(0, 8);
+    final GroundTruth truth = new GroundTruth();
+    final List<String> hotTotals = new ArrayList<>();
+
+    ClusterRuns(RedisClusterProcesses cluster, Path dir) {
+        this.cluster = cluster;
+        this.dir = dir;
+    }
+
+    /** Writes {@code events} zipf events (positive deltas only, with redeliveries) into two files. */
+    ClusterRuns writeInput(int events, int counters) throws IOException {
+        EventGenerator gen = new EventGenerator(7, EventGenerator.Workload.zipf, counters, 300, START, 1_000, 3_000, 0.0);
+        try (Writer a = Files.newBufferedWriter(dir.resolve("a.jsonl"), StandardCharsets.UTF_8);
+                Writer b = Files.newBufferedWriter(dir.resolve("b.jsonl"), StandardCharsets.UTF_8)) {
+            for (int i = 0; i < events; i++) {
+                Generated g = gen.next();
+                truth.add(g);
+                (i % 2 == 0 ? a : b).write(g.line() + "\n");
+            }
+        }
+        EventGenerator names = new EventGenerator(7, EventGenerator.Workload.zipf, counters, 1, START, 1, 0, 0);
+        for (int rank = 0; rank < 30; rank++) hotTotals.add(prefix + ":{" + names.counterId(rank) + "}:total");
+        return this;
+    }
+
+    JobOptions options() {
+        JobOptions o = new JobOptions();
+        o.input = dir.toString();
+        o.redis = cluster.url();
+        o.redisCluster = true;
+        o.redisKeyPrefix = prefix;
+        o.checkpointInterval = "300ms";
+        o.dlq = dir.resolve("dlq.jsonl").toString();
+        return o.validate();
+    }
+
+    /** Parallelism 2, a bounded number of restarts. */
+    static StreamExecutionEnvironment environment(JobOptions o) {
+        Configuration conf = RollcountJob.configuration(o);
+        conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
+        conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 5);
+        conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(500));
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
+        env.setParallelism(2);
+        return env;
+    }
+
+    /** The job graph from the files (held after {@code holdAt} records per reader until the gate opens, if positive). */
+    void build(StreamExecutionEnvironment env, JobOptions o, long holdAt) {
+        var source = RollcountJob.fileSource(o);
+        RollcountJob.build(env, o, holdAt > 0 ? new GatedSource<>(source, holdAt) : source,
+                new RollcountJob.Outputs(RedisSink.fromOptions(o), new DeadLetterFileSink(o.dlq), 1, null));
+    }
+
+    /** Waits for the job's end, failing on a timeout or a failed job. */
+    static void awaitFinished(JobClient job, Duration timeout) throws Exception {
+        job.getJobExecutionResult().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(job.getJobStatus().get()).isEqualTo(JobStatus.FINISHED);
+    }
+
+    /** Waits for a condition while the job runs. */
+    static void await(String what, Duration timeout, java.util.function.BooleanSupplier condition, JobClient job) throws Exception {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!condition.getAsBoolean()) {
+            JobStatus status = job.getJobStatus().get(30, TimeUnit.SECONDS);
+            assertThat(status.isGloballyTerminalState()).as("the job ended (" + status + ") before: " + what).isFalse();
+            assertThat(System.nanoTime()).as("waited " + timeout + " for: " + what).isLessThan(deadline);
+            Thread.sleep(50);
+        }
+    }
+
+    /**
+     * Every key of the prefix lies in a slot of the master that holds it ({@code CLUSTER KEYSLOT} on that
+     * master), and all keys of one counter are on one master; returns how many keys were checked.
+     */
+    int assertEveryKeyInItsSlot() {
+        Map<Integer, List<int[]>> slots = cluster.slotsByMaster();
+        Map<String, Integer> nodeOfCounter = new HashMap<>();
+        List<String> misplaced = new ArrayList<>();
+        int checked = 0;
+        for (Map.Entry<Integer, List<String>> e : cluster.keysByMaster(prefix).entrySet()) {
+            int port = e.getKey();
+            try (Jedis j = new Jedis("127.0.0.1", port)) {
+                for (String key : e.getValue()) {
+                    long slot = j.clusterKeySlot(key);
+                    boolean mine = slots.getOrDefault(port, List.of()).stream().anyMatch(r -> slot >= r[0] && slot <= r[1]);
+                    if (!mine) misplaced.add(key + " (slot " + slot + ") on " + port);
+                    if (key.startsWith(prefix + ":{")) {
+                        String counter = key.substring(prefix.length() + 2, key.indexOf('}'));
+                        Integer before = nodeOfCounter.put(counter, port);
+                        if (before != null && before != port) misplaced.add("counter " + counter + " on " + before + " and " + port);
+                    }
+                    checked++;
+                }
+            }
+        }
+        assertThat(misplaced).as("keys outside their slot's master").isEmpty();
+        return checked;
+    }
+
+    /**
+     * Every total and window sum equals the ground truth, every uniques key counts as PFADD of its users, the
+     * watermark says end of input, and no key but these, bookkeeping and the sorted sets exists ({@code skip}:
+     * keys the test planted).
+     */
+    void assertExact(Set<String> skip) {
+        Map<String, Long> expected = truth.redisKeys(prefix);
+        Map<String, Set<String>> uniques = truth.uniquesKeys(prefix);
+        Pattern bookkeeping = Pattern.compile(Pattern.quote(prefix) + ":(\\{[^}]*\\}:)?_.*");
+        List<String> unexpected = new ArrayList<>();
+        Map<String, String> wrong = new HashMap<>();
+        int values = 0;
+        int uniquesSeen = 0;
+        try (RedisClusterClient c = cluster.client()) {
+            for (String key : cluster.keys(prefix)) {
+                if (skip.contains(key) || bookkeeping.matcher(key).matches() || key.equals(prefix + ":meta:watermark")
+                        || key.startsWith(prefix + ":top:") || key.startsWith(prefix + ":trending:")) {
+                    continue;
+                }
+                if (uniques.containsKey(key)) {
+                    String scratch = key.substring(0, key.indexOf('}') + 1) + ":_scratch";
+                    c.del(scratch);
+                    c.pfadd(scratch, uniques.get(key).toArray(String[]::new));
+                    long want = c.pfcount(scratch);
+                    c.del(scratch);
+                    if (c.pfcount(key) != want) wrong.put(key, "PFCOUNT " + c.pfcount(key) + ", PFADD of its users " + want);
+                    uniquesSeen++;
+                    continue;
+                }
+                if (!expected.containsKey(key)) {
+                    unexpected.add(key);
+                    continue;
+                }
+                values++;
+                String v = c.get(key);
+                if (!Long.toString(expected.get(key)).equals(v)) wrong.put(key, "expected " + expected.get(key) + " got " + v);
+            }
+            assertThat(c.get(prefix + ":meta:watermark")).as("the watermark after the end of input").isEqualTo(Long.toString(Long.MAX_VALUE));
+        }
+        Set<String> missing = new HashSet<>(expected.keySet());
+        missing.removeAll(skip);
+        assertThat(unexpected).as("keys that should not exist").isEmpty();
+        assertThat(wrong).as("keys with a wrong value").isEmpty();
+        assertThat(values).as("every expected key exists").isEqualTo(missing.size());
+        assertThat(uniquesSeen).as("every uniques key exists").isEqualTo(uniques.size());
+    }
+
+    /**
+     * Reads the hot totals from the cluster every 20 ms (one GET each: they are in different slots), as a
+     * dashboard would, and records every value lower than one seen before. Errors while the cluster fails
+     * over are counted and read past.
+     */
+    static final class Poller implements AutoCloseable {
+        final Map<String, Long> maxSeen = new ConcurrentHashMap<>();
+        final List<String> decreases = Collections.synchronizedList(new ArrayList<>());
+        final AtomicLong polls = new AtomicLong();
+        final AtomicLong errors = new AtomicLong();
+        private final AtomicBoolean running = new AtomicBoolean(true);
+        private final Thread thread;
+
+        Poller(RedisClusterProcesses cluster, List<String> keys) {
+            thread = new Thread(() -> {
+                RedisClusterClient c = cluster.client();
+                try {
+                    while (running.get()) {
+                        try {
+                            for (String k : keys) {
+                                String value = c.get(k);
+                                if (value == null) continue;
+                                long v = Long.parseLong(value);
+                                Long before = maxSeen.get(k);
+                                if (before != null && v < before) decreases.add(k + ": " + before + " -> " + v);
+                                if (before == null || v > before) maxSeen.put(k, v);
+                            }
+                            polls.incrementAndGet();
+                        } catch (RuntimeException e) {
+                            errors.incrementAndGet();
+                            c.close();
+                            c = cluster.client();
+                        }
+                        Thread.sleep(20);
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                } finally {
+                    c.close();
+                }
+            }, "cluster-totals-poller");
+            thread.setDaemon(true);
+            thread.start();
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            running.set(false);
+            thread.join(10_000);
+        }
+    }
+}
