@@ -43,7 +43,7 @@ import org.junit.jupiter.api.io.TempDir;
  * key would show.
  */
 class AttackCounterIdsTest {
-    private static final long TS = 1_764_000_000_000L; // 2025-11-24T16:00:00Z
+    private static final long TS = io.rollcount.job.support.RecentTime.HOUR_START; // window keys expire at end + retention
 
     @RegisterExtension
     static final MiniClusterExtension FLINK = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()

@@ -42,7 +42,7 @@ import redis.clients.jedis.RedisClusterClient;
  * the slot of the master that holds it, and every value exact.
  */
 final class ClusterRuns {
-    static final long START = 1_764_000_000_000L; // 2025-11-24T16:00:00Z
+    static final long START = io.rollcount.job.support.RecentTime.HOUR_START; // window keys expire at end + retention
 
     final RedisClusterProcesses cluster;
     final Path dir;

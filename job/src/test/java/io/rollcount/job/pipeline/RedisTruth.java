@@ -118,6 +118,9 @@ final class RedisTruth {
      * lists a week after their last write).
      */
     static long expiryOf(String key) {
+        // a sorted set's version key names its sorted set as its hash tag ({@code P:_v:{P:top:...}}): it expires with it
+        int tag = key.indexOf(":_v:{");
+        if (tag >= 0 && key.endsWith("}")) return expiryOf(key.substring(tag + 5, key.length() - 1));
         int last = key.lastIndexOf(':');
         int before = key.lastIndexOf(':', last - 1);
         String label = key.substring(before + 1, last);
