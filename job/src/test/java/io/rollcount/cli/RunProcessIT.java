@@ -47,7 +47,8 @@ class RunProcessIT {
             }
 
             // Stopped midway (SIGTERM, as Ctrl-C): the shutdown hook deletes the run's temporary folder.
-            Path big = writeEvents(dir.resolve("big.jsonl"), 1_000_000, 1_000);
+            // big enough to outlast the first progress lines: a million events now take the job about 6 s
+            Path big = writeEvents(dir.resolve("big.jsonl"), 8_000_000, 1_000);
             Process q = start(root, "run", "--input", big.toString(), "--redis", redis.url(), "--redis.key-prefix", redis.prefix + "b",
                     "--parallelism", "1", "--dlq", dir.resolve("dlq-b.jsonl").toString());
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
