@@ -16,17 +16,13 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Pattern;
 import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.configuration.Configuration;
@@ -191,57 +187,5 @@ final class ClusterRuns {
         assertThat(wrong).as("keys with a wrong value").isEmpty();
         assertThat(values).as("every expected key exists").isEqualTo(missing.size());
         assertThat(uniquesSeen).as("every uniques key exists").isEqualTo(uniques.size());
-    }
-
-    /**
-     * Reads the hot totals from the cluster every 20 ms (one GET each: they are in different slots), as a
-     * dashboard would, and records every value lower than one seen before. Errors while the cluster fails
-     * over are counted and read past.
-     */
-    static final class Poller implements AutoCloseable {
-        final Map<String, Long> maxSeen = new ConcurrentHashMap<>();
-        final List<String> decreases = Collections.synchronizedList(new ArrayList<>());
-        final AtomicLong polls = new AtomicLong();
-        final AtomicLong errors = new AtomicLong();
-        private final AtomicBoolean running = new AtomicBoolean(true);
-        private final Thread thread;
-
-        Poller(RedisClusterProcesses cluster, List<String> keys) {
-            thread = new Thread(() -> {
-                RedisClusterClient c = cluster.client();
-                try {
-                    while (running.get()) {
-                        try {
-                            for (String k : keys) {
-                                String value = c.get(k);
-                                if (value == null) continue;
-                                long v = Long.parseLong(value);
-                                Long before = maxSeen.get(k);
-                                if (before != null && v < before) decreases.add(k + ": " + before + " -> " + v);
-                                if (before == null || v > before) maxSeen.put(k, v);
-                            }
-                            polls.incrementAndGet();
-                        } catch (RuntimeException e) {
-                            errors.incrementAndGet();
-                            c.close();
-                            c = cluster.client();
-                        }
-                        Thread.sleep(20);
-                    }
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                } finally {
-                    c.close();
-                }
-            }, "cluster-totals-poller");
-            thread.setDaemon(true);
-            thread.start();
-        }
-
-        @Override
-        public void close() throws InterruptedException {
-            running.set(false);
-            thread.join(10_000);
-        }
     }
 }

@@ -45,7 +45,7 @@ class RedisClusterFailoverIT {
         JobClient job = env.executeAsync("redis-cluster-b");
         int victim;
         int promoted;
-        try (ClusterRuns.Poller poller = new ClusterRuns.Poller(CLUSTER, run.hotTotals)) {
+        try (TotalsPoller poller = new TotalsPoller(CLUSTER::client, run.hotTotals)) {
             ClusterRuns.await("two checkpoints and totals in Redis", Duration.ofSeconds(120),
                     () -> FailureInjection.completedCheckpoints() >= 2 && poller.maxSeen.size() >= 10, job);
             // the master of the hottest counter's slot

@@ -89,7 +89,7 @@ class RedisClusterIT {
         StreamExecutionEnvironment env = ClusterRuns.environment(o);
         run.build(env, o, 10_000);
         JobClient job = env.executeAsync("redis-cluster-c");
-        try (ClusterRuns.Poller poller = new ClusterRuns.Poller(CLUSTER, run.hotTotals)) {
+        try (TotalsPoller poller = new TotalsPoller(CLUSTER::client, run.hotTotals)) {
             ClusterRuns.await("two checkpoints and totals in Redis", Duration.ofSeconds(120),
                     () -> FailureInjection.completedCheckpoints() >= 2 && !poller.maxSeen.isEmpty(), job);
             List<Integer> masters = CLUSTER.masterPorts();

@@ -1,5 +1,6 @@
 package io.rollcount.job.pipeline;
 
+import io.rollcount.job.redis.RedisEndpoint;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -7,37 +8,55 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import redis.clients.jedis.Jedis;
+import java.util.function.Supplier;
+import redis.clients.jedis.UnifiedJedis;
 
 /**
  * Reads some Redis keys every 20 ms while a job runs, as a dashboard would, and records every value that is
  * lower than one seen before (keys of counters that only ever receive positive deltas must never go back).
+ * One GET per key, so that the keys may live in different slots of a Redis Cluster; an error (a failover,
+ * a slot moving) is counted, the client made anew, and polling goes on.
  */
 final class TotalsPoller implements AutoCloseable {
     final Map<String, Long> maxSeen = new ConcurrentHashMap<>();
     final List<String> decreases = Collections.synchronizedList(new ArrayList<>());
     final AtomicLong polls = new AtomicLong();
+    final AtomicLong errors = new AtomicLong();
     private final AtomicBoolean running = new AtomicBoolean(true);
     private final Thread thread;
 
+    /** Polls one Redis server. */
     TotalsPoller(String host, int port, List<String> keys) {
-        String[] k = keys.toArray(String[]::new);
+        this(() -> RedisEndpoint.parse("redis://" + host + ":" + port).client(), keys);
+    }
+
+    /** Polls through clients that {@code connect} makes (a single server's or a Redis Cluster's). */
+    TotalsPoller(Supplier<? extends UnifiedJedis> connect, List<String> keys) {
         thread = new Thread(() -> {
-            try (Jedis j = new Jedis(host, port)) {
+            UnifiedJedis c = connect.get();
+            try {
                 while (running.get()) {
-                    List<String> values = j.mget(k);
-                    for (int i = 0; i < k.length; i++) {
-                        if (values.get(i) == null) continue;
-                        long v = Long.parseLong(values.get(i));
-                        Long before = maxSeen.get(k[i]);
-                        if (before != null && v < before) decreases.add(k[i] + ": " + before + " -> " + v);
-                        if (before == null || v > before) maxSeen.put(k[i], v);
+                    try {
+                        for (String k : keys) {
+                            String value = c.get(k);
+                            if (value == null) continue;
+                            long v = Long.parseLong(value);
+                            Long before = maxSeen.get(k);
+                            if (before != null && v < before) decreases.add(k + ": " + before + " -> " + v);
+                            if (before == null || v > before) maxSeen.put(k, v);
+                        }
+                        polls.incrementAndGet();
+                    } catch (RuntimeException e) {
+                        errors.incrementAndGet();
+                        c.close();
+                        c = connect.get();
                     }
-                    polls.incrementAndGet();
                     Thread.sleep(20);
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
+            } finally {
+                c.close();
             }
         }, "totals-poller");
         thread.setDaemon(true);
