@@ -99,6 +99,9 @@ public final class DemoCommand implements Callable<Integer> {
             + MetricsPort.DEFAULT_DEMO_PORT + ", or off when that port is taken).")
     Integer metricsPort;
 
+    @Option(names = "--policies", paramLabel = "FILE", description = "Namespace policies (YAML), as for run; e.g. samples/policies.yaml.")
+    String policies;
+
     @Option(names = "--seed", defaultValue = "42", description = "Random seed of the generator (default: ${DEFAULT-VALUE}).")
     long seed;
 
@@ -145,7 +148,14 @@ public final class DemoCommand implements Callable<Integer> {
         options.kafkaTransactionalIdPrefix = "rollcount-demo-" + UUID.randomUUID().toString().substring(0, 8);
         options.checkpointInterval = checkpointInterval;
         options.parallelism = parallelism;
-        options.validate();
+        options.policiesFile = policies;
+        try {
+            options.validate();
+        } catch (io.rollcount.job.policy.PoliciesException e) {
+            err.println("rollcount demo: " + e.getMessage());
+            err.flush();
+            return 2;
+        }
 
         // Redis first: without it nothing starts.
         RedisEndpoint endpoint = RedisEndpoint.fromOptions(options);
@@ -186,6 +196,7 @@ public final class DemoCommand implements Callable<Integer> {
             if (cleared > 0) {
                 out.printf("rollcount demo: cleared %,d keys of the demo's counters left by an earlier run under prefix '%s'%n", cleared, prefix);
             }
+            if (policies != null) options.policies().describe().forEach(line -> out.println("rollcount demo: " + line));
             out.printf("rollcount demo: starting Kafka, the generator and the job (Redis at %s, key prefix '%s') ...%n", endpoint, prefix);
             out.flush();
 

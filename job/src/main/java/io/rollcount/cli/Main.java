@@ -22,7 +22,7 @@ public final class Main implements Callable<Integer> {
         CommandLine cli = new CommandLine(new Main());
         cli.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
             commandLine.getErr().println("rollcount: " + oneLine(ex));
-            return 1;
+            return ex instanceof io.rollcount.job.policy.PoliciesException ? 2 : 1; // a bad --policies file: nothing started
         });
         System.exit(cli.execute(args));
     }

@@ -132,6 +132,10 @@ final class RunCommand implements Callable<Integer> {
             says.println("rollcount: " + MetricsPort.serving(metricsPort));
             says.flush();
         }
+        if (options.policiesFile != null) {
+            options.policies().describe().forEach(line -> says.println("rollcount: " + line));
+            says.flush();
+        }
         CheckpointFailures.listen();
         StreamExecutionEnvironment env = LocalFlink.environment(options, extra);
         RollcountJob.assemble(env, options);

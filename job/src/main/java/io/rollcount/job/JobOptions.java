@@ -1,6 +1,8 @@
 package io.rollcount.job;
 
 import io.rollcount.job.model.Resolution;
+import io.rollcount.job.policy.Policies;
+import io.rollcount.job.policy.PoliciesFile;
 import io.rollcount.job.util.Durations;
 import java.io.Serializable;
 import java.time.Duration;
@@ -107,11 +109,31 @@ public class JobOptions implements Serializable {
             description = "Which closed windows go to counter-rollups: a comma list of 5s, 1m, 5m, 1h, 1d (default: ${DEFAULT-VALUE}).")
     public String rollupsResolutions = "1m,1h,1d";
 
+    @Option(names = "--policies", paramLabel = "FILE",
+            description = "Namespace policies (YAML): per namespace or glob, which resolutions, retention, uniques, trending, top-K and dedup horizon its counters get; read at start, before anything runs (default: every counter gets everything).")
+    public String policiesFile;
+
     @Option(names = "--fresh", description = "Start empty although the key prefix holds another job's counts: deletes the prefix's keys first, so that totals restart from what this run reads. Without it such a start is refused (exit 2).")
     public boolean fresh;
 
     /** The token of the key prefix's lease this job's Redis sink holds (see PrefixGuard); null for a new one. Not an option. */
     public String leaseToken;
+
+    /** The parsed {@code --policies} file, read once (client side: the job graph carries it, not the file). */
+    private Policies policies;
+
+    /**
+     * The namespace policies: those of {@code --policies}, read and checked on first use, or none (every
+     * counter gets the defaults, with {@code --topk} and {@code --dedup-horizon}). A bad file fails with a
+     * {@link io.rollcount.job.policy.PoliciesException} of one line naming the file, the rule and the field.
+     */
+    public Policies policies() {
+        if (policies == null) {
+            long dedup = dedupHorizon().toMillis();
+            policies = policiesFile == null ? Policies.none(topk, dedup) : PoliciesFile.load(java.nio.file.Path.of(policiesFile), topk, dedup);
+        }
+        return policies;
+    }
 
     /** Whether {@code --kafka.bootstrap} is set: then rollups and dead letters go to Kafka, else dead letters to {@code --dlq}. */
     public boolean kafkaConfigured() {
@@ -217,6 +239,8 @@ public class JobOptions implements Serializable {
         if (!url.startsWith("redis://") && !url.startsWith("rediss://")) {
             throw new IllegalArgumentException("--redis must be a redis:// or rediss:// URL");
         }
+        policies = null; // read (again) with the options as they are now
+        policies();
         return this;
     }
 }

@@ -21,10 +21,13 @@ import io.rollcount.job.ops.PreAggregate;
 import io.rollcount.job.ops.RouteEvents;
 import io.rollcount.job.ops.TrendPerShard;
 import io.rollcount.job.ops.TrendingMerge;
+import io.rollcount.job.ops.TrendingPolicyFilter;
 import io.rollcount.job.ops.ValidEventsWatermarks;
 import io.rollcount.job.ops.WindowTopCap;
 import io.rollcount.job.ops.WindowTopMerge;
 import io.rollcount.job.parse.EventParser;
+import io.rollcount.job.policy.Policies;
+import io.rollcount.job.policy.PoliciesException;
 import io.rollcount.job.redis.PrefixGuard;
 import io.rollcount.job.redis.RedisEndpoint;
 import io.rollcount.job.redis.RedisKeys;
@@ -58,6 +61,7 @@ import redis.clients.jedis.exceptions.JedisException;
  * passed in so that tests run the very same graph on bounded input.
  */
 public final class RollcountJob {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(RollcountJob.class);
 
     private RollcountJob() {}
 
@@ -91,6 +95,9 @@ public final class RollcountJob {
         long lateness = options.allowedLateness().toMillis();
         long flushInterval = options.flushInterval().toMillis();
         RedisKeys keys = new RedisKeys(options.redisKeyPrefix);
+        // What each namespace keeps (--policies), read at submission: the operators get it in the job graph.
+        Policies policies = options.policies();
+        policies.describe().forEach(LOG::info);
 
         // 1. Parse inside the source; per-partition watermarks over valid events only.
         DataStream<Event> events = env.fromSource(source,
@@ -99,10 +106,10 @@ public final class RollcountJob {
                 .uid(sourceUid(options));
 
         // 2. Dead letters aside; events with an event_id to deduplication, the rest straight on.
-        SingleOutputStreamOperator<Event> routed = events.process(new RouteEvents()).name("route").uid("route");
+        SingleOutputStreamOperator<Event> routed = events.process(new RouteEvents(policies)).name("route").uid("route");
         DataStream<Event> firstDeliveries = routed.getSideOutput(RouteEvents.WITH_EVENT_ID)
                 .keyBy(DropDuplicates::keyOf, Types.STRING)
-                .process(new DropDuplicates(options.dedupHorizon().toMillis()))
+                .process(new DropDuplicates(policies))
                 .name("drop-duplicates").uid("drop-duplicates");
 
         // 3. Late events out; the rest combined per (counter, 5 s bucket) before the shuffle by counter.
@@ -119,12 +126,13 @@ public final class RollcountJob {
         SingleOutputStreamOperator<RedisWrite> counts = partials
                 .keyBy(p -> p.counter, Types.STRING)
                 .transform("count-per-counter", TypeInformation.of(RedisWrite.class),
-                        new CountPerCounter(keys, lateness, flushInterval, CountPerCounter.DEFAULT_CACHE_BYTES, rollupMask))
+                        new CountPerCounter(keys, lateness, flushInterval, CountPerCounter.DEFAULT_CACHE_BYTES, rollupMask, policies))
                 .uid("count-per-counter");
 
         // 4b. Trending: one decayed sketch per trending shard, merged into the top K per namespace.
         long halfLife = options.trendingHalfLife().toMillis();
         DataStream<TopList> trending = partials
+                .filter(new TrendingPolicyFilter(policies)).name("trending-policy").uid("trending-policy")
                 .map(TrendWeight::of).returns(TrendWeight.class).name("trend-weights").uid("trend-weights")
                 .keyBy(p -> TrendPerShard.shardOf(p.counter), Types.INT)
                 .transform("trend-per-shard", TypeInformation.of(TrendCandidates.class),
@@ -137,10 +145,10 @@ public final class RollcountJob {
         // 4c. Window top-K: a local top K per subtask when the window closes, then one merge per window; lists of
         //     at most --trending.max-namespaces namespaces (and _all).
         DataStream<TopList> windowTops = counts.getSideOutput(CountPerCounter.CLOSED_WINDOWS)
-                .transform("local-window-top-k", TypeInformation.of(WindowTop.class), new LocalWindowTopK(options.topk))
+                .transform("local-window-top-k", TypeInformation.of(WindowTop.class), new LocalWindowTopK(options.topk, policies))
                 .uid("local-window-top-k")
                 .keyBy(WindowTop::groupKey, Types.STRING)
-                .process(new WindowTopMerge(options.topk))
+                .process(new WindowTopMerge(options.topk, policies))
                 .name("window-top-k").uid("window-top-k")
                 .transform("window-top-cap", TypeInformation.of(TopList.class), new WindowTopCap(options.trendingMaxNamespaces))
                 .uid("window-top-cap").setParallelism(1).setMaxParallelism(1);
@@ -231,6 +239,10 @@ public final class RollcountJob {
         try {
             cli.parseArgs(args);
             options.validate();
+        } catch (PoliciesException e) {
+            System.err.println("rollcount: " + e.getMessage());
+            System.exit(2);
+            return;
         } catch (CommandLine.ParameterException | IllegalArgumentException e) {
             System.err.println("rollcount: " + e.getMessage());
             cli.usage(System.err);

@@ -7,6 +7,8 @@ import io.rollcount.job.model.PartialSum;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.model.Rollup;
 import io.rollcount.job.model.WindowSum;
+import io.rollcount.job.policy.NamespacePolicy;
+import io.rollcount.job.policy.Policies;
 import io.rollcount.job.redis.RedisKeys;
 import io.rollcount.job.redis.RedisWrite;
 import io.rollcount.sketches.RedisHyperLogLog;
@@ -98,6 +100,8 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
     private final long cacheBytes;
     /** The resolutions whose closed windows and revisions go to {@link #ROLLUPS}: a bit per {@link Resolution#ordinal()}. */
     private final int rollupMask;
+    /** What each namespace keeps (--policies): resolutions, retention, uniques. */
+    private final Policies policies;
 
     private transient ValueStateDescriptor<CounterState> stateDescriptor;
     private transient ValueState<CounterState> state;
@@ -139,6 +143,16 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
      *     {@link Resolution#ordinal()} ({@code JobOptions#rollupResolutionMask}); the others are neither built nor revised
      */
     public CountPerCounter(RedisKeys keys, long allowedLatenessMillis, long flushIntervalMillis, long cacheBytes, int rollupMask) {
+        this(keys, allowedLatenessMillis, flushIntervalMillis, cacheBytes, rollupMask, Policies.none(100, 1));
+    }
+
+    /**
+     * @param policies what each namespace keeps: only the resolutions of its policy are counted, written
+     *     (expiring after its retention) and rolled up; only its uniques are written and sketched. A window
+     *     restored from a savepoint of a resolution the policies no longer keep is no longer written.
+     */
+    public CountPerCounter(RedisKeys keys, long allowedLatenessMillis, long flushIntervalMillis, long cacheBytes, int rollupMask,
+            Policies policies) {
         if (flushIntervalMillis <= 0) throw new IllegalArgumentException("flush interval must be > 0 ms, got " + flushIntervalMillis);
         if ((rollupMask & ~ALL_RESOLUTIONS) != 0) throw new IllegalArgumentException("rollup resolutions: unknown bits in " + rollupMask);
         this.keys = keys;
@@ -146,6 +160,7 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
         this.flushIntervalMillis = flushIntervalMillis;
         this.cacheBytes = cacheBytes;
         this.rollupMask = rollupMask;
+        this.policies = policies;
     }
 
     /** A mask with every resolution. */
@@ -190,7 +205,8 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
         CounterState s = c.state;
         Resolution[] all = Resolution.all();
         int[] idx = slots;
-        for (int k = 0; k < all.length; k++) idx[k] = s.find(all[k], all[k].windowStart(p.bucket));
+        NamespacePolicy policy = c.policy;
+        for (int k = 0; k < all.length; k++) idx[k] = policy.keeps(all[k]) ? s.find(all[k], all[k].windowStart(p.bucket)) : -1;
         // Nothing of a partial sum that would take the total or one of its windows past the 64-bit range
         // is counted (its users neither): it becomes one dead letter, and the counter keeps what it had.
         String overflows = overflows(s, p.sum, idx);
@@ -200,6 +216,7 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
         }
         for (int k = 0; k < all.length; k++) {
             Resolution r = all[k];
+            if (!policy.keeps(r)) continue;
             int i = idx[k];
             if (i < 0) {
                 long start = r.windowStart(p.bucket);
@@ -218,7 +235,7 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
             if (p.negative) s.set(i, CounterState.NEGATIVE);
             if (s.has(i, CounterState.CLOSED) && rollsUp(r)) s.set(i, CounterState.REVISE);
         }
-        if (p.users.length > 0) addUsers(c, p);
+        if (p.users.length > 0 && policy.anyUniques()) addUsers(c, p);
         s.total += p.sum;
         s.totalEvents += p.events;
         s.negative |= p.negative;
@@ -302,8 +319,9 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
                 s.set(i, CounterState.CLOSED);
                 s.clear(i, CounterState.REVISE);
                 Resolution r = s.resolution(i);
+                if (!c.policy.keeps(r)) continue; // restored, of a resolution the policies no longer keep: not written
                 if (rollsUp(r)) output.collect(ROLLUPS, stamped(rollup(c, i)));
-                if (r == Resolution.M1 || r == Resolution.H1 || r == Resolution.D1) {
+                if ((r == Resolution.M1 || r == Resolution.H1 || r == Resolution.D1) && c.policy.topk() > 0) {
                     output.collect(CLOSED_WINDOWS, stamped(new WindowSum(c.id, r.label, s.start[i], s.sum[i])));
                 }
             }
@@ -359,17 +377,21 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
      */
     private void addUsers(CachedCounter c, PartialSum p) throws Exception {
         CounterState s = c.state;
+        NamespacePolicy policy = c.policy;
         String base = keys.counterBase(c.id);
         long[] hashes = null;
         for (Resolution r : UNIQUE_RESOLUTIONS) {
-            int i = s.find(r, r.windowStart(p.bucket));
-            long start = s.start[i];
-            emit(RedisWrite.users(base + RedisKeys.uniquesSuffix(r, start), p.users, start, r.expireAtMillis(start)));
+            if (!policy.uniques(r)) continue;
+            long start = r.windowStart(p.bucket);
+            emit(RedisWrite.users(base + RedisKeys.uniquesSuffix(r, start), p.users, start, policy.expireAtMillis(r, start)));
+            // The sketch in state serves the rollups' uniques of the window: kept only where its window sum is.
+            if (!policy.keeps(r)) continue;
+            int i = s.find(r, start);
             s.set(i, CounterState.HAS_USERS);
             if (hashes == null) hashes = hashes(p.users);
             addHashes(c, uniquesName(c, r, start), hashes);
         }
-        emit(RedisWrite.users(base + RedisKeys.UNIQUES_ALL, p.users, RedisWrite.NO_WINDOW, 0));
+        if (policy.uniquesAll()) emit(RedisWrite.users(base + RedisKeys.UNIQUES_ALL, p.users, RedisWrite.NO_WINDOW, 0));
     }
 
     /** Redis's HyperLogLog hash of each user. */
@@ -413,6 +435,7 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
         if (c != null) return c;
         CounterState s = state.value();
         c = new CachedCounter(id, s == null ? new CounterState() : s, s == null);
+        c.policy = policies.forCounter(id);
         cache.put(c);
         return c;
     }
@@ -538,8 +561,10 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
         for (int i = 0; i < s.size; i++) {
             if (s.has(i, CounterState.DIRTY)) {
                 Resolution r = s.resolution(i);
+                if (!c.policy.keeps(r)) continue; // restored, of a resolution the policies no longer keep: not written
                 long start = s.start[i];
-                emit(count(base, RedisKeys.windowSuffix(r, start), s.sum[i], s.events[i], s.has(i, CounterState.NEGATIVE), start, r.expireAtMillis(start)));
+                emit(count(base, RedisKeys.windowSuffix(r, start), s.sum[i], s.events[i], s.has(i, CounterState.NEGATIVE), start,
+                        c.policy.expireAtMillis(r, start)));
                 s.clear(i, CounterState.DIRTY);
             }
         }

@@ -2,6 +2,7 @@ package io.rollcount.job.ops;
 
 import io.rollcount.job.metrics.RollcountMetrics;
 import io.rollcount.job.model.Event;
+import io.rollcount.job.policy.Policies;
 import java.time.Duration;
 import org.apache.flink.api.common.accumulators.LongCounter;
 import org.apache.flink.api.common.functions.OpenContext;
@@ -43,6 +44,8 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
     static final int TTL_HORIZONS = 2;
 
     private final long horizonMillis;
+    /** The horizon of each namespace (--policies); null: {@link #horizonMillis} for all. */
+    private final Policies policies;
     private transient ValueState<Long> forgetAt;
     /** The earlier version's state: pairs it saw, each cleared by its own timer. */
     private transient ValueState<Long> legacyForgetAt;
@@ -56,6 +59,18 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
     public DropDuplicates(long horizonMillis) {
         if (horizonMillis <= 0) throw new IllegalArgumentException("dedup horizon must be > 0 ms, got " + horizonMillis);
         this.horizonMillis = horizonMillis;
+        this.policies = null;
+    }
+
+    /**
+     * The horizon of each counter's namespace policy. The state's TTL follows the longest horizon; a
+     * namespace whose policy does not dedup sends nothing here ({@link RouteEvents}), and an event of one
+     * that arrives anyway (routed before a restore with other policies) is counted.
+     */
+    public DropDuplicates(Policies policies) {
+        long max = policies.maxDedupMillis();
+        this.horizonMillis = max > 0 ? max : 1;
+        this.policies = policies;
     }
 
     /** The key of an event: counter and event_id, separated by a byte that neither may contain. */
@@ -97,6 +112,11 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
 
     @Override
     public void processElement(Event e, Context ctx, Collector<Event> out) throws Exception {
+        long horizon = policies == null ? horizonMillis : policies.forCounter(e.counter).dedupMillis();
+        if (horizon <= 0) {
+            out.collect(e);
+            return;
+        }
         long watermark = ctx.timerService().currentWatermark();
         Long at = forgetAt.value();
         if (at == null && legacyUntil != NONE) at = legacy(watermark);
@@ -104,7 +124,7 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
             duplicates.add(1);
             return;
         }
-        forgetAt.update(saturatedAdd(e.ts, horizonMillis));
+        forgetAt.update(saturatedAdd(e.ts, horizon));
         out.collect(e);
     }
 

@@ -4,6 +4,7 @@ import io.rollcount.job.model.Resolution;
 import io.rollcount.job.model.WindowSum;
 import io.rollcount.job.model.WindowTop;
 import io.rollcount.job.redis.RedisKeys;
+import io.rollcount.job.policy.Policies;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -44,6 +45,8 @@ public final class LocalWindowTopK extends AbstractStreamOperator<WindowTop>
     public record Entry(String counter, long sum) {}
 
     private final int topk;
+    /** Each namespace's list length, 0 for none (--policies); null: {@link #topk} for all. */
+    private final Policies policies;
     private transient Map<String, Group> groups;
 
     private static final class Group {
@@ -61,7 +64,17 @@ public final class LocalWindowTopK extends AbstractStreamOperator<WindowTop>
     }
 
     public LocalWindowTopK(int topk) {
+        this(topk, null);
+    }
+
+    /**
+     * @param topk the length of the {@value TrendingMerge#ALL} lists
+     * @param policies the length of each namespace's lists; a namespace with none ({@code topk: false}) puts
+     *     its counters in no list, {@value TrendingMerge#ALL} neither
+     */
+    public LocalWindowTopK(int topk, Policies policies) {
         this.topk = topk;
+        this.policies = policies;
     }
 
     @Override
@@ -75,14 +88,17 @@ public final class LocalWindowTopK extends AbstractStreamOperator<WindowTop>
         WindowSum w = record.getValue();
         Resolution res = Resolution.ofLabel(w.res);
         Entry e = new Entry(w.counter, w.sum);
-        offer(RedisKeys.namespaceOf(w.counter), res, w.start, e);
-        offer(TrendingMerge.ALL, res, w.start, e);
+        String ns = RedisKeys.namespaceOf(w.counter);
+        int k = policies == null ? topk : policies.forNamespace(ns).topk();
+        if (k <= 0) return;
+        offer(ns, res, w.start, e, k);
+        offer(TrendingMerge.ALL, res, w.start, e, topk);
     }
 
-    private void offer(String ns, Resolution res, long start, Entry e) {
-        Group g = groups.computeIfAbsent(res.label + ":" + start + ":" + ns, k -> new Group(ns, res, start));
+    private void offer(String ns, Resolution res, long start, Entry e, int k) {
+        Group g = groups.computeIfAbsent(res.label + ":" + start + ":" + ns, x -> new Group(ns, res, start));
         g.heap.add(e);
-        if (g.heap.size() > topk) g.heap.poll();
+        if (g.heap.size() > k) g.heap.poll();
     }
 
     @Override

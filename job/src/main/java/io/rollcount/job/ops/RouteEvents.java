@@ -2,6 +2,7 @@ package io.rollcount.job.ops;
 
 import io.rollcount.job.metrics.RollcountMetrics;
 import io.rollcount.job.model.Event;
+import io.rollcount.job.policy.Policies;
 import java.util.HashMap;
 import java.util.Map;
 import org.apache.flink.api.common.accumulators.LongCounter;
@@ -26,9 +27,22 @@ public final class RouteEvents extends ProcessFunction<Event, Event> {
     public static final String BYTES_READ = "bytes.read";
     public static final String DLQ_PREFIX = "dlq.";
 
+    /** Which namespaces deduplicate (--policies); null: every one does. */
+    private final Policies policies;
+
     private transient LongCounter read;
     private transient LongCounter bytes;
     private transient Map<String, LongCounter> deadLetters;
+
+    /** Every event with an event_id goes to deduplication. */
+    public RouteEvents() {
+        this(null);
+    }
+
+    /** Events with an event_id go to deduplication where their namespace's policy dedups; the others straight on (every delivery counts). */
+    public RouteEvents(Policies policies) {
+        this.policies = policies;
+    }
 
     @Override
     public void open(OpenContext ctx) {
@@ -46,7 +60,7 @@ public final class RouteEvents extends ProcessFunction<Event, Event> {
         if (e.isDeadLetter()) {
             countDeadLetter(e.reason);
             ctx.output(DEAD_LETTERS, e);
-        } else if (e.eventId != null) {
+        } else if (e.eventId != null && (policies == null || policies.forCounter(e.counter).dedup())) {
             ctx.output(WITH_EVENT_ID, e);
         } else {
             out.collect(e);

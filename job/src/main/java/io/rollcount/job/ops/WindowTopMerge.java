@@ -3,6 +3,7 @@ package io.rollcount.job.ops;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.model.TopList;
 import io.rollcount.job.model.WindowTop;
+import io.rollcount.job.policy.Policies;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.flink.api.common.functions.OpenContext;
@@ -26,10 +27,18 @@ public final class WindowTopMerge extends KeyedProcessFunction<String, WindowTop
     private static final long serialVersionUID = 1L;
 
     private final int topk;
+    /** Each namespace's list length (--policies); null: {@link #topk} for all. */
+    private final Policies policies;
     private transient ValueState<WindowTop> state;
 
     public WindowTopMerge(int topk) {
+        this(topk, null);
+    }
+
+    /** @param topk the length of the {@value TrendingMerge#ALL} lists; the namespaces' from their policies */
+    public WindowTopMerge(int topk, Policies policies) {
         this.topk = topk;
+        this.policies = policies;
     }
 
     @Override
@@ -54,7 +63,8 @@ public final class WindowTopMerge extends KeyedProcessFunction<String, WindowTop
             all.add(e);
         }
         all.sort(LocalWindowTopK.BEST_FIRST);
-        int n = Math.min(topk, all.size());
+        int k = policies == null || TrendingMerge.ALL.equals(acc.ns) ? topk : policies.forNamespace(acc.ns).topk();
+        int n = Math.min(k, all.size());
         acc.counters = new String[n];
         acc.sums = new long[n];
         for (int i = 0; i < n; i++) {
