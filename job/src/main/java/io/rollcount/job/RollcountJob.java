@@ -153,7 +153,7 @@ public final class RollcountJob {
                 .transform("window-top-cap", TypeInformation.of(TopList.class), new WindowTopCap(options.trendingMaxNamespaces))
                 .uid("window-top-cap").setParallelism(1).setMaxParallelism(1);
         DataStream<TopList> topLists = trending.union(windowTops);
-        DataStream<RedisWrite> topWrites = topLists.map(new TopListWrites(keys)).name("top-lists-to-redis").uid("top-lists-to-redis")
+        DataStream<RedisWrite> topWrites = topLists.map(new TopListWrites(keys, policies)).name("top-lists-to-redis").uid("top-lists-to-redis")
                 .keyBy(w -> w.key, Types.STRING); // one sink subtask per sorted set: its lists arrive in order
         if (outputs.redisLists() != null) {
             // Two sink operators, so the counts' writer stays chained to the keyed operator.

@@ -139,6 +139,7 @@ public final class PoliciesFile {
             boolean trending = defaults.trending;
             int topk = defaults.topk;
             long dedup = defaults.dedupMillis;
+            Set<String> seen = new HashSet<>();
             for (NodeTuple t : map.getValue()) {
                 String field = t.getKeyNode() instanceof ScalarNode k ? k.getValue() : null;
                 Node v = t.getValueNode();
@@ -146,6 +147,7 @@ public final class PoliciesFile {
                     throw error(field == null ? kind(t.getKeyNode()) : field, t.getKeyNode(),
                             "unknown field; a rule has " + String.join(", ", FIELDS));
                 }
+                if (!seen.add(field)) throw error(field, t.getKeyNode(), "given twice");
                 switch (field) {
                     case "match" -> match = readMatch(v);
                     case "resolutions" -> {

@@ -2,6 +2,8 @@ package io.rollcount.job.redis;
 
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.model.TopList;
+import io.rollcount.job.ops.TrendingMerge;
+import io.rollcount.job.policy.Policies;
 import org.apache.flink.api.common.functions.MapFunction;
 
 /**
@@ -22,9 +24,16 @@ public final class TopListWrites implements MapFunction<TopList, RedisWrite> {
     public static final long TRENDING_TTL_MILLIS = 7L * 24 * 3600 * 1000;
 
     private final RedisKeys keys;
+    /** A namespace's window lists expire as its window sums do (its policy's retention); null: the defaults. */
+    private final Policies policies;
 
     public TopListWrites(RedisKeys keys) {
+        this(keys, null);
+    }
+
+    public TopListWrites(RedisKeys keys, Policies policies) {
         this.keys = keys;
+        this.policies = policies;
     }
 
     @Override
@@ -33,6 +42,11 @@ public final class TopListWrites implements MapFunction<TopList, RedisWrite> {
         Resolution r = window ? Resolution.ofLabel(t.res) : null;
         String key = window ? keys.top(t.ns, r, t.start) : keys.trending(t.ns);
         return RedisWrite.zset(key, keys.versionOfGlobal(key), t.at, t.counters, t.scores,
-                window ? t.start : RedisWrite.NO_WINDOW, window ? r.expireAtMillis(t.start) : System.currentTimeMillis() + TRENDING_TTL_MILLIS);
+                window ? t.start : RedisWrite.NO_WINDOW, window ? expireAt(t.ns, r, t.start) : System.currentTimeMillis() + TRENDING_TTL_MILLIS);
+    }
+
+    private long expireAt(String ns, Resolution r, long start) {
+        if (policies == null || TrendingMerge.ALL.equals(ns)) return r.expireAtMillis(start);
+        return policies.forNamespace(ns).expireAtMillis(r, start);
     }
 }
