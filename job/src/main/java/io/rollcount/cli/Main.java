@@ -19,12 +19,17 @@ public final class Main implements Callable<Integer> {
 
     public static void main(String[] args) {
         RunTempFolder.manage();
+        System.exit(commandLine().execute(args));
+    }
+
+    /** The command line of {@code ./rollcount}: an error of a command is one line, exit code 1 (2: a bad {@code --policies} file, nothing started). */
+    static CommandLine commandLine() {
         CommandLine cli = new CommandLine(new Main());
         cli.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
             commandLine.getErr().println("rollcount: " + oneLine(ex));
-            return ex instanceof io.rollcount.job.policy.PoliciesException ? 2 : 1; // a bad --policies file: nothing started
+            return ex instanceof io.rollcount.job.policy.PoliciesException ? 2 : 1;
         });
-        System.exit(cli.execute(args));
+        return cli;
     }
 
     /** The message of an error and of its causes, on one line, without stack traces. */

@@ -1,0 +1,60 @@
+package io.rollcount.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/**
+ * {@code --policies} of {@code ./rollcount run} and {@code ./rollcount demo}: a bad file is one line naming
+ * the file, the rule and the field, exit code 2, and nothing starts (no broker, no job, no Redis key).
+ */
+class PoliciesOptionTest {
+    @TempDir
+    Path dir;
+
+    private record Outcome(int exit, String out, String err) {}
+
+    private static Outcome run(String... args) {
+        CommandLine cli = Main.commandLine();
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        cli.setOut(new PrintWriter(out, true));
+        cli.setErr(new PrintWriter(err, true));
+        int exit = cli.execute(args);
+        return new Outcome(exit, out.toString(), err.toString());
+    }
+
+    @Test
+    void aBadFileIsOneLineAndExitCode2ForRunAndDemo() throws Exception {
+        Path input = dir.resolve("in.jsonl");
+        Files.writeString(input, "{\"counter\":\"a:1\"}\n");
+        Path bad = dir.resolve("bad.yaml");
+        Files.writeString(bad, "- match: ad\n- match: post\n  resolutions: [1m, 2m]\n");
+        String expected = "rollcount: " + bad + ": rule 2 (line 3): field 'resolutions': unknown resolution '2m': expected 5s, 1m, 5m, 1h, 1d";
+
+        Outcome run = run("run", "--input", input.toString(), "--policies", bad.toString(), "--dlq", dir.resolve("dlq.jsonl").toString());
+        assertThat(run.exit()).isEqualTo(2);
+        assertThat(run.err()).isEqualTo(expected + System.lineSeparator());
+        assertThat(dir.resolve("dlq.jsonl")).doesNotExist();
+
+        Outcome demo = run("demo", "--policies", bad.toString(), "--metrics.port", "0");
+        assertThat(demo.exit()).isEqualTo(2);
+        assertThat(demo.err()).isEqualTo(expected.replace("rollcount: ", "rollcount demo: ") + System.lineSeparator());
+        assertThat(demo.out()).isEmpty();
+
+        Files.writeString(bad, "not: [yaml");
+        Outcome notYaml = run("run", "--input", input.toString(), "--policies", bad.toString());
+        assertThat(notYaml.exit()).isEqualTo(2);
+        assertThat(notYaml.err()).startsWith("rollcount: " + bad + ": not YAML: ").doesNotContain("\n" + "rollcount").hasLineCount(1);
+
+        Outcome missing = run("run", "--input", input.toString(), "--policies", dir.resolve("none.yaml").toString());
+        assertThat(missing.exit()).isEqualTo(2);
+        assertThat(missing.err()).startsWith("rollcount: " + dir.resolve("none.yaml") + ": cannot read the policies file").hasLineCount(1);
+    }
+}
