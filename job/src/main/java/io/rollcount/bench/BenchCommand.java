@@ -40,6 +40,10 @@ public final class BenchCommand implements Callable<Integer> {
         @Option(names = "--redis", paramLabel = "URL", description = "Redis to write to (default: $ROLLCOUNT_REDIS or redis://127.0.0.1:6379).")
         String redis;
 
+        @Option(names = "--policies", paramLabel = "FILE", defaultValue = "samples/policies.yaml",
+                description = "Run the zipf workload once more under these namespace policies, beside the default, and print their savings; 'none' skips it (default: ${DEFAULT-VALUE}).")
+        String policies;
+
         @Option(names = "--work-dir", paramLabel = "DIR", description = "Checkpoints, broker data (default: .rollcount/bench).")
         Path workDir;
 
@@ -52,6 +56,15 @@ public final class BenchCommand implements Callable<Integer> {
                 JobBench bench = new JobBench(size, url, !noKafka, dir.toAbsolutePath(), System.out);
                 bench.profileOnly = onlyOurs;
                 bench.discardRedis = noRedis;
+                if (!"none".equals(policies)) {
+                    Path p = Path.of(policies);
+                    if (!java.nio.file.Files.isRegularFile(p)) {
+                        System.err.println("rollcount bench: --policies " + policies + " does not exist ('none' skips the policies run)");
+                        return 2;
+                    }
+                    io.rollcount.job.policy.PoliciesFile.load(p, 100, 86_400_000L); // a bad file: one line, exit 2, before anything runs
+                    bench.comparePolicies = p.toAbsolutePath();
+                }
                 bench.run();
             } finally {
                 deleteQuietly(dir);

@@ -71,12 +71,12 @@ public final class JobBench {
     static final int PARALLELISM = 2;
     static final long SEED = 20261130L;
 
-    private final Size size;
-    private final PrintStream out;
+    final Size size;
+    final PrintStream out;
     private final String redisUrl;
-    private final String redisHost;
-    private final int redisPort;
-    private final String prefix = "rcbench" + UUID.randomUUID().toString().substring(0, 6);
+    final String redisHost;
+    final int redisPort;
+    final String prefix = "rcbench" + UUID.randomUUID().toString().substring(0, 6);
     private final boolean kafka;
     private final Path work;
     private BenchCluster cluster;
@@ -84,6 +84,12 @@ public final class JobBench {
     Workload profileOnly;
     /** Rollcount's Redis writes built but discarded (with {@link #profileOnly}): the job's own cost without Redis's. */
     boolean discardRedis;
+    /** {@code --policies} of Rollcount's runs ({@link #ours}); null: none. */
+    String policiesFile;
+    /** The checkpoint interval of Rollcount's runs. */
+    String checkpointInterval = "10s";
+    /** The namespace policies to run the zipf workload under once more, beside the default ({@link PolicyBench}); null: skipped. */
+    Path comparePolicies;
 
     public JobBench(Size size, String redisUrl, boolean kafka, Path work, PrintStream out) {
         this.size = size;
@@ -130,7 +136,7 @@ public final class JobBench {
     }
 
     /** A variant's run with the Redis server's CPU over it. */
-    private record Measured(BenchCluster.Run run, double redisCpuSeconds) {
+    record Measured(BenchCluster.Run run, double redisCpuSeconds) {
         double eps(long events) {
             return events / run.seconds;
         }
@@ -144,7 +150,7 @@ public final class JobBench {
         }
     }
 
-    private interface Variant {
+    interface Variant {
         BenchCluster.Run run() throws Exception;
     }
 
@@ -154,7 +160,7 @@ public final class JobBench {
     }
 
     /** Runs a variant, reading the Redis server's CPU (INFO cpu) just before and after it. */
-    private Measured measured(Variant v) throws Exception {
+    Measured measured(Variant v) throws Exception {
         double before = redisCpuSeconds();
         BenchCluster.Run r = v.run();
         return new Measured(r, redisCpuSeconds() - before);
@@ -322,6 +328,7 @@ public final class JobBench {
             result("job.source", "generator_eps", eps(median(sourceOnly)), "note", "generator-and-parse-only-job-zipf");
             result("job.heap", "peak_heap_mb", String.valueOf(figures.get(Workload.zipf).peakHeap >> 20),
                     "max_heap_mb", String.valueOf(Runtime.getRuntime().maxMemory() >> 20), "note", "sampled-heap-used-during-rollcount-zipf-runs-whole-jvm");
+            if (comparePolicies != null) new PolicyBench(this).compare(comparePolicies);
             paced(median(figures.get(Workload.zipf).ours) / 2);
             if (kafka) kafkaMode();
         } finally {
@@ -406,7 +413,8 @@ public final class JobBench {
         o.redis = redisUrl;
         o.redisKeyPrefix = prefix;
         o.parallelism = PARALLELISM;
-        o.checkpointInterval = "10s";
+        o.checkpointInterval = checkpointInterval;
+        o.policiesFile = policiesFile;
         o.dlq = work.resolve("dlq.jsonl").toString();
         o.input = "-";
         o.source = JobOptions.SourceKind.files;
@@ -432,6 +440,11 @@ public final class JobBench {
      * {@link #plainFloor}, its sink in the plain-writes-only mode that measures the floor of Redis's cost.
      */
     BenchCluster.Run ours(BenchEvents ev) throws Exception {
+        return ours(ev, this::sampleHeap);
+    }
+
+    /** As {@link #ours(BenchEvents)}, with {@code whileRunning} called about every 100 ms while it runs. */
+    BenchCluster.Run ours(BenchEvents ev, java.util.function.Consumer<Long> whileRunning) throws Exception {
         JobOptions o = options();
         StreamExecutionEnvironment env = environment(RollcountJob.configuration(o));
         RedisSink sink = plainFloor ? RedisSink.builder().setEndpoint(RedisEndpoint.fromOptions(o)).setKeyPrefix(o.redisKeyPrefix)
@@ -441,7 +454,7 @@ public final class JobBench {
                 new RollcountJob.Outputs(new StampingSink<>(discardRedis ? null : sink), new DeadLetterFileSink(o.dlq), 1,
                         null, null, discardRedis ? new StampingSink<>(null) : sink.withoutWatermark()));
         heapPeak.set(0);
-        return cluster.run(env, "rollcount-" + ev.workload, PARALLELISM, false, timeout(ev.count, 1_000), this::sampleHeap);
+        return cluster.run(env, "rollcount-" + ev.workload, PARALLELISM, false, timeout(ev.count, 1_000), whileRunning);
     }
 
     private BenchCluster.Run naive(BenchEvents ev) throws Exception {
@@ -696,7 +709,7 @@ public final class JobBench {
     // ------------------------------------------------------------------ Redis housekeeping and output
 
     /** The Redis server's CPU time so far (INFO cpu: user + system), in seconds; NaN if it cannot be read. */
-    private double redisCpuSeconds() {
+    double redisCpuSeconds() {
         try (Jedis jedis = new Jedis(redisHost, redisPort)) {
             return RedisInfo.parse(jedis.info("cpu")).cpuSeconds();
         } catch (RuntimeException e) {
@@ -705,7 +718,7 @@ public final class JobBench {
     }
 
     /** The Redis server's used_memory (INFO memory), in bytes. */
-    private long redisUsedMemory() {
+    long redisUsedMemory() {
         try (Jedis jedis = new Jedis(redisHost, redisPort)) {
             return RedisInfo.parse(jedis.info("memory")).usedMemory();
         }
@@ -725,7 +738,7 @@ public final class JobBench {
         }
     }
 
-    private void result(String benchmark, String... pairs) {
+    void result(String benchmark, String... pairs) {
         StringBuilder sb = new StringBuilder("RESULT ").append(benchmark);
         for (int i = 0; i < pairs.length; i += 2) sb.append(' ').append(pairs[i]).append('=').append(pairs[i + 1]);
         out.println(sb);

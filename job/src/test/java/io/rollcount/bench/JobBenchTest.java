@@ -19,7 +19,9 @@ class JobBenchTest {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         PrintStream out = new PrintStream(bytes, true, StandardCharsets.UTF_8);
         String redis = "redis://127.0.0.1:" + System.getenv().getOrDefault("ROLLCOUNT_TEST_REDIS_PORT", "6379");
-        new JobBench(JobBench.Size.TINY, redis, true, dir, out).run();
+        JobBench bench = new JobBench(JobBench.Size.TINY, redis, true, dir, out);
+        bench.comparePolicies = Path.of("..", "samples", "policies.yaml").toAbsolutePath();
+        bench.run();
         String text = bytes.toString(StandardCharsets.UTF_8);
         List<String> results = Arrays.stream(text.split("\n")).filter(l -> l.startsWith("RESULT ")).toList();
         for (String w : List.of("uniform", "zipf", "viral")) {
@@ -41,6 +43,17 @@ class JobBenchTest {
                 "job.state bytes_per_active_counter=", "job.kafka.zipf ours_eps=")) {
             assertThat(results).as(text).anySatisfy(l -> assertThat(l).startsWith("RESULT " + b));
         }
+        // the zipf workload once more under samples/policies.yaml, beside the default
+        for (String v : List.of("default", "policies")) {
+            assertThat(results).as(text).anySatisfy(l -> assertThat(l).startsWith("RESULT job.policies variant=" + v + " ")
+                    .contains(" eps=", " job_cpu_us_per_event=", " redis_cpu_us_per_event=", " redis_keys_per_counter=", " redis_bytes_per_counter=",
+                            " state_bytes_per_active_counter="));
+        }
+        String savings = results.stream().filter(l -> l.startsWith("RESULT job.policies.savings ")).findFirst().orElseThrow();
+        assertThat(savings).contains(" redis_keys_ratio=", " redis_bytes_ratio=", " redis_cpu_ratio=", " state_ratio=", " eps_ratio=");
+        // fewer resolutions and uniques for three of the four namespaces: fewer keys per counter, whatever the noise
+        double keys = Double.parseDouble(savings.replaceAll(".* redis_keys_ratio=([0-9.]+) .*", "$1"));
+        assertThat(keys).as(savings).isPositive().isLessThan(1.0);
         assertThat(text).doesNotContain("=NaN", "=Infinity");
     }
 }
