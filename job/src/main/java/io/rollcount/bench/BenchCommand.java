@@ -40,6 +40,9 @@ public final class BenchCommand implements Callable<Integer> {
         @Option(names = "--redis", paramLabel = "URL", description = "Redis to write to (default: $ROLLCOUNT_REDIS or redis://127.0.0.1:6379).")
         String redis;
 
+        @picocli.CommandLine.Spec
+        picocli.CommandLine.Model.CommandSpec spec;
+
         @Option(names = "--policies", paramLabel = "FILE", defaultValue = "samples/policies.yaml",
                 description = "Run the zipf workload once more under these namespace policies, beside the default, and print their savings; 'none' skips it (default: ${DEFAULT-VALUE}).")
         String policies;
@@ -58,12 +61,16 @@ public final class BenchCommand implements Callable<Integer> {
                 bench.discardRedis = noRedis;
                 if (!"none".equals(policies)) {
                     Path p = Path.of(policies);
-                    if (!java.nio.file.Files.isRegularFile(p)) {
+                    if (!java.nio.file.Files.isRegularFile(p) && spec.commandLine().getParseResult().hasMatchedOption("--policies")) {
                         System.err.println("rollcount bench: --policies " + policies + " does not exist ('none' skips the policies run)");
                         return 2;
                     }
-                    io.rollcount.job.policy.PoliciesFile.load(p, 100, 86_400_000L); // a bad file: one line, exit 2, before anything runs
-                    bench.comparePolicies = p.toAbsolutePath();
+                    if (java.nio.file.Files.isRegularFile(p)) {
+                        io.rollcount.job.policy.PoliciesFile.load(p, 100, 86_400_000L); // a bad file: one line, exit 2, before anything runs
+                        bench.comparePolicies = p.toAbsolutePath();
+                    } else {
+                        System.out.println("bench job: no " + policies + " here (run from the repository root, or --policies FILE): the policies run is skipped");
+                    }
                 }
                 bench.run();
             } finally {
