@@ -64,6 +64,7 @@ final class GeneratedEvents implements GeneratorFunction<Long, Event> {
             BenchClock.LAST_INDEX.set(subtask, i);
         } else {
             line = events.line(i);
+            BenchClock.LAST_INDEX.lazySet(subtask, i); // how far each part got, for the state per active counter at a checkpoint
         }
         return parser.parse(line, null, null, 0, 0);
     }

@@ -115,7 +115,7 @@ public final class RollcountJob {
         // 3. Late events out; the rest combined per (counter, 5 s bucket) before the shuffle by counter.
         SingleOutputStreamOperator<PartialSum> partials = routed.union(firstDeliveries)
                 .transform("pre-aggregate", TypeInformation.of(PartialSum.class),
-                        new PreAggregate(lateness, 20_000, Math.min(200, flushInterval), options.trendingHalfLife().toMillis()))
+                        new PreAggregate(lateness, 20_000, Math.min(200, flushInterval), options.trendingHalfLife().toMillis(), policies))
                 .uid("pre-aggregate");
 
         // 4. One keyed operator per counter: five resolutions and the total, written to Redis; rollups of the

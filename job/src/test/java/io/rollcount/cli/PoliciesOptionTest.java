@@ -57,4 +57,19 @@ class PoliciesOptionTest {
         assertThat(missing.exit()).isEqualTo(2);
         assertThat(missing.err()).startsWith("rollcount: " + dir.resolve("none.yaml") + ": cannot read the policies file").hasLineCount(1);
     }
+
+    @Test
+    void flinkRunRefusesABadFileWithOneLineAndExitCode2() throws Exception {
+        // RollcountJob.main, the entry point of flink run, in a JVM of its own (it exits): the file is read on the client.
+        Path bad = dir.resolve("bad.yaml");
+        Files.writeString(bad, "- match: '*'\n- match: post\n");
+        Path err = dir.resolve("err.txt");
+        Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp", System.getProperty("java.class.path"),
+                "io.rollcount.job.RollcountJob", "--input", dir.toString(), "--policies", bad.toString())
+                .redirectError(err.toFile()).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        assertThat(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).isEqualTo(2);
+        assertThat(Files.readAllLines(err)).filteredOn(l -> !l.startsWith("SLF4J") && !l.isBlank()).containsExactly("rollcount: " + bad
+                + ": rule 2 (line 2): field 'match': 'post' can never match: rule 1 ('*') comes first and matches every namespace it does");
+    }
 }

@@ -5,6 +5,7 @@ import io.rollcount.job.model.Event;
 import io.rollcount.job.model.PartialSum;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.parse.EventParser;
+import io.rollcount.job.policy.Policies;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -58,6 +59,8 @@ public final class PreAggregate extends AbstractStreamOperator<PartialSum>
     private final int maxEntries;
     private final long flushIntervalMillis;
     private final double halfLifeMillis;
+    /** Namespaces whose policy keeps no uniques (--policies) send no users on; null: all do. */
+    private final Policies policies;
 
     private transient Map<BucketKey, Acc> buffer;
     private transient BucketKey probe;
@@ -67,10 +70,16 @@ public final class PreAggregate extends AbstractStreamOperator<PartialSum>
     private transient Counter partialSums;
 
     public PreAggregate(long allowedLatenessMillis, int maxEntries, long flushIntervalMillis, long trendingHalfLifeMillis) {
+        this(allowedLatenessMillis, maxEntries, flushIntervalMillis, trendingHalfLifeMillis, null);
+    }
+
+    /** @param policies the partial sums of a namespace whose policy keeps no uniques carry no users (null: all carry them) */
+    public PreAggregate(long allowedLatenessMillis, int maxEntries, long flushIntervalMillis, long trendingHalfLifeMillis, Policies policies) {
         this.lateness = allowedLatenessMillis;
         this.maxEntries = maxEntries;
         this.flushIntervalMillis = flushIntervalMillis;
         this.halfLifeMillis = trendingHalfLifeMillis;
+        this.policies = policies;
     }
 
     @Override
@@ -121,10 +130,11 @@ public final class PreAggregate extends AbstractStreamOperator<PartialSum>
         }
         if (acc == null) {
             acc = new Acc(new PartialSum(e.counter, bucket));
+            acc.keepUsers = policies == null || policies.forCounter(e.counter).anyUniques();
             buffer.put(new BucketKey(e.counter, bucket), acc);
         }
         acc.partial.add(e.delta, e.ts, halfLifeMillis);
-        if (e.user != null) {
+        if (e.user != null && acc.keepUsers) {
             if (acc.users == null) acc.users = new HashSet<>();
             acc.users.add(e.user);
             if (acc.users.size() >= MAX_USERS_PER_PARTIAL) {
@@ -171,6 +181,8 @@ public final class PreAggregate extends AbstractStreamOperator<PartialSum>
     private static final class Acc {
         final PartialSum partial;
         HashSet<String> users;
+        /** The counter's namespace keeps unique users (its policy). */
+        boolean keepUsers = true;
 
         Acc(PartialSum partial) {
             this.partial = partial;
