@@ -20,6 +20,9 @@ import redis.clients.jedis.resps.ScanResult;
  * {@code RESULT job.policies} line per run and a {@code RESULT job.policies.savings} line of their ratios.
  */
 final class PolicyBench {
+    /** Runs of each variant, interleaved; the figures are their medians. */
+    static final int ROUNDS = 3;
+
     private final JobBench bench;
 
     PolicyBench(JobBench bench) {
@@ -35,17 +38,22 @@ final class PolicyBench {
         long distinct = JobBench.distinctCounters(ev);
         String interval = bench.checkpointInterval;
         bench.checkpointInterval = "1s";
-        Figures none;
-        Figures with;
+        List<Figures> nones = new ArrayList<>();
+        List<Figures> withs = new ArrayList<>();
         try {
-            bench.policiesFile = null;
-            none = run(ev, distinct);
-            bench.policiesFile = policies.toString();
-            with = run(ev, distinct);
+            // interleaved rounds, medians: the machine's drift hits both alike
+            for (int round = 0; round < ROUNDS; round++) {
+                bench.policiesFile = null;
+                nones.add(run(ev, distinct));
+                bench.policiesFile = policies.toString();
+                withs.add(run(ev, distinct));
+            }
         } finally {
             bench.policiesFile = null;
             bench.checkpointInterval = interval;
         }
+        Figures none = median(nones);
+        Figures with = median(withs);
         print("default", null, none, ev.count, distinct);
         print("policies", policies, with, ev.count, distinct);
         bench.result("job.policies.savings", "policies", policies.toString(),
@@ -70,7 +78,7 @@ final class PolicyBench {
                 "redis_bytes_per_counter", String.valueOf(Math.round(f.redisBytesPerCounter)),
                 "state_bytes_per_active_counter", String.valueOf(f.stateBytesPerActiveCounter),
                 "counting_state_bytes", String.valueOf(f.countingStateBytes), "dedup_state_bytes", String.valueOf(f.dedupStateBytes),
-                "active_counters_at_checkpoint", String.valueOf(f.activeAtCheckpoint),
+                "active_counters_at_checkpoint", String.valueOf(f.activeAtCheckpoint), "runs", String.valueOf(ROUNDS),
                 "distinct_counters", String.valueOf(distinct), "events", String.valueOf(events), "workload", "zipf-checkpoints-every-1s");
     }
 
@@ -126,6 +134,20 @@ final class PolicyBench {
             for (long i = last / ev.partSize() * ev.partSize(); i <= last; i++) ranks.set(ev.rank(i));
         }
         return ranks.cardinality();
+    }
+
+    /** Field by field, the median of the runs. */
+    private static Figures median(List<Figures> runs) {
+        return new Figures(med(runs, Figures::eps), med(runs, Figures::jobMicros), med(runs, Figures::redisMicros),
+                med(runs, Figures::commandsPerEvent), med(runs, Figures::keysPerCounter), med(runs, Figures::redisBytesPerCounter),
+                Math.round(med(runs, f -> f.stateBytesPerActiveCounter)), Math.round(med(runs, f -> f.countingStateBytes)),
+                Math.round(med(runs, f -> f.dedupStateBytes)), Math.round(med(runs, f -> f.activeAtCheckpoint)));
+    }
+
+    private static double med(List<Figures> runs, java.util.function.ToDoubleFunction<Figures> field) {
+        List<Double> values = new ArrayList<>();
+        for (Figures f : runs) values.add(field.applyAsDouble(f));
+        return JobBench.median(values);
     }
 
     private static String ratio(double a, double b) {
