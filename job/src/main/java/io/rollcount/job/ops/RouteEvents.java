@@ -20,6 +20,8 @@ import org.apache.flink.util.OutputTag;
 public final class RouteEvents extends ProcessFunction<Event, Event> {
     private static final long serialVersionUID = 1L;
 
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(RouteEvents.class);
+
     public static final OutputTag<Event> DEAD_LETTERS = new OutputTag<>("dead-letters") {};
     public static final OutputTag<Event> WITH_EVENT_ID = new OutputTag<>("with-event-id") {};
 
@@ -50,6 +52,10 @@ public final class RouteEvents extends ProcessFunction<Event, Event> {
         bytes = getRuntimeContext().getLongCounter(BYTES_READ);
         RollcountMetrics.counter(getRuntimeContext().getMetricGroup(), RollcountMetrics.EVENTS_READ, read);
         deadLetters = new HashMap<>();
+        // The rules in force, once per job in the TaskManagers' logs too (the client logs them at submission).
+        if (policies != null && !policies.isEmpty() && getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() == 0) {
+            policies.describe().forEach(LOG::info);
+        }
     }
 
     @Override
