@@ -114,6 +114,8 @@ public final class RedisSink implements Sink<RedisWrite>, SupportsWriterState<Re
     public static final LongAdder KEYS_CONFIRMED = new LongAdder();
     /** Keys written (writes applied, not skipped as stale) by every writer of this JVM. */
     public static final LongAdder KEYS_WRITTEN = new LongAdder();
+    /** Losses of Redis's data seen by the writers of this JVM (one per writer and loss; see {@link RedisEpoch}). */
+    public static final LongAdder DATA_LOSSES = new LongAdder();
     /** Distinct keys Redis rejected for good, summed over the writers of this JVM (for the run's summary). */
     public static final LongAdder KEYS_REJECTED = new LongAdder();
     /** The first key Redis rejected in this JVM with its error, or null: the summary's example. */
