@@ -541,6 +541,7 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
     @Override
     public void finish() throws Exception {
         flushChanged();
+        if (lossWatch != null && lossWatch.lossSeen()) startRebuild();
         // a bounded run that ends during a rebuild finishes it: the last writes go out before the sink's last flush
         while (rebuildQueue != null) rebuildStep();
         if (rollupsThread != null) {

@@ -17,8 +17,9 @@ import redis.clients.jedis.exceptions.JedisException;
  * task thread never waits for Redis). The sink's writers check the same key with every batch and make their
  * own state true again; this is the rebuild's trigger, on the side of the values.
  *
- * <p>A token missing at {@link #open} is a loss too when the operator restored its state: Redis lost its
- * data while the job was down, and what the job holds is missing there. A fresh operator just creates it.
+ * <p>At {@link #open} of an operator that restored its state, a missing writers' mark {@code P:_mark} (which
+ * every run that wrote a count leaves) is a loss too: Redis lost its data while the job was down, and what the
+ * job holds is missing there. A fresh operator just creates the epoch if it is missing.
  * While Redis cannot be reached a check does nothing; the next one tries again on a new connection.
  */
 public final class RedisLossWatch implements Serializable {
@@ -27,6 +28,7 @@ public final class RedisLossWatch implements Serializable {
 
     private final RedisEndpoint endpoint;
     private final String epochKey;
+    private final String markKey;
 
     private transient ExecutorService thread;
     private transient UnifiedJedis jedis;
@@ -37,9 +39,10 @@ public final class RedisLossWatch implements Serializable {
     public RedisLossWatch(RedisEndpoint endpoint, String keyPrefix) {
         this.endpoint = endpoint;
         this.epochKey = new RedisKeys(keyPrefix).epoch();
+        this.markKey = new RedisKeys(keyPrefix).mark();
     }
 
-    /** Starts watching; reads (or creates) the epoch on the watch's thread. */
+    /** Starts watching: reads (or creates) the epoch on the watch's thread, waiting up to 10 s for it. */
     public void open(String name, boolean restored) {
         lost = new AtomicBoolean();
         thread = Executors.newSingleThreadExecutor(r -> {
@@ -47,13 +50,15 @@ public final class RedisLossWatch implements Serializable {
             t.setDaemon(true);
             return t;
         });
-        inFlight = thread.submit(() -> {
+        Future<?> first = thread.submit(() -> {
             try {
-                String before = client().get(epochKey);
+                // the writers' mark exists wherever a run wrote a count under the prefix, and they only read it
+                // until their first write: missing under a restored job, Redis lost its data while the job was down
+                String mark = client().get(markKey);
                 known = RedisEpoch.ensure(client(), epochKey);
-                if (before == null && restored) {
+                if (mark == null && restored) {
                     LOG.warn("{} is missing at the start of a restored job: Redis at {} lost its data while the job was down; {} writes what it holds again",
-                            epochKey, endpoint, name);
+                            markKey, endpoint, name);
                     lost.set(true);
                 }
             } catch (JedisException e) {
@@ -62,6 +67,15 @@ public final class RedisLossWatch implements Serializable {
                 LOG.info("reading {} from Redis at {} failed ({}); the next check tries again", epochKey, endpoint, e.toString());
             }
         });
+        inFlight = first;
+        // a restored operator learns of a loss while the job was down before its first record (within a bound)
+        try {
+            first.get(10, java.util.concurrent.TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            LOG.info("reading {} from Redis at {} took over 10 s; the next check looks again", epochKey, endpoint);
+        }
     }
 
     /**
@@ -70,6 +84,11 @@ public final class RedisLossWatch implements Serializable {
      */
     public boolean check() {
         if (inFlight == null || inFlight.isDone()) inFlight = thread.submit(this::compare);
+        return lost.getAndSet(false);
+    }
+
+    /** Returns true once for each loss found since the last call, without starting a check. */
+    public boolean lossSeen() {
         return lost.getAndSet(false);
     }
 

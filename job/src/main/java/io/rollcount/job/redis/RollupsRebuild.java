@@ -218,7 +218,7 @@ public final class RollupsRebuild implements Serializable {
             return;
         }
         // 1m windows just outside the range still feed the 5m windows inside it
-        long lo = r == Resolution.M1 ? Resolution.M5.windowStart(fromMillis) : fromMillis;
+        long lo = r == Resolution.M1 && fromMillis > Long.MIN_VALUE + Resolution.M5.sizeMillis ? Resolution.M5.windowStart(fromMillis) : fromMillis;
         if (start < lo || start >= toMillis) return;
         String id = id(counter, r, start);
         Window w = latest.get(id);
