@@ -134,7 +134,8 @@ public final class RollcountJob {
                         new TrendPerShard(halfLife, options.topk, TREND_EMIT_MILLIS))
                 .uid("trend-per-shard")
                 .transform("trending-merge", TypeInformation.of(TopList.class),
-                        new TrendingMerge(options.topk, halfLife, TREND_PUBLISH_MILLIS, options.trendingMaxNamespaces))
+                        new TrendingMerge(options.topk, halfLife, TREND_PUBLISH_MILLIS, options.trendingMaxNamespaces)
+                                .rebuildingAfterLoss(lossWatch(outputs, options)))
                 .uid("trending-merge").setParallelism(1).setMaxParallelism(1);
 
         // 4c. Window top-K: a local top K per subtask when the window closes, then one merge per window; lists of
