@@ -67,7 +67,9 @@ import org.apache.flink.core.io.SimpleVersionedSerializer;
  * runs); each writer also reports Flink metrics (see {@link RedisSinkWriter}).
  *
  * <h2>Redis permissions</h2>
- * The sink sends {@code SET}, {@code GET} (the mark, once per writer), {@code PFADD}, {@code PEXPIREAT},
+ * The sink sends {@code SET}, {@code GET} (the mark, once per writer; the epoch {@code P:_epoch} with every
+ * batch, see {@link RedisEpoch}), {@code PFADD}, {@code PEXPIREAT}, {@code PFMERGE} and {@code DEL} (a
+ * rebuilt sketch, after a loss of Redis's data),
  * {@code EVALSHA}, {@code EVAL} (a server that lost the script), {@code SCRIPT LOAD}, on connecting
  * {@code PING} (plus {@code AUTH}, always allowed, and {@code SELECT} for a database other than 0); the
  * script runs {@code GET}, {@code MGET}, {@code SET}, {@code DEL}, {@code ZADD}, {@code PEXPIREAT} and, for
@@ -75,7 +77,7 @@ import org.apache.flink.core.io.SimpleVersionedSerializer;
  * least-privilege user for key prefix {@code rc}:
  * <pre>{@code
  * ACL SETUSER rollcount on >PASSWORD ~rc:* resetchannels -@all +set +get +mget +pfadd +pexpireat +pexpire
- *     +evalsha +eval +script|load +ping +del +zadd +hset +hlen +hvals
+ *     +evalsha +eval +script|load +ping +del +zadd +hset +hlen +hvals +pfmerge
  * }</pre>
  *
  * <h2>One job per key prefix</h2>
