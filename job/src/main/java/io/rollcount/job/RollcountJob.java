@@ -31,7 +31,9 @@ import io.rollcount.job.policy.PoliciesException;
 import io.rollcount.job.redis.PrefixGuard;
 import io.rollcount.job.redis.RedisEndpoint;
 import io.rollcount.job.redis.RedisKeys;
+import io.rollcount.job.redis.RedisLossWatch;
 import io.rollcount.job.redis.RedisSink;
+import io.rollcount.job.redis.RollupsRebuild;
 import io.rollcount.job.redis.RedisWrite;
 import io.rollcount.job.redis.TopListWrites;
 import java.time.Duration;
@@ -126,7 +128,8 @@ public final class RollcountJob {
         SingleOutputStreamOperator<RedisWrite> counts = partials
                 .keyBy(p -> p.counter, Types.STRING)
                 .transform("count-per-counter", TypeInformation.of(RedisWrite.class),
-                        new CountPerCounter(keys, lateness, flushInterval, CountPerCounter.DEFAULT_CACHE_BYTES, rollupMask, policies))
+                        new CountPerCounter(keys, lateness, flushInterval, CountPerCounter.DEFAULT_CACHE_BYTES, rollupMask, policies)
+                                .rebuildingAfterLoss(lossWatch(outputs, options), rollupsRebuild(outputs, options)))
                 .uid("count-per-counter");
 
         // 4b. Trending: one decayed sketch per trending shard, merged into the top K per namespace.
@@ -139,7 +142,8 @@ public final class RollcountJob {
                         new TrendPerShard(halfLife, options.topk, TREND_EMIT_MILLIS))
                 .uid("trend-per-shard")
                 .transform("trending-merge", TypeInformation.of(TopList.class),
-                        new TrendingMerge(options.topk, halfLife, TREND_PUBLISH_MILLIS, options.trendingMaxNamespaces))
+                        new TrendingMerge(options.topk, halfLife, TREND_PUBLISH_MILLIS, options.trendingMaxNamespaces)
+                                .rebuildingAfterLoss(lossWatch(outputs, options)))
                 .uid("trending-merge").setParallelism(1).setMaxParallelism(1);
 
         // 4c. Window top-K: a local top K per subtask when the window closes, then one merge per window; lists of
@@ -178,6 +182,21 @@ public final class RollcountJob {
                 .union(counts.getSideOutput(CountPerCounter.OVERFLOW))
                 .sinkTo(outputs.deadLetters()).name("dead-letters").uid("dead-letters");
         if (outputs.deadLetterParallelism() > 0) deadLetters.setParallelism(outputs.deadLetterParallelism());
+    }
+
+    /**
+     * What tells the counts that Redis lost its data, so that they write themselves again: a watch of the
+     * prefix's epoch key on the Redis of the counts' sink; none where that sink is not a {@link RedisSink}.
+     */
+    static RedisLossWatch lossWatch(Outputs outputs, JobOptions options) {
+        return outputs.redis() instanceof RedisSink r ? new RedisLossWatch(r.endpoint(), options.redisKeyPrefix) : null;
+    }
+
+    /** The rebuild of closed windows from {@code counter-rollups} after a loss: where the job writes that topic. */
+    static RollupsRebuild rollupsRebuild(Outputs outputs, JobOptions options) {
+        if (!(outputs.redis() instanceof RedisSink r) || outputs.rollups() == null || !options.kafkaConfigured()) return null;
+        return new RollupsRebuild(io.rollcount.job.kafka.KafkaClients.properties(options), KafkaIO.ROLLUPS_TOPIC, r.endpoint(),
+                options.redisKeyPrefix);
     }
 
     /**

@@ -10,6 +10,9 @@ import io.rollcount.job.model.WindowSum;
 import io.rollcount.job.policy.NamespacePolicy;
 import io.rollcount.job.policy.Policies;
 import io.rollcount.job.redis.RedisKeys;
+import io.rollcount.job.redis.RedisLossWatch;
+import io.rollcount.job.redis.RedisRebuildStats;
+import io.rollcount.job.redis.RollupsRebuild;
 import io.rollcount.job.redis.RedisWrite;
 import io.rollcount.sketches.RedisHyperLogLog;
 import java.nio.charset.StandardCharsets;
@@ -75,6 +78,7 @@ import org.apache.flink.util.OutputTag;
 public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
         implements OneInputStreamOperator<PartialSum, RedisWrite>, Triggerable<String, VoidNamespace> {
     private static final long serialVersionUID = 1L;
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(CountPerCounter.class);
 
     public static final OutputTag<Rollup> ROLLUPS = new OutputTag<>("rollups") {};
     /** Sums of closed 1m, 1h and 1d windows, for the window top-K per namespace. */
@@ -128,6 +132,22 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
     /** The timestamp of records emitted now: the event-time timer's, else none. */
     private transient long stamp;
 
+    /** Watches Redis for a loss of its data (see {@link #rebuildingAfterLoss}); null: no rebuild. */
+    private RedisLossWatch lossWatch;
+    /** Subtask 0 rebuilds the closed windows from counter-rollups after a loss; null: no such rebuild. */
+    private RollupsRebuild rollupsRebuild;
+    /** Counters per step of a rebuild, and the pause between steps: about 10,000 counters a second. */
+    static final int REBUILD_COUNTERS_PER_STEP = 1_000;
+    static final long REBUILD_STEP_MILLIS = 100;
+    /** The counters still to write again after a loss, or null; the next to write. */
+    private transient ArrayList<String> rebuildQueue;
+    private transient int rebuildNext;
+    private transient long rebuildStartNanos;
+    private transient long rebuildKeys;
+    private transient org.apache.flink.metrics.Counter rebuildsMetric;
+    private transient org.apache.flink.metrics.Counter rebuildKeysMetric;
+    private transient java.util.concurrent.ExecutorService rollupsThread;
+
     /** Rollups of every resolution. */
     public CountPerCounter(RedisKeys keys, long allowedLatenessMillis, long flushIntervalMillis) {
         this(keys, allowedLatenessMillis, flushIntervalMillis, DEFAULT_CACHE_BYTES, ALL_RESOLUTIONS);
@@ -163,6 +183,17 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
         this.policies = policies;
     }
 
+    /**
+     * After a loss of Redis's data ({@code watch}): writes every counter this subtask holds again (its total,
+     * every window it keeps, the 1h and 1d unique-users sketches it keeps), and with {@code rollups}, from
+     * subtask 0, the closed windows of {@code counter-rollups}. Returns this operator.
+     */
+    public CountPerCounter rebuildingAfterLoss(RedisLossWatch watch, RollupsRebuild rollups) {
+        this.lossWatch = watch;
+        this.rollupsRebuild = rollups;
+        return this;
+    }
+
     /** A mask with every resolution. */
     public static final int ALL_RESOLUTIONS = (1 << Resolution.all().length) - 1;
 
@@ -193,6 +224,9 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
         overflowCount = getRuntimeContext().getLongCounter(RouteEvents.DLQ_PREFIX + OVERFLOW_REASON);
         RollcountMetrics.deadLetters(getMetricGroup(), OVERFLOW_REASON, overflowCount);
         heapBackend = getKeyedStateBackend() instanceof org.apache.flink.runtime.state.heap.HeapKeyedStateBackend;
+        rebuildsMetric = getMetricGroup().counter("redisRebuilds");
+        rebuildKeysMetric = getMetricGroup().counter("redisRebuildKeys");
+        if (lossWatch != null) lossWatch.open("count-per-counter-" + getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(), restored);
         scheduleFlush();
     }
 
@@ -509,6 +543,7 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
         long now = getProcessingTimeService().getCurrentProcessingTime();
         getProcessingTimeService().registerTimer((now / flushIntervalMillis + 1) * flushIntervalMillis, t -> {
             flushChanged();
+            if (lossWatch != null && lossWatch.check()) startRebuild();
             scheduleFlush();
         });
     }
@@ -529,7 +564,122 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
     @Override
     public void finish() throws Exception {
         flushChanged();
+        if (lossWatch != null && lossWatch.lossSeen()) startRebuild();
+        // a bounded run that ends during a rebuild finishes it: the last writes go out before the sink's last flush
+        while (rebuildQueue != null) rebuildStep();
+        if (rollupsThread != null) {
+            rollupsThread.shutdown();
+            rollupsThread.awaitTermination(10, java.util.concurrent.TimeUnit.MINUTES);
+        }
         super.finish();
+    }
+
+    @Override
+    public void close() throws Exception {
+        if (lossWatch != null) lossWatch.close();
+        if (rollupsThread != null) rollupsThread.shutdownNow();
+        super.close();
+    }
+
+    // ------------------------------------------------------------------ rebuild after a loss of Redis's data
+
+    /**
+     * Redis lost its data: every counter of this subtask's key groups (in keyed state or only on the heap yet)
+     * goes into the queue that {@link #rebuildStep} writes again, {@value #REBUILD_COUNTERS_PER_STEP} counters
+     * every {@value #REBUILD_STEP_MILLIS} ms, between the records and flushes the task goes on with, so that
+     * the live values keep their freshness. A loss during a rebuild starts it over.
+     */
+    private void startRebuild() throws Exception {
+        boolean running = rebuildQueue != null;
+        ArrayList<String> ids = new ArrayList<>();
+        java.util.HashSet<String> seen = new java.util.HashSet<>();
+        try (java.util.stream.Stream<String> s = this.<String>getKeyedStateBackend().getKeys("counter", VoidNamespace.INSTANCE)) {
+            s.forEach(id -> {
+                if (seen.add(id)) ids.add(id);
+            });
+        }
+        for (CachedCounter c : cache.all()) {
+            if (seen.add(c.id)) ids.add(c.id);
+        }
+        rebuildQueue = ids;
+        rebuildNext = 0;
+        rebuildStartNanos = System.nanoTime();
+        rebuildKeys = 0;
+        rebuildsMetric.inc();
+        RedisRebuildStats.started();
+        LOG.warn("Redis lost its data: writing the {} counters of this subtask again from the job's state", ids.size());
+        if (!running) getProcessingTimeService().registerTimer(getProcessingTimeService().getCurrentProcessingTime(), t -> rebuildStep());
+        if (rollupsRebuild != null && getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() == 0) {
+            if (rollupsThread == null) {
+                rollupsThread = java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
+                    Thread t = new Thread(r, "rollups-rebuild");
+                    t.setDaemon(true);
+                    return t;
+                });
+            }
+            RedisRebuildStats.started();
+            RollupsRebuild rollups = rollupsRebuild;
+            rollupsThread.submit(() -> {
+                long t0 = System.nanoTime();
+                try {
+                    RollupsRebuild.Result r = rollups.run(Long.MIN_VALUE, Long.MAX_VALUE);
+                    RedisRebuildStats.finished(r.written(), System.nanoTime() - t0);
+                } catch (RuntimeException e) {
+                    LOG.error("rebuilding closed windows from counter-rollups failed; run ./rollcount rebuild-redis", e);
+                    RedisRebuildStats.finished(0, System.nanoTime() - t0);
+                }
+            });
+        }
+    }
+
+    /** Writes the next counters of the rebuild queue again; schedules the next step, or ends the rebuild. */
+    private void rebuildStep() throws Exception {
+        if (rebuildQueue == null) return;
+        int end = Math.min(rebuildQueue.size(), rebuildNext + REBUILD_COUNTERS_PER_STEP);
+        for (; rebuildNext < end; rebuildNext++) {
+            String id = rebuildQueue.get(rebuildNext);
+            setCurrentKey(id);
+            rebuildKeys += rewrite(id);
+        }
+        if (rebuildNext < rebuildQueue.size()) {
+            getProcessingTimeService().registerTimer(getProcessingTimeService().getCurrentProcessingTime() + REBUILD_STEP_MILLIS, t -> rebuildStep());
+            return;
+        }
+        long nanos = System.nanoTime() - rebuildStartNanos;
+        LOG.info("wrote {} counters ({} keys) again after Redis lost its data, in {} ms", rebuildQueue.size(), rebuildKeys, nanos / 1_000_000);
+        rebuildKeysMetric.inc(rebuildKeys);
+        RedisRebuildStats.finished(rebuildKeys, nanos);
+        rebuildQueue = null;
+    }
+
+    /**
+     * Everything Redis shows of the counter (the current key) as this operator holds it: the total, every
+     * window it keeps (open, and closed within the allowed lateness) and the sketches of its 1h and 1d windows.
+     * Read from the heap if the counter is there, else from keyed state (without caching it). Returns the keys.
+     */
+    private int rewrite(String id) throws Exception {
+        CachedCounter c = cache.get(id);
+        CounterState s = c != null ? c.state : state.value();
+        if (s == null) return 0;
+        String base = keys.counterBase(id);
+        emit(count(base, RedisKeys.TOTAL, s.total, s.totalEvents, s.negative, RedisWrite.NO_WINDOW, 0));
+        int n = 1;
+        for (int i = 0; i < s.size; i++) {
+            Resolution r = s.resolution(i);
+            long start = s.start[i];
+            emit(count(base, RedisKeys.windowSuffix(r, start), s.sum[i], s.events[i], s.has(i, CounterState.NEGATIVE), start, r.expireAtMillis(start)));
+            n++;
+            if ((r == Resolution.H1 || r == Resolution.D1) && s.has(i, CounterState.HAS_USERS)) {
+                String name = r.label + ":" + start;
+                RedisHyperLogLog h = c != null ? c.sketches.get(name) : null;
+                byte[] bytes = h != null ? h.toRedisBytes() : uniques.get(name);
+                if (bytes != null) {
+                    emit(RedisWrite.sketch(base + RedisKeys.uniquesSuffix(r, start), bytes, start, r.expireAtMillis(start)));
+                    n++;
+                }
+            }
+        }
+        return n;
     }
 
     /** Revisions due and every changed value of the counter (the current key) to Redis. */

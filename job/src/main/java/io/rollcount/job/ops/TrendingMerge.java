@@ -65,6 +65,8 @@ public final class TrendingMerge extends AbstractStreamOperator<TopList>
     private transient volatile long publishedAt;
     /** Namespaces whose candidates changed (other than by decay) since the last publication. */
     private transient Set<String> touched;
+    /** Watches Redis for a loss of its data: then every list is published again at once; null: no watch. */
+    private io.rollcount.job.redis.RedisLossWatch lossWatch;
 
     public TrendingMerge(int topk, long halfLifeMillis, long publishIntervalMillis) {
         this(topk, halfLifeMillis, publishIntervalMillis, Integer.MAX_VALUE);
@@ -75,6 +77,12 @@ public final class TrendingMerge extends AbstractStreamOperator<TopList>
         this.halfLifeMillis = halfLifeMillis;
         this.publishIntervalMillis = publishIntervalMillis;
         this.cap = new NamespaceCap(maxNamespaces, "trending-namespaces");
+    }
+
+    /** After a loss of Redis's data ({@code watch}), every namespace's list and {@value #ALL} are published again. Returns this operator. */
+    public TrendingMerge rebuildingAfterLoss(io.rollcount.job.redis.RedisLossWatch watch) {
+        this.lossWatch = watch;
+        return this;
     }
 
     @Override
@@ -94,13 +102,15 @@ public final class TrendingMerge extends AbstractStreamOperator<TopList>
         changed = false;
         publishedAt = getProcessingTimeService().getCurrentProcessingTime();
         RollcountMetrics.trendingListAge(getMetricGroup(), () -> publishedAt);
+        if (lossWatch != null) lossWatch.open("trending-merge", false);
         schedule();
     }
 
     private void schedule() {
         long now = getProcessingTimeService().getCurrentProcessingTime();
         getProcessingTimeService().registerTimer(now + publishIntervalMillis, t -> {
-            if (changed) publish(false);
+            if (lossWatch != null && lossWatch.check() && !latest.isEmpty()) publish(true);
+            else if (changed) publish(false);
             schedule();
         });
     }
@@ -131,6 +141,12 @@ public final class TrendingMerge extends AbstractStreamOperator<TopList>
             }
         }
         for (String gone : old.keySet()) touched.add(RedisKeys.namespaceOf(gone));
+    }
+
+    @Override
+    public void close() throws Exception {
+        if (lossWatch != null) lossWatch.close();
+        super.close();
     }
 
     @Override

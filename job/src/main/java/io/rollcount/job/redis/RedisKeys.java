@@ -104,6 +104,26 @@ public final class RedisKeys implements Serializable {
         return prefix + ":_mark";
     }
 
+    /**
+     * Bookkeeping: the prefix's epoch, a random token written once ({@code SET NX}) by the first writer or
+     * operator that finds it missing and never changed after: a Redis that restarts with its data keeps it,
+     * one that lost its data (a restart without persistence, a failover to a replica that lagged,
+     * {@code FLUSHALL}) does not, and whoever knew the old token sees the loss (see {@link RedisEpoch}).
+     */
+    public String epoch() {
+        return prefix + ":_epoch";
+    }
+
+    /**
+     * Bookkeeping: where a rebuilt unique-users sketch is staged for {@code PFMERGE} into {@code key}, a
+     * key of counter C: {@code P:{C}:_rebuild:<suffix>}, in the same Redis Cluster slot.
+     */
+    public static String stagingKeyOf(String key) {
+        int close = key.indexOf("}:");
+        if (key.indexOf('{') < 0 || close < 0) throw new IllegalArgumentException("key " + key + " is not a key of a counter");
+        return key.substring(0, close + 2) + "_rebuild:" + key.substring(close + 2);
+    }
+
     /** Bookkeeping: the token of the job writing under the prefix now, expiring unless renewed (see {@link PrefixGuard}). */
     public String lease() {
         return prefix + ":_lease";

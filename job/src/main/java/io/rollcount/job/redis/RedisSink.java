@@ -67,7 +67,9 @@ import org.apache.flink.core.io.SimpleVersionedSerializer;
  * runs); each writer also reports Flink metrics (see {@link RedisSinkWriter}).
  *
  * <h2>Redis permissions</h2>
- * The sink sends {@code SET}, {@code GET} (the mark, once per writer), {@code PFADD}, {@code PEXPIREAT},
+ * The sink sends {@code SET}, {@code GET} (the mark, once per writer; the epoch {@code P:_epoch} with every
+ * batch, see {@link RedisEpoch}), {@code PFADD}, {@code PEXPIREAT}, {@code PFMERGE} and {@code DEL} (a
+ * rebuilt sketch, after a loss of Redis's data),
  * {@code EVALSHA}, {@code EVAL} (a server that lost the script), {@code SCRIPT LOAD}, on connecting
  * {@code PING} (plus {@code AUTH}, always allowed, and {@code SELECT} for a database other than 0); the
  * script runs {@code GET}, {@code MGET}, {@code SET}, {@code DEL}, {@code ZADD}, {@code PEXPIREAT} and, for
@@ -75,7 +77,7 @@ import org.apache.flink.core.io.SimpleVersionedSerializer;
  * least-privilege user for key prefix {@code rc}:
  * <pre>{@code
  * ACL SETUSER rollcount on >PASSWORD ~rc:* resetchannels -@all +set +get +mget +pfadd +pexpireat +pexpire
- *     +evalsha +eval +script|load +ping +del +zadd +hset +hlen +hvals
+ *     +evalsha +eval +script|load +ping +del +zadd +hset +hlen +hvals +pfmerge
  * }</pre>
  *
  * <h2>One job per key prefix</h2>
@@ -114,6 +116,8 @@ public final class RedisSink implements Sink<RedisWrite>, SupportsWriterState<Re
     public static final LongAdder KEYS_CONFIRMED = new LongAdder();
     /** Keys written (writes applied, not skipped as stale) by every writer of this JVM. */
     public static final LongAdder KEYS_WRITTEN = new LongAdder();
+    /** Losses of Redis's data seen by the writers of this JVM (one per writer and loss; see {@link RedisEpoch}). */
+    public static final LongAdder DATA_LOSSES = new LongAdder();
     /** Distinct keys Redis rejected for good, summed over the writers of this JVM (for the run's summary). */
     public static final LongAdder KEYS_REJECTED = new LongAdder();
     /** The first key Redis rejected in this JVM with its error, or null: the summary's example. */

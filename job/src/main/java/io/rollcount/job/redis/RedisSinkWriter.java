@@ -139,7 +139,16 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
     private long guardBelow = Long.MIN_VALUE;
     /** The mark this writer knows to be in Redis (read or published), {@code Long.MIN_VALUE} for none. */
     private long publishedMark = Long.MIN_VALUE;
-    private final ConfirmedKeys confirmed = new ConfirmedKeys(MAX_CONFIRMED_KEYS);
+    private ConfirmedKeys confirmed = new ConfirmedKeys(MAX_CONFIRMED_KEYS);
+    /** {@code P:_epoch} (see {@link RedisEpoch}). */
+    private final String epochKey;
+    /** The epoch token this writer knows, read (or created) at its first connection (I/O thread); null before. */
+    private String knownEpoch;
+    /** Set by a batch whose pipelined {@code GET P:_epoch} found the token gone or changed (I/O thread). */
+    private String epochSeen;
+    private boolean epochChanged;
+    /** Losses of Redis's data this writer saw (each logged once). */
+    final Counter dataLost = new SimpleCounter();
     private boolean closed;
     private final java.util.concurrent.ExecutorService io;
     /** The batch in flight, or null. */
@@ -205,6 +214,7 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
         RedisKeys keys = new RedisKeys(sink.keyPrefix);
         this.watermarkKey = keys.watermark();
         this.markKey = keys.mark();
+        this.epochKey = keys.epoch();
         this.watermarkPerWriterKey = keys.watermarkPerWriter(context.getJobInfo().getJobId().toString(), parallelism);
         SinkWriterMetricGroup metrics = context.metricGroup();
         metrics.counter("redisCommandsSent", commandsSent);
@@ -216,6 +226,7 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
         metrics.counter("redisRejected", keysRejected);
         metrics.counter("redisWritesGuarded", writesGuarded);
         metrics.counter("redisWritesPlain", writesPlain);
+        metrics.counter("redisDataLost", dataLost);
         metrics.gauge("redisLastFlushMillis", () -> lastFlushMillis);
         metrics.setCurrentSendTimeGauge(() -> lastFlushMillis);
         RollcountMetrics.counter(metrics, RollcountMetrics.REDIS_COMMANDS_SENT, commandsSent);
@@ -547,7 +558,7 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
                         units.add(w);
                     }
                 }
-                case RedisWrite.USERS -> {
+                case RedisWrite.USERS, RedisWrite.SKETCH -> {
                     plain++;
                     units.add(w);
                 }
@@ -562,9 +573,11 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
             c.add(w);
             units.add(c);
         }
+        epochChanged = false;
         for (int from = 0; from < units.size(); from += PIPELINE_SLICE) {
-            sendUnits(j, units.subList(from, Math.min(units.size(), from + PIPELINE_SLICE)));
+            sendUnits(j, units.subList(from, Math.min(units.size(), from + PIPELINE_SLICE)), from == 0);
         }
+        if (epochChanged) dataLost(j);
         writesGuarded.inc(guardedCounts);
         writesPlain.inc(plain);
         RedisSink.WRITES_GUARDED.add(guardedCounts);
@@ -625,7 +638,42 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
 
     /** Script calls alone, pipelined (the watermark, the mark). */
     private void sendCalls(UnifiedJedis j, List<RedisApplyScript.Call> calls) throws RedisSinkException {
-        sendUnits(j, new ArrayList<>(calls));
+        sendUnits(j, new ArrayList<>(calls), false);
+    }
+
+    /**
+     * Redis lost the job's data (its epoch key, present at this writer's first connection, is gone or another):
+     * said once in one line, counted ({@code redisDataLost}, {@link RedisSink#DATA_LOSSES}), and this writer's
+     * view of Redis made true again: the epoch is created anew, the keys it had confirmed are forgotten (Redis
+     * holds none of them now), its mark is raised again at once to what it had published (so that a writer
+     * started after this one still guards every window this one wrote), its watermark and lease written again.
+     * The rebuild itself comes from the operators that hold the values ({@link RedisLossWatch}).
+     */
+    private void dataLost(UnifiedJedis j) throws RedisSinkException {
+        dataLost.inc();
+        RedisSink.DATA_LOSSES.increment();
+        String seen = epochSeen;
+        countCommands(2);
+        knownEpoch = RedisEpoch.ensure(j, epochKey);
+        LOG.warn("Redis at {} lost the data under key prefix '{}' ({} {}): the job rebuilds it from its state and from counter-rollups"
+                + " (see 'If Redis loses data' in the README)", endpoint, sink.keyPrefix, epochKey, seen == null ? "is gone" : "changed");
+        confirmed = new ConfirmedKeys(MAX_CONFIRMED_KEYS);
+        if (publishedMark != Long.MIN_VALUE) {
+            RedisApplyScript.Call c = new RedisApplyScript.Call();
+            c.add(RedisWrite.max(markKey, publishedMark));
+            sendCalls(j, List.of(c));
+        }
+        if (leaseToken != null && leaseLost == null) {
+            countCommands(1);
+            guard.acquire(j, leaseToken);
+        }
+        long wm = writtenWatermark;
+        writtenWatermark = Long.MIN_VALUE;
+        if (wm != Long.MIN_VALUE && sink.publishesWatermark) {
+            RedisApplyScript.Call c = RedisApplyScript.watermark(watermarkPerWriterKey, watermarkKey, subtask, parallelism, wm);
+            sendCalls(j, List.of(c));
+            writtenWatermark = wm;
+        }
     }
 
     /**
@@ -633,13 +681,16 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
      * transient error fails the attempt (the whole batch is retried: every write is idempotent), an error
      * of one key rejects that key, NOSCRIPT sends that call again as {@code EVAL} of the source.
      */
-    private void sendUnits(UnifiedJedis j, List<Object> units) throws RedisSinkException {
+    private void sendUnits(UnifiedJedis j, List<Object> units, boolean checkEpoch) throws RedisSinkException {
         List<Response<?>> responses = new ArrayList<>(units.size() + 8);
         List<String> keysOf = new ArrayList<>(units.size() + 8);
         int[] firstResponse = new int[units.size() + 1];
         int commands = 0;
         Map<String, Response<Long>> replicated = Map.of();
+        Response<String> epoch = null;
         try (AbstractPipeline p = j.pipelined()) {
+            // the loss check: one GET ahead of the writes, in the same round trip
+            if (checkEpoch && knownEpoch != null) epoch = p.get(epochKey);
             for (int u = 0; u < units.size(); u++) {
                 firstResponse[u] = responses.size();
                 Object unit = units.get(u);
@@ -648,7 +699,20 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
                     keysOf.add(c.firstKey);
                 } else {
                     RedisWrite w = (RedisWrite) unit;
-                    if (w.kind == RedisWrite.USERS) {
+                    if (w.kind == RedisWrite.SKETCH) {
+                        // PFMERGE takes keys: the sketch is staged in a key of the counter's (same slot), merged, dropped
+                        String staging = RedisKeys.stagingKeyOf(w.key);
+                        responses.add(p.set(staging.getBytes(java.nio.charset.StandardCharsets.UTF_8), w.sketch, SetParams.setParams().px(60_000)));
+                        keysOf.add(staging);
+                        responses.add(p.pfmerge(w.key, w.key, staging));
+                        keysOf.add(w.key);
+                        responses.add(p.del(staging));
+                        keysOf.add(staging);
+                        if (w.expireAtMillis > 0) {
+                            responses.add(p.pexpireAt(w.key, w.expireAtMillis));
+                            keysOf.add(w.key);
+                        }
+                    } else if (w.kind == RedisWrite.USERS) {
                         responses.add(p.pfadd(w.key, w.users));
                         keysOf.add(w.key);
                         if (w.expireAtMillis > 0) {
@@ -668,12 +732,19 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
                 }
             }
             firstResponse[units.size()] = responses.size();
-            commands = responses.size();
+            commands = responses.size() + (epoch != null ? 1 : 0);
             countCommands(commands);
             if (j instanceof RedisClusterClient cluster) replicated = waitForReplicas(cluster, p, keysOf);
             p.sync();
         }
         checkReplicated(replicated);
+        if (epoch != null) {
+            String now = epoch.get();
+            if (!knownEpoch.equals(now)) {
+                epochChanged = true;
+                epochSeen = now;
+            }
+        }
         long applied = 0;
         long stale = 0;
         List<RedisApplyScript.Call> noScript = new ArrayList<>();
@@ -796,6 +867,10 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
             try {
                 loadScript(j);
                 if (!markRead && !sink.plainWritesOnly) readMark(j);
+                if (knownEpoch == null) {
+                    countCommands(2);
+                    knownEpoch = RedisEpoch.ensure(j, epochKey);
+                }
             } catch (RuntimeException e) {
                 j.close();
                 throw e;

@@ -30,6 +30,12 @@ public class RedisWrite {
     public static final byte USERS = 1;
     public static final byte MAX = 2;
     public static final byte ZSET = 3;
+    /**
+     * A unique-users sketch in Redis's own HyperLogLog format ({@link #sketch}), merged into the key with
+     * {@code PFMERGE} (through a staging key of the counter's, see {@link RedisKeys#stagingKeyOf}): what a
+     * rebuild after a loss of Redis's data writes from the sketches the job holds.
+     */
+    public static final byte SKETCH = 4;
     public static final long NO_WINDOW = Long.MIN_VALUE;
 
     public byte kind;
@@ -48,6 +54,8 @@ public class RedisWrite {
     /** ZSET: members and their scores, best first. */
     public String[] members;
     public double[] scores;
+    /** SKETCH: the HyperLogLog's bytes as Redis stores them. */
+    public byte[] sketch;
 
     public RedisWrite() {}
 
@@ -69,6 +77,16 @@ public class RedisWrite {
         w.kind = USERS;
         w.key = key;
         w.users = users;
+        w.windowStart = windowStart;
+        w.expireAtMillis = expireAtMillis;
+        return w;
+    }
+
+    public static RedisWrite sketch(String key, byte[] sketch, long windowStart, long expireAtMillis) {
+        RedisWrite w = new RedisWrite();
+        w.kind = SKETCH;
+        w.key = key;
+        w.sketch = sketch;
         w.windowStart = windowStart;
         w.expireAtMillis = expireAtMillis;
         return w;
@@ -102,7 +120,7 @@ public class RedisWrite {
         return kind == w.kind && value == w.value && version == w.version && monotone == w.monotone
                 && expireAtMillis == w.expireAtMillis && windowStart == w.windowStart && Objects.equals(key, w.key)
                 && Objects.equals(versionKey, w.versionKey) && Arrays.equals(users, w.users)
-                && Arrays.equals(members, w.members) && Arrays.equals(scores, w.scores);
+                && Arrays.equals(members, w.members) && Arrays.equals(scores, w.scores) && Arrays.equals(sketch, w.sketch);
     }
 
     @Override

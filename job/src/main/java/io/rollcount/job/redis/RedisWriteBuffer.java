@@ -13,7 +13,9 @@ import java.util.Map;
  *   <li>COUNT: the write with the highest version (the last one on a tie);
  *   <li>USERS: the set of distinct users of every write of the key since its last flush (one {@code PFADD});
  *   <li>MAX: the largest value;
- *   <li>ZSET: the write with the highest version (the last one on a tie).
+ *   <li>ZSET: the write with the highest version (the last one on a tie);
+ *   <li>SKETCH: the last one (a later sketch of the same window holds every user of an earlier one); held
+ *       apart from the key's USERS, as a {@code PFMERGE} and a {@code PFADD} commute.
  * </ul>
  * {@link #drain} gives the writes in the order of their keys' first write, MAX writes (the watermark) last.
  */
@@ -51,7 +53,8 @@ final class RedisWriteBuffer {
     /** Adds {@code w} (copied: the caller may reuse its object; its arrays are read, never changed). */
     void add(RedisWrite w) {
         validate(w);
-        Entry e = byKey.get(w.key);
+        String slot = w.kind == RedisWrite.SKETCH ? "\0" + w.key : w.key;
+        Entry e = byKey.get(slot);
         if (e == null) {
             e = new Entry();
             e.write = copy(w);
@@ -60,8 +63,10 @@ final class RedisWriteBuffer {
                 addUsers(e, w.users);
             } else if (w.kind == RedisWrite.ZSET) {
                 bytes += sizeOf(w);
+            } else if (w.kind == RedisWrite.SKETCH) {
+                bytes += w.sketch.length;
             }
-            byKey.put(w.key, e);
+            byKey.put(slot, e);
             return;
         }
         RedisWrite old = e.write;
@@ -77,6 +82,7 @@ final class RedisWriteBuffer {
                 if (w.value > old.value) e.write = copy(w);
             }
             case RedisWrite.USERS -> addUsers(e, w.users);
+            case RedisWrite.SKETCH -> e.write = copy(w);
             case RedisWrite.ZSET -> {
                 if (w.version >= old.version) {
                     bytes += sizeOf(w) - sizeOf(old);
@@ -130,6 +136,9 @@ final class RedisWriteBuffer {
         if (w.key == null || w.key.isEmpty()) throw new IllegalArgumentException("RedisWrite without a key: " + w);
         switch (w.kind) {
             case RedisWrite.COUNT, RedisWrite.MAX -> { }
+            case RedisWrite.SKETCH -> {
+                if (w.sketch == null || w.sketch.length == 0) throw new IllegalArgumentException("SKETCH write without a sketch for key " + w.key);
+            }
             case RedisWrite.USERS -> {
                 if (w.users == null || w.users.length == 0) throw new IllegalArgumentException("USERS write without users for key " + w.key);
             }
@@ -165,6 +174,7 @@ final class RedisWriteBuffer {
         c.users = w.users;
         c.members = w.members;
         c.scores = w.scores;
+        c.sketch = w.sketch;
         return c;
     }
 }

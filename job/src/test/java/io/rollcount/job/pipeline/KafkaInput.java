@@ -50,9 +50,14 @@ final class KafkaInput {
      * @param total about how many records {@link #produce} will be asked for in all (spreads the bad lines over them)
      */
     KafkaInput(String topic, long seed, int total, long startTs) {
+        this(topic, seed, total, startTs, 1_000);
+    }
+
+    /** The same, {@code eventsPerSecond} records per second of event time. */
+    KafkaInput(String topic, long seed, int total, long startTs, double eventsPerSecond) {
         this.topic = topic;
         this.startTs = startTs;
-        this.gen = new EventGenerator(seed, EventGenerator.Workload.zipf, 3_000, 500, startTs, 1_000, 3_000, 0.0);
+        this.gen = new EventGenerator(seed, EventGenerator.Workload.zipf, 3_000, 500, startTs, eventsPerSecond, 3_000, 0.0);
         this.badLines = EventGenerator.badLines(startTs);
         this.badEvery = Math.max(50, total / (badLines.length + 2));
     }

@@ -50,7 +50,8 @@ public final class RedisServerProcess implements AutoCloseable {
         return Files.createTempDirectory(base, "redis-");
     }
 
-    void start() throws Exception {
+    /** Starts the server again (after {@link #stop()} or {@link #shutdownNoSave()}) on the same port and folder. */
+    public void start() throws Exception {
         if (process != null && process.isAlive()) return;
         List<String> cmd = new ArrayList<>(List.of("redis-server", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
                 "--dir", dir.toString(), "--daemonize", "no", "--logfile", dir.resolve("redis.log").toString()));
@@ -79,13 +80,28 @@ public final class RedisServerProcess implements AutoCloseable {
     }
 
     /** Ends the server (SIGTERM, then SIGKILL) and waits until the port is closed. */
-    void stop() throws InterruptedException {
+    public void stop() throws InterruptedException {
         if (process == null) return;
         process.destroy();
         if (!process.waitFor(5, TimeUnit.SECONDS)) {
             process.destroyForcibly();
             process.waitFor(5, TimeUnit.SECONDS);
         }
+        process = null;
+    }
+
+    /**
+     * {@code SHUTDOWN NOSAVE}: the server ends without writing its data anywhere (as a crash of a server
+     * without persistence, or a restart that skips the save), then the port is closed.
+     */
+    public void shutdownNoSave() throws InterruptedException {
+        if (process == null) return;
+        try (redis.clients.jedis.Jedis j = new redis.clients.jedis.Jedis("127.0.0.1", port)) {
+            j.sendCommand(redis.clients.jedis.Protocol.Command.SHUTDOWN, "NOSAVE");
+        } catch (redis.clients.jedis.exceptions.JedisException e) {
+            // the server closes the connection as it ends: no reply
+        }
+        if (!process.waitFor(10, TimeUnit.SECONDS)) throw new IllegalStateException("redis-server did not end on SHUTDOWN NOSAVE");
         process = null;
     }
 

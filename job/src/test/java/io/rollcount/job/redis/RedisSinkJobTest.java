@@ -133,6 +133,9 @@ class RedisSinkJobTest {
             expected.put(keys.watermark(), Long.toString(Long.MAX_VALUE));
             // the writers' mark, created before their first count: a restored writer finds it and guards the totals
             expected.put(keys.mark(), Long.toString(RedisSinkWriter.markFor(0)));
+            // the prefix's epoch (a random token, created once: see RedisEpoch)
+            assertThat(j.get(keys.epoch())).isNotEmpty();
+            expected.put(keys.epoch(), j.get(keys.epoch()));
             Map<String, String> actual = new HashMap<>();
             for (String k : RedisTestSupport.keysOf(j, prefix)) {
                 if (k.startsWith(prefix + ":_wm:")) continue; // the writers' own watermarks (a hash), checked below

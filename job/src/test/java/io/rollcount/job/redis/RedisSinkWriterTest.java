@@ -196,8 +196,8 @@ class RedisSinkWriterTest {
         writer.write(users(u, NOW_WINDOW, at, "bob", "carol"), null);
         writer.write(users(keys.uniquesAll("u"), RedisWrite.NO_WINDOW, 0, "alice"), null);
         writer.flush(false);
-        // GET P:_mark and SCRIPT LOAD on connecting, PFADD + PEXPIREAT, PFADD
-        assertThat(writer.commandsSent.getCount() - before).isEqualTo(2 + 2 + 1);
+        // GET P:_mark, SCRIPT LOAD and the epoch's SET NX + GET on connecting, the epoch's GET with the batch, PFADD + PEXPIREAT, PFADD
+        assertThat(writer.commandsSent.getCount() - before).isEqualTo(2 + 2 + 1 + 2 + 1);
         assertThat(writer.writesCoalesced.getCount()).isEqualTo(1);
         String ref = prefix + ":_ref";
         redis.pfadd(ref, "carol", "alice", "bob");
@@ -225,8 +225,9 @@ class RedisSinkWriterTest {
         }
         ws.add(RedisWrite.max(keys.watermark(), NOW_WINDOW));
         write(ws.toArray(new RedisWrite[0]));
-        // GET P:_mark + SCRIPT LOAD, the mark raised, one SET per key, the watermark's script call
-        assertThat(writer.commandsSent.getCount() - before).isEqualTo(2 + 1 + 20 * (1 + Resolution.values().length) + 1);
+        // GET P:_mark + SCRIPT LOAD + the epoch's SET NX and GET, the mark raised, the epoch's GET with the batch, one SET
+        // per key, the watermark's script call
+        assertThat(writer.commandsSent.getCount() - before).isEqualTo(2 + 2 + 1 + 1 + 20 * (1 + Resolution.values().length) + 1);
         assertThat(writer.writesCoalesced.getCount()).isEqualTo(20 * 9 + 20 * Resolution.values().length);
         assertThat(writer.writesGuarded.getCount()).isZero();
         for (int c = 0; c < 20; c++) {
@@ -513,7 +514,7 @@ class RedisSinkWriterTest {
                 users(keys.uniquesAll("k"), RedisWrite.NO_WINDOW, 0, "a"), RedisWrite.max(keys.watermark(), 5));
         for (String k : RedisTestSupport.keysOf(redis, prefix)) {
             assertThat(k).matches(java.util.regex.Pattern.quote(prefix) + ":(\\{k\\}:(total|_v:.*|" + Resolution.S5.label
-                    + ":" + NOW_WINDOW / 1000 + "|u:all)|meta:watermark|_mark)");
+                    + ":" + NOW_WINDOW / 1000 + "|u:all)|meta:watermark|_mark|_epoch)");
         }
         assertThat(redis.exists(w)).isTrue();
     }
@@ -532,8 +533,9 @@ class RedisSinkWriterTest {
         }
         ws.add(RedisWrite.max(keys.watermark(), 7));
         write(ws.toArray(new RedisWrite[0]));
-        // GET P:_mark + SCRIPT LOAD, 20 PFADD, 20 guarded counters in calls of 8, 8 and 4, the watermark alone
-        assertThat(writer.commandsSent.getCount() - before).isEqualTo(2 + 20 + 3 + 1);
+        // GET P:_mark + SCRIPT LOAD + the epoch's SET NX and GET, the epoch's GET with the batch, 20 PFADD, 20 guarded
+        // counters in calls of 8, 8 and 4, the watermark alone
+        assertThat(writer.commandsSent.getCount() - before).isEqualTo(2 + 2 + 1 + 20 + 3 + 1);
         for (int c = 0; c < 20; c++) {
             assertThat(redis.get(keys.total("p:" + c))).isEqualTo("3");
             assertThat(redis.pfcount(keys.uniquesAll("p:" + c))).isEqualTo(2L);
