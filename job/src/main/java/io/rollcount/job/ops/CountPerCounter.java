@@ -147,6 +147,15 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
     private transient org.apache.flink.metrics.Counter rebuildsMetric;
     private transient org.apache.flink.metrics.Counter rebuildKeysMetric;
     private transient java.util.concurrent.ExecutorService rollupsThread;
+    /** Whether the rebuild from counter-rollups of this subtask is under way (its thread sets it back). */
+    private transient volatile boolean rollupsRunning;
+    /**
+     * Whether a rebuild was under way at the last checkpoint, in union operator state: a job restored from that
+     * checkpoint starts it over (the restored writers find {@code P:_mark}, which the rebuild wrote again, so
+     * nothing else would tell it that some counters are still missing in Redis).
+     */
+    private transient org.apache.flink.api.common.state.ListState<Boolean> rebuildPending;
+    private transient boolean resumeRebuild;
 
     /** Rollups of every resolution. */
     public CountPerCounter(RedisKeys keys, long allowedLatenessMillis, long flushIntervalMillis) {
@@ -205,6 +214,9 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
     public void initializeState(StateInitializationContext context) throws Exception {
         super.initializeState(context);
         restored = context.isRestored();
+        rebuildPending = context.getOperatorStateStore().getUnionListState(
+                new org.apache.flink.api.common.state.ListStateDescriptor<>("redis-rebuild-pending", Types.BOOLEAN));
+        for (Boolean b : rebuildPending.get()) resumeRebuild |= Boolean.TRUE.equals(b);
     }
 
     @Override
@@ -529,6 +541,7 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
     @Override
     public void snapshotState(StateSnapshotContext context) throws Exception {
         super.snapshotState(context);
+        rebuildPending.update(rebuildQueue != null || rollupsRunning || resumeRebuild ? java.util.List.of(true) : java.util.List.of());
         for (CachedCounter c : cache.all()) {
             if (c.unstored) {
                 setCurrentKey(c.id);
@@ -543,7 +556,12 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
         long now = getProcessingTimeService().getCurrentProcessingTime();
         getProcessingTimeService().registerTimer((now / flushIntervalMillis + 1) * flushIntervalMillis, t -> {
             flushChanged();
-            if (lossWatch != null && lossWatch.check()) startRebuild();
+            boolean lost = lossWatch != null && lossWatch.check();
+            if (lost || resumeRebuild) {
+                if (resumeRebuild && !lost) LOG.warn("a rebuild after a loss of Redis's data was under way at the checkpoint this job restored: starting it over");
+                resumeRebuild = false;
+                startRebuild();
+            }
             scheduleFlush();
         });
     }
@@ -564,7 +582,10 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
     @Override
     public void finish() throws Exception {
         flushChanged();
-        if (lossWatch != null && lossWatch.lossSeen()) startRebuild();
+        if ((lossWatch != null && lossWatch.lossSeen()) || resumeRebuild) {
+            resumeRebuild = false;
+            startRebuild();
+        }
         // a bounded run that ends during a rebuild finishes it: the last writes go out before the sink's last flush
         while (rebuildQueue != null) rebuildStep();
         if (rollupsThread != null) {
@@ -619,6 +640,7 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
             }
             RedisRebuildStats.started();
             RollupsRebuild rollups = rollupsRebuild;
+            rollupsRunning = true;
             rollupsThread.submit(() -> {
                 long t0 = System.nanoTime();
                 try {
@@ -627,6 +649,8 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
                 } catch (RuntimeException e) {
                     LOG.error("rebuilding closed windows from counter-rollups failed; run ./rollcount rebuild-redis", e);
                     RedisRebuildStats.finished(0, System.nanoTime() - t0);
+                } finally {
+                    rollupsRunning = false;
                 }
             });
         }

@@ -42,7 +42,7 @@ public final class RedisLossWatch implements Serializable {
         this.markKey = new RedisKeys(keyPrefix).mark();
     }
 
-    /** Starts watching: reads (or creates) the epoch on the watch's thread, waiting up to 10 s for it. */
+    /** Starts watching: reads (or creates) the epoch on the watch's thread; a restored operator waits up to 10 s for it. */
     public void open(String name, boolean restored) {
         lost = new AtomicBoolean();
         thread = Executors.newSingleThreadExecutor(r -> {
@@ -68,6 +68,7 @@ public final class RedisLossWatch implements Serializable {
             }
         });
         inFlight = first;
+        if (!restored) return;
         // a restored operator learns of a loss while the job was down before its first record (within a bound)
         try {
             first.get(10, java.util.concurrent.TimeUnit.SECONDS);

@@ -73,6 +73,13 @@ import redis.clients.jedis.params.SetParams;
  * reads the topology anew; the script is loaded on every node; and each pipeline ends with {@code WAIT 1} to
  * every master it wrote to, so that a batch completes only once a replica has it ({@link #waitForReplicas}).
  *
+ * <p>A loss of Redis's data (a restart without persistence, a failover to a lagging replica, {@code FLUSHALL}):
+ * the first pipeline of each batch begins with {@code GET P:_epoch} ({@link RedisEpoch}), compared with the token
+ * read at the first connection; a token gone or changed is logged once in one line, counted
+ * ({@code redisDataLost}), and makes the writer's view true again ({@link #dataLost}). The values themselves
+ * come back from the operators that hold them ({@link RedisLossWatch}). A {@link RedisWrite#SKETCH} (what those
+ * write for unique users) is staged in a key of its counter's and merged with {@code PFMERGE}.
+ *
  * <p>Metrics on the writer's metric group: {@code redisCommandsSent}, {@code redisKeysWritten},
  * {@code redisWritesStale} (skipped by the guard: Redis was ahead), {@code redisWritesGuarded} (counts sent
  * through the script), {@code redisWritesPlain} (counts and users sent as plain commands),

@@ -220,6 +220,11 @@ public final class RollupsRebuild implements Serializable {
         // 1m windows just outside the range still feed the 5m windows inside it
         long lo = r == Resolution.M1 && fromMillis > Long.MIN_VALUE + Resolution.M5.sizeMillis ? Resolution.M5.windowStart(fromMillis) : fromMillis;
         if (start < lo || start >= toMillis) return;
+        // only windows whose keys still live are kept (a 1m window as long as its 5m window's keys do), so that
+        // memory is bounded by the retention, not by the topic's
+        long now = System.currentTimeMillis();
+        long liveUntil = r == Resolution.M1 ? Resolution.M5.expireAtMillis(Resolution.M5.windowStart(start)) : r.expireAtMillis(start);
+        if (liveUntil <= now) return;
         String id = id(counter, r, start);
         Window w = latest.get(id);
         if (w == null) latest.put(id, w = new Window(counter, r, start));
