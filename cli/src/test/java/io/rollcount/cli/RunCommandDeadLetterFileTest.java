@@ -2,15 +2,12 @@ package io.rollcount.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
+import io.rollcount.job.support.OtherProcessFileLock;
 import java.io.PrintWriter;
 import java.io.StringWriter;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.UUID;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
@@ -30,12 +27,8 @@ class RunCommandDeadLetterFileTest {
         Path input = dir.resolve("in.jsonl");
         Files.writeString(input, "{\"counter\":\"a:b\",\"ts\":1000}\n");
         String prefix = "rcdlqlock" + UUID.randomUUID().toString().substring(0, 8);
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        Process other = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
-                "io.rollcount.job.files.DeadLetterFileSinkTest$HoldLock", dlq.toString()).redirectErrorStream(true).start();
-        try (Jedis redis = new Jedis("127.0.0.1", 6379)) {
-            BufferedReader out = new BufferedReader(new InputStreamReader(other.getInputStream(), StandardCharsets.UTF_8));
-            assertThat(out.readLine()).isEqualTo("locked");
+        try (OtherProcessFileLock other = OtherProcessFileLock.hold(Path.of(dlq + ".lock"));
+             Jedis redis = new Jedis("127.0.0.1", 6379)) {
             redis.set(prefix + ":_job", "an earlier job"); // what --fresh would delete
 
             StringWriter err = new StringWriter();
@@ -50,9 +43,6 @@ class RunCommandDeadLetterFileTest {
             assertThat(redis.get(prefix + ":_job")).as("--fresh deleted nothing").isEqualTo("an earlier job");
             assertThat(dlq).doesNotExist();
             redis.del(prefix + ":_job");
-        } finally {
-            other.getOutputStream().close();
-            if (!other.waitFor(10, TimeUnit.SECONDS)) other.destroyForcibly().waitFor();
         }
     }
 }
