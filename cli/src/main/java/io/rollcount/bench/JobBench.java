@@ -77,6 +77,7 @@ public final class JobBench {
     private final String redisHost;
     private final int redisPort;
     private final String prefix = "rcbench" + UUID.randomUUID().toString().substring(0, 6);
+    private final RedisKeys keys = new RedisKeys(prefix);
     private final boolean kafka;
     private final Path work;
     private BenchCluster cluster;
@@ -348,13 +349,12 @@ public final class JobBench {
      */
     java.util.SortedMap<String, String> countKeys() {
         java.util.SortedMap<String, String> counts = new java.util.TreeMap<>();
-        java.util.regex.Pattern count = java.util.regex.Pattern.compile(java.util.regex.Pattern.quote(prefix) + ":\\{[^}]+\\}:(total|(5s|1m|5m|1h|1d):-?\\d+)");
         try (Jedis jedis = new Jedis(redisHost, redisPort)) {
             String cursor = ScanParams.SCAN_POINTER_START;
-            ScanParams params = new ScanParams().match(prefix + ":*").count(10_000);
+            ScanParams params = new ScanParams().match(keys.everyKeyPattern()).count(10_000);
             do {
                 ScanResult<String> r = jedis.scan(cursor, params);
-                for (String key : r.getResult()) if (count.matcher(key).matches()) counts.put(key, jedis.get(key));
+                for (String key : r.getResult()) if (keys.isCount(key)) counts.put(key, jedis.get(key));
                 cursor = r.getCursor();
             } while (!cursor.equals(ScanParams.SCAN_POINTER_START));
         }
@@ -476,7 +476,7 @@ public final class JobBench {
      * every closed window; with {@code --rollups.resolutions}, the same set as ours).
      */
     private FairReferences.Outputs redisOutputs(JobOptions kafkaOptions) {
-        return new FairReferences.Outputs(redisHost, redisPort, new RedisKeys(prefix),
+        return new FairReferences.Outputs(redisHost, redisPort, keys,
                 kafkaOptions == null ? null : KafkaIO.rollups(kafkaOptions), ROLLUP_RESOLUTIONS);
     }
 
@@ -555,7 +555,7 @@ public final class JobBench {
         List<Map.Entry<String, Long>> pending = new ArrayList<>(BenchClock.PROBES.entrySet());
         Pipeline p = jedis.pipelined();
         List<Response<String>> values = new ArrayList<>(pending.size());
-        for (Map.Entry<String, Long> e : pending) values.add(p.get(prefix + ":{" + e.getKey() + "}:total"));
+        for (Map.Entry<String, Long> e : pending) values.add(p.get(keys.total(e.getKey())));
         p.sync();
         long now = System.currentTimeMillis();
         for (int i = 0; i < pending.size(); i++) {
@@ -714,7 +714,7 @@ public final class JobBench {
     void cleanRedis() {
         try (Jedis jedis = new Jedis(redisHost, redisPort)) {
             String cursor = ScanParams.SCAN_POINTER_START;
-            ScanParams params = new ScanParams().match(prefix + ":*").count(20_000);
+            ScanParams params = new ScanParams().match(keys.everyKeyPattern()).count(20_000);
             do {
                 ScanResult<String> r = jedis.scan(cursor, params);
                 if (!r.getResult().isEmpty()) jedis.unlink(r.getResult().toArray(String[]::new));

@@ -4,6 +4,7 @@ import io.rollcount.job.model.Event;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.ops.ValidEventsWatermarks;
 import io.rollcount.job.parse.EventParser;
+import io.rollcount.job.redis.RedisKeys;
 import io.rollcount.sketches.CountMinSketch;
 import io.rollcount.sketches.RedisHyperLogLog;
 import java.time.Duration;
@@ -161,13 +162,14 @@ final class References {
                 BenchEvents ev = events.copy();
                 Callable<Long> part = () -> {
                     EventParser parser = new EventParser(0);
+                    RedisKeys keys = new RedisKeys(prefix);
                     try (Jedis jedis = new Jedis(host, port)) {
                         long start = System.nanoTime();
                         Pipeline p = jedis.pipelined();
                         for (long i = from; i < from + perThread; i++) {
                             Event e = parser.parse(ev.line(i), null, null, 0, 0);
                             int shard = (int) (BenchEvents.mix(i) & 15);
-                            p.incrBy(prefix + ":{" + e.counter + "}:" + shard, e.delta);
+                            p.incrBy(keys.counterBase(e.counter) + shard, e.delta);
                             if ((i - from) % 1000 == 999) p.sync();
                         }
                         p.sync();

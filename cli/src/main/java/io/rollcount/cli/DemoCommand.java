@@ -496,16 +496,15 @@ public final class DemoCommand implements Callable<Integer> {
      * writes would not replace the values and versions an earlier run left (its totals would look frozen).
      */
     static long clearDemoCounters(RedisEndpoint endpoint, String prefix, EventGenerator workload) {
-        String head = prefix + ":{";
+        RedisKeys keys = new RedisKeys(prefix);
         long[] deleted = {0};
         Map<String, Boolean> isDemo = new HashMap<>();
         // every master of a Redis Cluster: SCAN sees one node's keys
-        RedisNodes.scan(endpoint, prefix + ":{*", (node, page) -> {
+        RedisNodes.scan(endpoint, keys.counterKeysPattern(), (node, page) -> {
             List<String> doomed = new ArrayList<>();
             for (String key : page) {
-                int close = key.indexOf("}:", head.length());
-                if (!key.startsWith(head) || close < 0) continue;
-                String counter = key.substring(head.length(), close);
+                String counter = keys.counterOf(key);
+                if (counter == null) continue;
                 boolean demo = isDemo.computeIfAbsent(counter, c -> {
                     Matcher m = DEMO_COUNTER.matcher(c);
                     return m.matches() && workload.counterId(Integer.parseInt(m.group(1))).equals(c);

@@ -54,7 +54,7 @@ final class TopCommand implements Callable<Integer> {
             Long start = latestWindow(jedis, endpoint, keys, r);
             if (trending.isEmpty() && start == null) {
                 System.err.println("rollcount: no namespace '" + ns + "' in Redis at " + endpoint + " (no key " + trendingKey
-                        + " and no " + keys.prefix() + ":top:" + ns + ":" + r.label + ":* key)");
+                        + " and no " + keys.topHead(ns, r) + "* key)");
                 return 1;
             }
             PrintStream out = System.out;
@@ -85,7 +85,7 @@ final class TopCommand implements Callable<Integer> {
                 if (jedis.exists(keys.top(ns, r, s))) return s;
             }
         }
-        String pattern = keys.prefix() + ":top:" + ns + ":" + r.label + ":*";
+        String pattern = keys.topPattern(ns, r);
         Long[] best = {null};
         // every master of a Redis Cluster: SCAN sees one node's keys
         RedisNodes.scan(endpoint, pattern, (node, page) -> {
