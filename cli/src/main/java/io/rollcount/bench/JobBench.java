@@ -406,7 +406,7 @@ public final class JobBench {
         o.redis = redisUrl;
         o.redisKeyPrefix = prefix;
         o.parallelism = PARALLELISM;
-        o.checkpointInterval = "10s";
+        o.checkpointInterval = Duration.ofSeconds(10);
         o.dlq = work.resolve("dlq.jsonl").toString();
         o.input = "-";
         o.source = JobOptions.SourceKind.files;

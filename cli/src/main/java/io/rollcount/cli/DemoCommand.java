@@ -9,7 +9,7 @@ import io.rollcount.job.ops.RouteEvents;
 import io.rollcount.job.redis.RedisEndpoint;
 import io.rollcount.job.redis.RedisKeys;
 import io.rollcount.job.redis.RedisSink;
-import io.rollcount.job.util.Durations;
+import io.rollcount.job.util.DurationConverter;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.InetAddress;
@@ -74,8 +74,8 @@ public final class DemoCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--duration", defaultValue = "60s", description = "How long to run (default: ${DEFAULT-VALUE}).")
-    String duration;
+    @Option(names = "--duration", defaultValue = "60s", converter = DurationConverter.class, description = "How long to run (default: ${DEFAULT-VALUE}).")
+    Duration duration;
 
     @Option(names = "--rate", defaultValue = "20000", description = "Events per second the generator produces, at most: a busy machine may send fewer (default: ${DEFAULT-VALUE}).")
     double rate;
@@ -89,8 +89,8 @@ public final class DemoCommand implements Callable<Integer> {
     @Option(names = "--parallelism", defaultValue = "2", description = "Parallelism of the job (default: ${DEFAULT-VALUE}).")
     int parallelism;
 
-    @Option(names = "--checkpoint.interval", defaultValue = "5s", description = "Checkpoint interval (default: ${DEFAULT-VALUE}).")
-    String checkpointInterval;
+    @Option(names = "--checkpoint.interval", converter = DurationConverter.class, defaultValue = "5s", description = "Checkpoint interval (default: ${DEFAULT-VALUE}).")
+    Duration checkpointInterval;
 
     @picocli.CommandLine.Mixin
     RedisReadOptions redisOptions = new RedisReadOptions();
@@ -117,7 +117,7 @@ public final class DemoCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        Duration runFor = Durations.parse(duration);
+        Duration runFor = duration;
         if (runFor.isZero() || runFor.isNegative()) throw new IllegalArgumentException("--duration must be positive");
         if (rate <= 0) throw new IllegalArgumentException("--rate must be positive");
         if (parallelism < 1) throw new IllegalArgumentException("--parallelism must be at least 1");

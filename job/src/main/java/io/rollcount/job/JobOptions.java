@@ -1,15 +1,19 @@
 package io.rollcount.job;
 
 import io.rollcount.job.model.Resolution;
+import io.rollcount.job.redis.RedisKeys;
+import io.rollcount.job.util.DurationConverter;
 import io.rollcount.job.util.Durations;
 import java.io.Serializable;
 import java.time.Duration;
+import picocli.CommandLine;
 import picocli.CommandLine.Option;
 
 /**
  * Every option of the job (contract section 5), the same for {@code flink run job/target/rollcount-job.jar}
- * and {@code ./rollcount run}. Parsed by picocli; validated by {@link #validate()}, which names the option
- * at fault. Secrets never travel on the command line: {@code --redis} may omit the password and take it
+ * and {@code ./rollcount run}. Parsed by picocli, durations by {@link DurationConverter}; each option's default
+ * is its annotation's {@code defaultValue} alone, which a new instance holds too; validated by {@link #validate()},
+ * which names the option at fault. Secrets never travel on the command line: {@code --redis} may omit the password and take it
  * from {@code $ROLLCOUNT_REDIS_PASSWORD} or {@code --redis.password-file}.
  */
 public class JobOptions implements Serializable {
@@ -32,25 +36,26 @@ public class JobOptions implements Serializable {
     public String kafkaBootstrap;
 
     @Option(names = "--kafka.topic", defaultValue = "counter-events", description = "Input topic (default: ${DEFAULT-VALUE}).")
-    public String kafkaTopic = "counter-events";
+    public String kafkaTopic;
 
     @Option(names = "--kafka.properties", paramLabel = "FILE", description = "A properties file of Kafka client settings (SASL, SSL, ...) given to every Kafka client of the job.")
     public String kafkaProperties;
 
     @Option(names = "--kafka.starting-offsets", defaultValue = "committed", description = "committed, earliest or latest (default: ${DEFAULT-VALUE}; committed falls back to earliest).")
-    public StartingOffsets kafkaStartingOffsets = StartingOffsets.committed;
+    public StartingOffsets kafkaStartingOffsets;
 
     @Option(names = "--kafka.group-id", defaultValue = "rollcount", description = "Consumer group id (default: ${DEFAULT-VALUE}).")
-    public String kafkaGroupId = "rollcount";
+    public String kafkaGroupId;
 
     @Option(names = "--kafka.transactional-id-prefix", defaultValue = "rollcount", description = "Prefix of the transactional ids of the exactly-once Kafka sinks; unique per job on a cluster (default: ${DEFAULT-VALUE}).")
-    public String kafkaTransactionalIdPrefix = "rollcount";
+    public String kafkaTransactionalIdPrefix;
 
-    @Option(names = "--kafka.transaction-timeout", defaultValue = "10m", description = "Kafka transaction timeout; at most the broker's transaction.max.timeout.ms, 15m by default (default: ${DEFAULT-VALUE}).")
-    public String kafkaTransactionTimeout = "10m";
+    @Option(names = "--kafka.transaction-timeout", defaultValue = "10m", converter = DurationConverter.class,
+            description = "Kafka transaction timeout; at most the broker's transaction.max.timeout.ms, 15m by default (default: ${DEFAULT-VALUE}).")
+    public Duration kafkaTransactionTimeout;
 
     @Option(names = "--dlq", paramLabel = "PATH", defaultValue = "rollcount-dlq.jsonl", description = "Dead-letter JSON-lines file, used when Kafka is not configured (default: ${DEFAULT-VALUE}).")
-    public String dlq = "rollcount-dlq.jsonl";
+    public String dlq;
 
     @Option(names = "--redis", paramLabel = "URL", description = "redis://[user[:password]@]host:port[/db] or rediss:// for TLS (default: $ROLLCOUNT_REDIS or redis://127.0.0.1:6379).")
     public String redis;
@@ -62,53 +67,67 @@ public class JobOptions implements Serializable {
     public String redisPasswordFile;
 
     @Option(names = "--redis.key-prefix", defaultValue = "rc", description = "Prefix of every Redis key (default: ${DEFAULT-VALUE}).")
-    public String redisKeyPrefix = "rc";
+    public String redisKeyPrefix;
 
-    @Option(names = "--redis.retry-timeout", defaultValue = "60s", description = "How long Redis errors are retried with backoff before the job fails and restarts from its checkpoint (default: ${DEFAULT-VALUE}).")
-    public String redisRetryTimeout = "60s";
+    @Option(names = "--redis.retry-timeout", defaultValue = "60s", converter = DurationConverter.class,
+            description = "How long Redis errors are retried with backoff before the job fails and restarts from its checkpoint (default: ${DEFAULT-VALUE}).")
+    public Duration redisRetryTimeout;
 
     @Option(names = "--parallelism", description = "Parallelism of the job (default: the cluster's).")
     public Integer parallelism;
 
-    @Option(names = "--checkpoint.interval", defaultValue = "10s", description = "Checkpoint interval (default: ${DEFAULT-VALUE}).")
-    public String checkpointInterval = "10s";
+    @Option(names = "--checkpoint.interval", defaultValue = "10s", converter = DurationConverter.class,
+            description = "Checkpoint interval (default: ${DEFAULT-VALUE}).")
+    public Duration checkpointInterval;
 
     @Option(names = "--checkpoint.dir", paramLabel = "URI", description = "Checkpoint storage, e.g. file:///var/rollcount/checkpoints (default: the cluster's; locally a folder under the working directory).")
     public String checkpointDir;
 
-    @Option(names = "--allowed-lateness", defaultValue = "1m", description = "How long after a window's end late events still change it; later ones are dead-lettered as 'late' (default: ${DEFAULT-VALUE}).")
-    public String allowedLateness = "1m";
+    @Option(names = "--allowed-lateness", defaultValue = "1m", converter = DurationConverter.class,
+            description = "How long after a window's end late events still change it; later ones are dead-lettered as 'late' (default: ${DEFAULT-VALUE}).")
+    public Duration allowedLateness;
 
-    @Option(names = "--out-of-orderness", defaultValue = "5s", description = "Bound of the watermark's out-of-orderness (default: ${DEFAULT-VALUE}).")
-    public String outOfOrderness = "5s";
+    @Option(names = "--out-of-orderness", defaultValue = "5s", converter = DurationConverter.class,
+            description = "Bound of the watermark's out-of-orderness (default: ${DEFAULT-VALUE}).")
+    public Duration outOfOrderness;
 
-    @Option(names = "--idle-timeout", defaultValue = "10s", description = "A source partition without events for this long no longer holds the watermark back (default: ${DEFAULT-VALUE}).")
-    public String idleTimeout = "10s";
+    @Option(names = "--idle-timeout", defaultValue = "10s", converter = DurationConverter.class,
+            description = "A source partition without events for this long no longer holds the watermark back (default: ${DEFAULT-VALUE}).")
+    public Duration idleTimeout;
 
-    @Option(names = "--dedup-horizon", defaultValue = "24h", description = "How long (event time) an event_id is remembered per counter (default: ${DEFAULT-VALUE}).")
-    public String dedupHorizon = "24h";
+    @Option(names = "--dedup-horizon", defaultValue = "24h", converter = DurationConverter.class,
+            description = "How long (event time) an event_id is remembered per counter (default: ${DEFAULT-VALUE}).")
+    public Duration dedupHorizon;
 
-    @Option(names = "--max-future", defaultValue = "10m", description = "Events more than this far ahead of the wall clock are dead-lettered (default: ${DEFAULT-VALUE}).")
-    public String maxFuture = "10m";
+    @Option(names = "--max-future", defaultValue = "10m", converter = DurationConverter.class,
+            description = "Events more than this far ahead of the wall clock are dead-lettered (default: ${DEFAULT-VALUE}).")
+    public Duration maxFuture;
 
-    @Option(names = "--flush-interval", defaultValue = "1s", description = "How often changed totals and open windows are written (default: ${DEFAULT-VALUE}).")
-    public String flushInterval = "1s";
+    @Option(names = "--flush-interval", defaultValue = "1s", converter = DurationConverter.class,
+            description = "How often changed totals and open windows are written (default: ${DEFAULT-VALUE}).")
+    public Duration flushInterval;
 
     @Option(names = "--topk", defaultValue = "100", description = "Length of the top-K lists (default: ${DEFAULT-VALUE}).")
-    public int topk = 100;
+    public int topk;
 
-    @Option(names = "--trending.half-life", defaultValue = "1h", description = "Half-life of trending scores in event time (default: ${DEFAULT-VALUE}).")
-    public String trendingHalfLife = "1h";
+    @Option(names = "--trending.half-life", defaultValue = "1h", converter = DurationConverter.class,
+            description = "Half-life of trending scores in event time (default: ${DEFAULT-VALUE}).")
+    public Duration trendingHalfLife;
 
     @Option(names = "--trending.max-namespaces", defaultValue = "1000", description = "At most this many namespaces get trending lists and window top-K lists of their own, the first ones seen; the counters of the others are in the _all lists only (default: ${DEFAULT-VALUE}).")
-    public int trendingMaxNamespaces = 1000;
+    public int trendingMaxNamespaces;
 
     @Option(names = "--rollups.resolutions", paramLabel = "LIST", defaultValue = "1m,1h,1d",
             description = "Which closed windows go to counter-rollups: a comma list of 5s, 1m, 5m, 1h, 1d (default: ${DEFAULT-VALUE}).")
-    public String rollupsResolutions = "1m,1h,1d";
+    public String rollupsResolutions;
 
     @Option(names = "--fresh", description = "Start empty although the key prefix holds another job's counts: deletes the prefix's keys first, so that totals restart from what this run reads. Without it such a start is refused (exit 2).")
     public boolean fresh;
+
+    /** The options at their defaults (the {@code defaultValue} of each annotation). */
+    public JobOptions() {
+        new CommandLine(this).parseArgs();
+    }
 
     /** The token of the key prefix's lease this job's Redis sink holds (see PrefixGuard); null for a new one. Not an option. */
     public String leaseToken;
@@ -118,24 +137,16 @@ public class JobOptions implements Serializable {
         return kafkaBootstrap != null && !kafkaBootstrap.isBlank();
     }
 
-    public Duration duration(String option, String value) {
-        try {
-            return Durations.parse(value);
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(option + ": " + e.getMessage());
-        }
-    }
-
-    public Duration allowedLateness() { return duration("--allowed-lateness", allowedLateness); }
-    public Duration outOfOrderness() { return duration("--out-of-orderness", outOfOrderness); }
-    public Duration idleTimeout() { return duration("--idle-timeout", idleTimeout); }
-    public Duration dedupHorizon() { return duration("--dedup-horizon", dedupHorizon); }
-    public Duration maxFuture() { return duration("--max-future", maxFuture); }
-    public Duration flushInterval() { return duration("--flush-interval", flushInterval); }
-    public Duration checkpointInterval() { return duration("--checkpoint.interval", checkpointInterval); }
-    public Duration trendingHalfLife() { return duration("--trending.half-life", trendingHalfLife); }
-    public Duration redisRetryTimeout() { return duration("--redis.retry-timeout", redisRetryTimeout); }
-    public Duration kafkaTransactionTimeout() { return duration("--kafka.transaction-timeout", kafkaTransactionTimeout); }
+    public Duration allowedLateness() { return allowedLateness; }
+    public Duration outOfOrderness() { return outOfOrderness; }
+    public Duration idleTimeout() { return idleTimeout; }
+    public Duration dedupHorizon() { return dedupHorizon; }
+    public Duration maxFuture() { return maxFuture; }
+    public Duration flushInterval() { return flushInterval; }
+    public Duration checkpointInterval() { return checkpointInterval; }
+    public Duration trendingHalfLife() { return trendingHalfLife; }
+    public Duration redisRetryTimeout() { return redisRetryTimeout; }
+    public Duration kafkaTransactionTimeout() { return kafkaTransactionTimeout; }
 
     /**
      * The resolutions of {@code --rollups.resolutions}, as a bit set over {@link Resolution#ordinal()}; fails
@@ -210,9 +221,7 @@ public class JobOptions implements Serializable {
         }
         rollupResolutionMask();
         if (topk < 1 || topk > 10_000) throw new IllegalArgumentException("--topk must be between 1 and 10000");
-        if (redisKeyPrefix == null || redisKeyPrefix.isBlank() || redisKeyPrefix.contains("{") || redisKeyPrefix.contains("}")) {
-            throw new IllegalArgumentException("--redis.key-prefix must be non-empty and free of '{' and '}'");
-        }
+        RedisKeys.checkPrefix(redisKeyPrefix);
         String url = redisUrl();
         if (!url.startsWith("redis://") && !url.startsWith("rediss://")) {
             throw new IllegalArgumentException("--redis must be a redis:// or rediss:// URL");

@@ -17,10 +17,18 @@ public final class RedisKeys implements Serializable {
     private final String prefix;
 
     public RedisKeys(String prefix) {
-        if (prefix == null || prefix.isEmpty()) {
-            throw new IllegalArgumentException("redis.key-prefix must not be empty");
+        this.prefix = checkPrefix(prefix);
+    }
+
+    /**
+     * The rule of a key prefix, the only place it is checked: not blank, and free of braces (a brace would
+     * change the Redis Cluster hash tag of every key). Returns the prefix, or fails naming {@code --redis.key-prefix}.
+     */
+    public static String checkPrefix(String prefix) {
+        if (prefix == null || prefix.isBlank() || prefix.indexOf('{') >= 0 || prefix.indexOf('}') >= 0) {
+            throw new IllegalArgumentException("--redis.key-prefix must be non-empty and free of '{' and '}'");
         }
-        this.prefix = prefix;
+        return prefix;
     }
 
     public String prefix() {

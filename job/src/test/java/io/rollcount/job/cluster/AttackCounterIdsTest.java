@@ -153,7 +153,7 @@ class AttackCounterIdsTest {
         o.input = input.toString();
         o.redis = redis.url();
         o.redisKeyPrefix = redis.prefix;
-        o.checkpointInterval = "1s";
+        o.checkpointInterval = Duration.ofSeconds(1);
         o.dlq = dir.resolve("dlq.jsonl").toString();
         o.validate();
         Configuration conf = RollcountJob.configuration(o);

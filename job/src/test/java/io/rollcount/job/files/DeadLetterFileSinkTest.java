@@ -13,6 +13,7 @@ import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.JobInfoImpl;
@@ -160,7 +161,7 @@ class DeadLetterFileSinkTest {
         o.source = JobOptions.SourceKind.files;
         o.input = input.toString();
         o.dlq = dlq.toString();
-        o.checkpointInterval = "1s";
+        o.checkpointInterval = Duration.ofSeconds(1);
         return o;
     }
 

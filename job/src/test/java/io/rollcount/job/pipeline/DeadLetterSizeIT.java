@@ -10,6 +10,7 @@ import io.rollcount.job.model.DeadLetterPayload;
 import io.rollcount.job.redis.RedisSink;
 import io.rollcount.job.support.RedisTestSupport;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Base64;
@@ -97,7 +98,7 @@ class DeadLetterSizeIT {
             o.bounded = true;
             o.redis = redis.url();
             o.redisKeyPrefix = redis.prefix;
-            o.checkpointInterval = "300ms";
+            o.checkpointInterval = Duration.ofMillis(300);
             o.validate();
             KafkaIO.ensureOutputTopics(o);
             Map<TopicPartition, Long> dlqFrom = KafkaOutputs.endOffsets(broker.adminProperties(), KafkaIO.DEAD_LETTER_TOPIC, "read_committed");

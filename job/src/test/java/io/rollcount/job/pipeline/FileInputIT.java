@@ -75,7 +75,7 @@ class FileInputIT {
         o.input = input.toString();
         o.redis = redis.url();
         o.redisKeyPrefix = redis.prefix;
-        o.checkpointInterval = "500ms";
+        o.checkpointInterval = Duration.ofMillis(500);
         o.dlq = dir.resolve("dlq.jsonl").toString();
         return o.validate();
     }

@@ -108,7 +108,7 @@ class KafkaOutlierIT {
             o.bounded = true;
             o.redis = redis.url();
             o.redisKeyPrefix = redis.prefix;
-            o.checkpointInterval = "500ms";
+            o.checkpointInterval = Duration.ofMillis(500);
             o.validate();
             Configuration conf = RollcountJob.configuration(o);
             conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");

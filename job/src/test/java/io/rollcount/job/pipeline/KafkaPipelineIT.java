@@ -221,7 +221,7 @@ class KafkaPipelineIT {
             // 10 s, and a source whose splits are all idle does not pass the end-of-time watermark of a draining
             // stop-with-savepoint on (seen: rc:meta:watermark stays at the last event time). With idleness off,
             // the watermark is the minimum over every partition, so no event is late and no window is revised.
-            run.options.idleTimeout = "10m";
+            run.options.idleTimeout = Duration.ofMinutes(10);
             StreamExecutionEnvironment env = run.environment(30, Duration.ofSeconds(1));
             RollcountJob.build(env, run.options, new GatedSource<>(KafkaIO.source(run.options), 2_500),
                     // The pass-through wrapper (no failure planned) only counts writers restored from a checkpoint.
@@ -284,7 +284,7 @@ class KafkaPipelineIT {
             options.bounded = bounded;
             options.redis = redis.url();
             options.redisKeyPrefix = redis.prefix;
-            options.checkpointInterval = "300ms";
+            options.checkpointInterval = Duration.ofMillis(300);
             options.validate();
             KafkaIO.ensureOutputTopics(options);
             rollupsFrom = KafkaOutputs.endOffsets(broker.adminProperties(), KafkaIO.ROLLUPS_TOPIC, "read_committed");

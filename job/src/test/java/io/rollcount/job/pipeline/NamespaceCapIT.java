@@ -86,8 +86,8 @@ public class NamespaceCapIT {
             o.input = input.toString();
             o.redis = r.url();
             o.redisKeyPrefix = r.prefix;
-            o.checkpointInterval = "2s";
-            o.trendingHalfLife = "10m";
+            o.checkpointInterval = Duration.ofSeconds(2);
+            o.trendingHalfLife = Duration.ofMinutes(10);
             o.trendingMaxNamespaces = CAP;
             o.dlq = dir.resolve("dlq.jsonl").toString();
             o.validate();

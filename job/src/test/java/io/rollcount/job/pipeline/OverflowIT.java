@@ -117,7 +117,7 @@ public class OverflowIT {
             o.input = dir.toString(); // validation wants an input; the generator replaces the source
             o.redis = r.url();
             o.redisKeyPrefix = r.prefix;
-            o.checkpointInterval = "2s";
+            o.checkpointInterval = Duration.ofSeconds(2);
             o.dlq = dir.resolve("dlq.jsonl").toString();
             o.validate();
             Configuration conf = RollcountJob.configuration(o);

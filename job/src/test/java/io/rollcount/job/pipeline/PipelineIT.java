@@ -111,7 +111,7 @@ class PipelineIT {
         o.input = dir.toString();
         o.redis = redis.url();
         o.redisKeyPrefix = redis.prefix;
-        o.checkpointInterval = "300ms";
+        o.checkpointInterval = Duration.ofMillis(300);
         o.dlq = dir.resolve("dlq.jsonl").toString();
         return o.validate();
     }

@@ -90,8 +90,8 @@ class RedisErrorsIT {
         o.input = dir.resolve("in").toString();
         o.redis = redisUrl;
         o.redisKeyPrefix = prefix;
-        o.redisRetryTimeout = "120s";
-        o.checkpointInterval = "300ms";
+        o.redisRetryTimeout = Duration.ofSeconds(120);
+        o.checkpointInterval = Duration.ofMillis(300);
         o.dlq = dir.resolve("dlq.jsonl").toString();
         return o.validate();
     }

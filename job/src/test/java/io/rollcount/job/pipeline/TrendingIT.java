@@ -164,8 +164,8 @@ public class TrendingIT {
         o.input = input.toString();
         o.redis = r.url();
         o.redisKeyPrefix = r.prefix;
-        o.checkpointInterval = "1s";
-        o.trendingHalfLife = "10m";
+        o.checkpointInterval = Duration.ofSeconds(1);
+        o.trendingHalfLife = Duration.ofMinutes(10);
         o.topk = TOPK;
         o.dlq = dir.resolve("dlq.jsonl").toString();
         return o.validate();
