@@ -435,7 +435,7 @@ public final class JobBench {
         JobOptions o = options();
         StreamExecutionEnvironment env = environment(RollcountJob.configuration(o));
         RedisSink sink = plainFloor ? RedisSink.builder().setEndpoint(RedisEndpoint.fromOptions(o)).setKeyPrefix(o.redisKeyPrefix)
-                .setRetryTimeout(o.redisRetryTimeout()).setCountersPerCall(RedisSink.JOB_COUNTERS_PER_CALL)
+                .setRetryTimeout(o.redisRetryTimeout).setCountersPerCall(RedisSink.JOB_COUNTERS_PER_CALL)
                 .setMaxBufferedKeys(RedisSink.JOB_MAX_BUFFERED_KEYS).setPlainWritesOnly(true).build() : RedisSink.fromOptions(o);
         RollcountJob.build(env, o, GeneratedEvents.source(ev),
                 new RollcountJob.Outputs(new StampingSink<>(discardRedis ? null : sink), new DeadLetterFileSink(o.dlq), 1,
@@ -650,7 +650,7 @@ public final class JobBench {
                 .setGroupId(o.kafkaGroupId + "-" + group)
                 .setStartingOffsets(OffsetsInitializer.earliest())
                 .setBounded(OffsetsInitializer.latest())
-                .setDeserializer(new StampingDeserializer(new EventDeserializer(o.maxFuture().toMillis())))
+                .setDeserializer(new StampingDeserializer(new EventDeserializer(o.maxFuture.toMillis())))
                 .build();
     }
 

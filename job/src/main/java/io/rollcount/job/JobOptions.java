@@ -137,17 +137,6 @@ public class JobOptions implements Serializable {
         return kafkaBootstrap != null && !kafkaBootstrap.isBlank();
     }
 
-    public Duration allowedLateness() { return allowedLateness; }
-    public Duration outOfOrderness() { return outOfOrderness; }
-    public Duration idleTimeout() { return idleTimeout; }
-    public Duration dedupHorizon() { return dedupHorizon; }
-    public Duration maxFuture() { return maxFuture; }
-    public Duration flushInterval() { return flushInterval; }
-    public Duration checkpointInterval() { return checkpointInterval; }
-    public Duration trendingHalfLife() { return trendingHalfLife; }
-    public Duration redisRetryTimeout() { return redisRetryTimeout; }
-    public Duration kafkaTransactionTimeout() { return kafkaTransactionTimeout; }
-
     /**
      * The resolutions of {@code --rollups.resolutions}, as a bit set over {@link Resolution#ordinal()}; fails
      * with a message naming the option on an empty list, an unknown label or a label given twice.
@@ -196,17 +185,17 @@ public class JobOptions implements Serializable {
      * only where it means something (no lateness, no out-of-orderness, no idleness), never negative.
      */
     public JobOptions validate() {
-        atLeast("--allowed-lateness", allowedLateness(), Duration.ZERO, "");
-        atLeast("--out-of-orderness", outOfOrderness(), Duration.ZERO, "");
-        atLeast("--idle-timeout", idleTimeout(), Duration.ZERO, " (0s: partitions never count as idle)");
-        atLeast("--dedup-horizon", dedupHorizon(), Duration.ofSeconds(1), "");
-        atLeast("--max-future", maxFuture(), Duration.ofSeconds(1), "");
-        atLeast("--checkpoint.interval", checkpointInterval(), Duration.ofMillis(10), " (Flink's minimum)");
-        atLeast("--trending.half-life", trendingHalfLife(), Duration.ofSeconds(1), "");
-        atLeast("--redis.retry-timeout", redisRetryTimeout(), Duration.ZERO, "");
-        atLeast("--flush-interval", flushInterval(), Duration.ofMillis(10), "");
-        atLeast("--kafka.transaction-timeout", kafkaTransactionTimeout(), Duration.ofSeconds(1), "");
-        if (kafkaTransactionTimeout().compareTo(Duration.ofMinutes(15)) > 0) {
+        atLeast("--allowed-lateness", allowedLateness, Duration.ZERO, "");
+        atLeast("--out-of-orderness", outOfOrderness, Duration.ZERO, "");
+        atLeast("--idle-timeout", idleTimeout, Duration.ZERO, " (0s: partitions never count as idle)");
+        atLeast("--dedup-horizon", dedupHorizon, Duration.ofSeconds(1), "");
+        atLeast("--max-future", maxFuture, Duration.ofSeconds(1), "");
+        atLeast("--checkpoint.interval", checkpointInterval, Duration.ofMillis(10), " (Flink's minimum)");
+        atLeast("--trending.half-life", trendingHalfLife, Duration.ofSeconds(1), "");
+        atLeast("--redis.retry-timeout", redisRetryTimeout, Duration.ZERO, "");
+        atLeast("--flush-interval", flushInterval, Duration.ofMillis(10), "");
+        atLeast("--kafka.transaction-timeout", kafkaTransactionTimeout, Duration.ofSeconds(1), "");
+        if (kafkaTransactionTimeout.compareTo(Duration.ofMinutes(15)) > 0) {
             throw new IllegalArgumentException("--kafka.transaction-timeout must be at most 15m, the default transaction.max.timeout.ms of a Kafka broker");
         }
         if (sourceKind() == SourceKind.files && (input == null || input.isBlank())) {

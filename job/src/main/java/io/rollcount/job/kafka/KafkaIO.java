@@ -58,7 +58,7 @@ public final class KafkaIO {
                 .setTopics(options.kafkaTopic)
                 .setGroupId(options.kafkaGroupId)
                 .setStartingOffsets(startingOffsets(options.kafkaStartingOffsets))
-                .setDeserializer(new EventDeserializer(options.maxFuture().toMillis()))
+                .setDeserializer(new EventDeserializer(options.maxFuture.toMillis()))
                 // Offsets are restored from Flink's checkpoints; the group's committed offsets are for
                 // monitoring (consumer lag) and for --kafka.starting-offsets committed on a fresh start.
                 .setProperty("commit.offsets.on.checkpoint", "true")
@@ -122,7 +122,7 @@ public final class KafkaIO {
     /** The producer settings of the sinks: {@code --kafka.properties}, the bootstrap and the transaction timeout. */
     public static Properties producerProperties(JobOptions options) {
         Properties p = KafkaClients.properties(options);
-        Duration timeout = options.kafkaTransactionTimeout();
+        Duration timeout = options.kafkaTransactionTimeout;
         p.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, String.valueOf(timeout.toMillis()));
         return p;
     }

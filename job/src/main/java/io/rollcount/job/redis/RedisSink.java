@@ -228,7 +228,7 @@ public final class RedisSink implements Sink<RedisWrite>, SupportsWriterState<Re
         return builder()
                 .setEndpoint(RedisEndpoint.fromOptions(options))
                 .setKeyPrefix(options.redisKeyPrefix)
-                .setRetryTimeout(options.redisRetryTimeout())
+                .setRetryTimeout(options.redisRetryTimeout)
                 .setCountersPerCall(JOB_COUNTERS_PER_CALL)
                 .setMaxBufferedKeys(JOB_MAX_BUFFERED_KEYS)
                 .build();
