@@ -4,7 +4,6 @@ import io.rollcount.job.model.Resolution;
 import io.rollcount.job.redis.RedisKeys;
 import io.rollcount.job.util.DurationConverter;
 import io.rollcount.job.util.Durations;
-import java.io.Serializable;
 import java.time.Duration;
 import picocli.CommandLine;
 import picocli.CommandLine.Option;
@@ -13,10 +12,10 @@ import picocli.CommandLine.Option;
  * Every option of the job (contract section 5), the same for {@code flink run job/target/rollcount-job.jar}
  * and {@code ./rollcount run}. Parsed by picocli, durations by {@link DurationConverter}; each option's default
  * is its annotation's {@code defaultValue} alone, which a new instance holds too; validated by {@link #validate()},
- * which names the option at fault. Secrets never travel on the command line: {@code --redis} may omit the password and take it
+ * which names the option at fault. The Redis options are {@link RedisOptions}, shared with the commands that read Redis. Secrets never travel on the command line: {@code --redis} may omit the password and take it
  * from {@code $ROLLCOUNT_REDIS_PASSWORD} or {@code --redis.password-file}.
  */
-public class JobOptions implements Serializable {
+public class JobOptions extends RedisOptions {
     private static final long serialVersionUID = 1L;
 
     public enum SourceKind { kafka, files }
@@ -56,18 +55,6 @@ public class JobOptions implements Serializable {
 
     @Option(names = "--dlq", paramLabel = "PATH", defaultValue = "rollcount-dlq.jsonl", description = "Dead-letter JSON-lines file, used when Kafka is not configured (default: ${DEFAULT-VALUE}).")
     public String dlq;
-
-    @Option(names = "--redis", paramLabel = "URL", description = "redis://[user[:password]@]host:port[/db] or rediss:// for TLS (default: $ROLLCOUNT_REDIS or redis://127.0.0.1:6379).")
-    public String redis;
-
-    @Option(names = "--redis.cluster", description = "--redis lists seed nodes of a Redis Cluster: redis://[user[:password]@]host:port,host2:port2,... (same user, password and TLS for all; no /db).")
-    public boolean redisCluster;
-
-    @Option(names = "--redis.password-file", paramLabel = "FILE", description = "Read the Redis password from this file (also: $ROLLCOUNT_REDIS_PASSWORD).")
-    public String redisPasswordFile;
-
-    @Option(names = "--redis.key-prefix", defaultValue = "rc", description = "Prefix of every Redis key (default: ${DEFAULT-VALUE}).")
-    public String redisKeyPrefix;
 
     @Option(names = "--redis.retry-timeout", defaultValue = "60s", converter = DurationConverter.class,
             description = "How long Redis errors are retried with backoff before the job fails and restarts from its checkpoint (default: ${DEFAULT-VALUE}).")
@@ -164,12 +151,6 @@ public class JobOptions implements Serializable {
     public SourceKind sourceKind() {
         if (source != null) return source;
         return input != null ? SourceKind.files : SourceKind.kafka;
-    }
-
-    public String redisUrl() {
-        if (redis != null) return redis;
-        String env = System.getenv("ROLLCOUNT_REDIS");
-        return env != null && !env.isBlank() ? env : "redis://127.0.0.1:6379";
     }
 
     /** Fails with a message naming the option when {@code d} is shorter than {@code min}. */
