@@ -9,6 +9,7 @@ import io.rollcount.job.gen.EventGenerator.Generated;
 import io.rollcount.job.kafka.KafkaBroker;
 import io.rollcount.job.kafka.KafkaIO;
 import io.rollcount.job.redis.RedisSink;
+import io.rollcount.job.support.MiniClusters;
 import io.rollcount.job.support.RedisTestSupport;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -18,7 +19,6 @@ import java.util.Map;
 import java.util.UUID;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.RestartStrategyOptions;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -38,8 +38,7 @@ class KafkaOutlierIT {
     private static final int RECORDS = 150_000;
 
     @RegisterExtension
-    static final MiniClusterExtension FLINK = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
-            .setNumberTaskManagers(1).setNumberSlotsPerTaskManager(2).build());
+    static final MiniClusterExtension FLINK = MiniClusters.slots(2);
 
     @TempDir
     Path dir;

@@ -13,6 +13,7 @@ import io.rollcount.job.model.Rollup;
 import io.rollcount.job.pipeline.FailureInjection.Place;
 import io.rollcount.job.redis.RedisSink;
 import io.rollcount.job.redis.RedisWrite;
+import io.rollcount.job.support.MiniClusters;
 import io.rollcount.job.support.RedisTestSupport;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -35,7 +36,6 @@ import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.core.execution.SavepointFormatType;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.kafka.clients.admin.Admin;
@@ -70,8 +70,7 @@ class KafkaPipelineIT {
     private static final int RECORDS_C = 24_000;
 
     @RegisterExtension
-    static final MiniClusterExtension FLINK = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
-            .setNumberTaskManagers(1).setNumberSlotsPerTaskManager(2).build());
+    static final MiniClusterExtension FLINK = MiniClusters.slots(2);
 
     @TempDir
     static Path dir;

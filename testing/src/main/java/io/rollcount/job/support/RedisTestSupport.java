@@ -3,12 +3,18 @@ package io.rollcount.job.support;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.params.ScanParams;
 import redis.clients.jedis.resps.ScanResult;
 
-/** The real Redis of the machine (127.0.0.1:6379 or $ROLLCOUNT_TEST_REDIS), with a key prefix of each test's own. */
-public final class RedisTestSupport implements AutoCloseable {
+/**
+ * The real Redis of the machine (127.0.0.1:6379 or $ROLLCOUNT_TEST_REDIS), with a key prefix of each test's own.
+ * As a JUnit extension ({@code @RegisterExtension final RedisTestSupport redis = new RedisTestSupport();}, one per
+ * test instance) it deletes the prefix's keys and closes its connection after each test.
+ */
+public final class RedisTestSupport implements AutoCloseable, AfterEachCallback {
     public final String host;
     public final int port;
     public final String prefix;
@@ -50,6 +56,11 @@ public final class RedisTestSupport implements AutoCloseable {
         for (int i = 0; i < keys.size(); i += 500) {
             jedis.del(keys.subList(i, Math.min(keys.size(), i + 500)).toArray(String[]::new));
         }
+    }
+
+    @Override
+    public void afterEach(ExtensionContext context) {
+        close();
     }
 
     @Override
