@@ -70,6 +70,7 @@ class TrendingTopicIT {
             o.kafkaBootstrap = broker.bootstrap();
             o.kafkaTransactionalIdPrefix = "trending-topic-it";
             o.validate();
+            KafkaIO.ensureOutputTopics(o);
             StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(RollcountJob.configuration(o));
             env.setParallelism(2);
             RollcountJob.build(env, o, RollcountJob.fileSource(o), new RollcountJob.Outputs(RedisSink.fromOptions(o),

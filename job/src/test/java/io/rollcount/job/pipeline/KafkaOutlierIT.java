@@ -115,6 +115,7 @@ class KafkaOutlierIT {
             conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(200));
             StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
             env.setParallelism(2);
+            KafkaIO.ensureOutputTopics(o);
             RollcountJob.build(env, o, KafkaIO.source(o), new RollcountJob.Outputs(RedisSink.fromOptions(o), KafkaIO.deadLetters(o), 0, null));
             long started = System.nanoTime();
             env.execute("kafka-outlier-it");
