@@ -4,15 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rollcount.job.redis.RedisClusterProcesses;
 import io.rollcount.job.redis.RedisServerProcess;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
 import java.net.ServerSocket;
-import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import picocli.CommandLine;
 import redis.clients.jedis.RedisClusterClient;
 
 /**
@@ -24,30 +20,6 @@ import redis.clients.jedis.RedisClusterClient;
 class RedisClusterCommandsIT {
     @RegisterExtension
     static final RedisClusterProcesses CLUSTER = new RedisClusterProcesses();
-
-    private record Run(int code, String out, String err) {}
-
-    private static Run run(String... args) {
-        PrintStream out = System.out;
-        PrintStream err = System.err;
-        ByteArrayOutputStream o = new ByteArrayOutputStream();
-        ByteArrayOutputStream e = new ByteArrayOutputStream();
-        try {
-            System.setOut(new PrintStream(o, true, StandardCharsets.UTF_8));
-            System.setErr(new PrintStream(e, true, StandardCharsets.UTF_8));
-            CommandLine cli = new CommandLine(new Main());
-            cli.setErr(new java.io.PrintWriter(System.err, true));
-            cli.setExecutionExceptionHandler((ex, c, p) -> {
-                c.getErr().println("rollcount: " + Main.oneLine(ex));
-                return 1;
-            });
-            int code = cli.execute(args);
-            return new Run(code, o.toString(StandardCharsets.UTF_8), e.toString(StandardCharsets.UTF_8));
-        } finally {
-            System.setOut(out);
-            System.setErr(err);
-        }
-    }
 
     @Test
     void queryAndTopReadFromTheCluster() {
@@ -64,44 +36,44 @@ class RedisClusterCommandsIT {
             c.zadd(p + ":top:post:1h:1763996400", Map.of("post:9", 3.0));
             c.zadd(p + ":top:post:1h:1764000000", Map.of("post:1", 80.0, "post:2", 20.0));
         }
-        Run q = run("query", "post:1", "--redis", CLUSTER.url(), "--redis.cluster", "--redis.key-prefix", p, "--res", "1m", "--last", "5m");
-        assertThat(q.code).as(q.err).isZero();
-        assertThat(q.out).contains("post:1  total 42").contains("30").contains("12").contains("unique users: all time 2");
+        CliRun q = CliRun.run("query", "post:1", "--redis", CLUSTER.url(), "--redis.cluster", "--redis.key-prefix", p, "--res", "1m", "--last", "5m");
+        assertThat(q.code()).as(q.err()).isZero();
+        assertThat(q.out()).contains("post:1  total 42").contains("30").contains("12").contains("unique users: all time 2");
 
-        Run t = run("top", "post", "--redis", CLUSTER.url(), "--redis.cluster", "--redis.key-prefix", p);
-        assertThat(t.code).as(t.err).isZero();
-        assertThat(t.out).contains("trending in post at 2025-11-24 16:00:04Z").contains("post:1")
+        CliRun t = CliRun.run("top", "post", "--redis", CLUSTER.url(), "--redis.cluster", "--redis.key-prefix", p);
+        assertThat(t.code()).as(t.err()).isZero();
+        assertThat(t.out()).contains("trending in post at 2025-11-24 16:00:04Z").contains("post:1")
                 .contains("top 2 of post in the 1h window 2025-11-24 16:00:00Z .. 2025-11-24 17:00:00Z").doesNotContain("post:9");
 
         // Without a watermark, top finds the latest window by a SCAN of every master.
         try (RedisClusterClient c = CLUSTER.client()) {
             c.del(p + ":meta:watermark");
         }
-        Run scanned = run("top", "post", "--redis", CLUSTER.url(), "--redis.cluster", "--redis.key-prefix", p);
-        assertThat(scanned.code).as(scanned.err).isZero();
-        assertThat(scanned.out).contains("top 2 of post in the 1h window 2025-11-24 16:00:00Z .. 2025-11-24 17:00:00Z");
+        CliRun scanned = CliRun.run("top", "post", "--redis", CLUSTER.url(), "--redis.cluster", "--redis.key-prefix", p);
+        assertThat(scanned.code()).as(scanned.err()).isZero();
+        assertThat(scanned.out()).contains("top 2 of post in the 1h window 2025-11-24 16:00:00Z .. 2025-11-24 17:00:00Z");
     }
 
     @Test
     void aClusterNodeWithoutTheOptionIsRefusedNamingIt() {
         int port = CLUSTER.livePorts().get(0);
-        Run r = run("query", "post:1", "--redis", "redis://127.0.0.1:" + port);
-        assertThat(r.code).isEqualTo(1);
-        assertThat(r.err.strip()).isEqualTo("rollcount: --redis: 127.0.0.1:" + port
+        CliRun r = CliRun.run("query", "post:1", "--redis", "redis://127.0.0.1:" + port);
+        assertThat(r.code()).isEqualTo(1);
+        assertThat(r.err().strip()).isEqualTo("rollcount: --redis: 127.0.0.1:" + port
                 + " is a Redis Cluster node: add --redis.cluster (and list its seed nodes in --redis)");
     }
 
     @Test
     void aSeedListMixingClusterAndSingleNodesIsRefusedNamingTheNode() throws Exception {
         try (RedisServerProcess single = RedisServerProcess.launch()) {
-            Run r = run("top", "post", "--redis.cluster", "--redis", CLUSTER.url() + ",127.0.0.1:" + single.port);
-            assertThat(r.code).isEqualTo(1);
-            assertThat(r.err.strip()).doesNotContain("\n").startsWith("rollcount: --redis: seed node 127.0.0.1:" + single.port
+            CliRun r = CliRun.run("top", "post", "--redis.cluster", "--redis", CLUSTER.url() + ",127.0.0.1:" + single.port);
+            assertThat(r.code()).isEqualTo(1);
+            assertThat(r.err().strip()).doesNotContain("\n").startsWith("rollcount: --redis: seed node 127.0.0.1:" + single.port
                     + " is not a Redis Cluster node").contains("mixes cluster and non-cluster nodes");
 
-            Run alone = run("query", "post:1", "--redis.cluster", "--redis", single.url());
-            assertThat(alone.code).isEqualTo(1);
-            assertThat(alone.err.strip()).doesNotContain("\n")
+            CliRun alone = CliRun.run("query", "post:1", "--redis.cluster", "--redis", single.url());
+            assertThat(alone.code()).isEqualTo(1);
+            assertThat(alone.err().strip()).doesNotContain("\n")
                     .startsWith("rollcount: --redis: seed node 127.0.0.1:" + single.port + " is not a Redis Cluster node");
         }
     }
@@ -110,23 +82,23 @@ class RedisClusterCommandsIT {
     void seedsNoneOfWhichAnswersAreNamed() throws Exception {
         int a = freePort();
         int b = freePort();
-        Run r = run("query", "post:1", "--redis.cluster", "--redis", "redis://127.0.0.1:" + a + ",127.0.0.1:" + b);
-        assertThat(r.code).isEqualTo(1);
-        assertThat(r.err.strip()).doesNotContain("\n").startsWith("rollcount: cannot reach Redis at redis://127.0.0.1:" + a + ",127.0.0.1:" + b)
+        CliRun r = CliRun.run("query", "post:1", "--redis.cluster", "--redis", "redis://127.0.0.1:" + a + ",127.0.0.1:" + b);
+        assertThat(r.code()).isEqualTo(1);
+        assertThat(r.err().strip()).doesNotContain("\n").startsWith("rollcount: cannot reach Redis at redis://127.0.0.1:" + a + ",127.0.0.1:" + b)
                 .contains("tried 127.0.0.1:" + a + " (").contains(", 127.0.0.1:" + b + " (");
     }
 
     @Test
     void aDatabaseOrAListWithoutTheOptionIsRefusedNamingTheOption() {
-        Run db = run("query", "post:1", "--redis.cluster", "--redis", CLUSTER.url() + "/2");
-        assertThat(db.code).isEqualTo(1);
-        assertThat(db.err.strip()).doesNotContain("\n").contains("--redis: seed node 6 must be host:port");
+        CliRun db = CliRun.run("query", "post:1", "--redis.cluster", "--redis", CLUSTER.url() + "/2");
+        assertThat(db.code()).isEqualTo(1);
+        assertThat(db.err().strip()).doesNotContain("\n").contains("--redis: seed node 6 must be host:port");
         int port = CLUSTER.livePorts().get(0);
-        Run db1 = run("query", "post:1", "--redis.cluster", "--redis", "redis://127.0.0.1:" + port + "/2");
-        assertThat(db1.err.strip()).isEqualTo("rollcount: --redis: a Redis Cluster has database 0 only: remove '/2' (--redis.cluster is set)");
-        Run list = run("query", "post:1", "--redis", CLUSTER.url());
-        assertThat(list.code).isEqualTo(1);
-        assertThat(list.err.strip()).doesNotContain("\n").startsWith("rollcount: --redis: a list of nodes is the seed list of a Redis Cluster: add --redis.cluster");
+        CliRun db1 = CliRun.run("query", "post:1", "--redis.cluster", "--redis", "redis://127.0.0.1:" + port + "/2");
+        assertThat(db1.err().strip()).isEqualTo("rollcount: --redis: a Redis Cluster has database 0 only: remove '/2' (--redis.cluster is set)");
+        CliRun list = CliRun.run("query", "post:1", "--redis", CLUSTER.url());
+        assertThat(list.code()).isEqualTo(1);
+        assertThat(list.err().strip()).doesNotContain("\n").startsWith("rollcount: --redis: a list of nodes is the seed list of a Redis Cluster: add --redis.cluster");
     }
 
     private static int freePort() throws Exception {

@@ -3,39 +3,11 @@ package io.rollcount.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rollcount.job.support.RedisTestSupport;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
-import picocli.CommandLine;
 
 /** {@code ./rollcount top} against the real Redis: lists with bars, and one-line errors. */
 class TopCommandTest {
-
-    private record Run(int code, String out, String err) {}
-
-    private static Run run(String... args) {
-        PrintStream out = System.out;
-        PrintStream err = System.err;
-        ByteArrayOutputStream o = new ByteArrayOutputStream();
-        ByteArrayOutputStream e = new ByteArrayOutputStream();
-        try {
-            System.setOut(new PrintStream(o, true, StandardCharsets.UTF_8));
-            System.setErr(new PrintStream(e, true, StandardCharsets.UTF_8));
-            CommandLine cli = new CommandLine(new Main());
-            cli.setErr(new java.io.PrintWriter(System.err, true));
-            cli.setExecutionExceptionHandler((ex, c, p) -> {
-                c.getErr().println("rollcount: " + Main.oneLine(ex));
-                return 1;
-            });
-            int code = cli.execute(args);
-            return new Run(code, o.toString(StandardCharsets.UTF_8), e.toString(StandardCharsets.UTF_8));
-        } finally {
-            System.setOut(out);
-            System.setErr(err);
-        }
-    }
 
     @Test
     void printsTheTrendingListAndTheLatestWindowTopK() {
@@ -47,24 +19,24 @@ class TopCommandTest {
             redis.jedis.zadd(p + ":top:post:1h:1764000000", Map.of("post:1", 80.0, "post:2", 20.0));
             redis.jedis.set(p + ":meta:watermark", Long.toString(Long.MAX_VALUE));
 
-            Run r = run("top", "post", "--redis", redis.url(), "--redis.key-prefix", p);
-            assertThat(r.code).as(r.err).isZero();
-            assertThat(r.out).contains("trending in post at 2025-11-24 16:00:04Z")
+            CliRun r = CliRun.run("top", "post", "--redis", redis.url(), "--redis.key-prefix", p);
+            assertThat(r.code()).as(r.err()).isZero();
+            assertThat(r.out()).contains("trending in post at 2025-11-24 16:00:04Z")
                     .contains("post:1  ██████████████████████████████  40.5")
                     .contains("post:2  ███████▍").contains("10.0")
                     .contains("top 2 of post in the 1h window 2025-11-24 16:00:00Z .. 2025-11-24 17:00:00Z")
                     .contains("80").doesNotContain("post:9");
 
-            Run unknown = run("top", "nosuch", "--redis", redis.url(), "--redis.key-prefix", p);
-            assertThat(unknown.code).isEqualTo(1);
-            assertThat(unknown.err.strip()).startsWith("rollcount: no namespace 'nosuch'").doesNotContain("\n");
+            CliRun unknown = CliRun.run("top", "nosuch", "--redis", redis.url(), "--redis.key-prefix", p);
+            assertThat(unknown.code()).isEqualTo(1);
+            assertThat(unknown.err().strip()).startsWith("rollcount: no namespace 'nosuch'").doesNotContain("\n");
         }
     }
 
     @Test
     void anUnreachableRedisIsOneLine() {
-        Run r = run("top", "post", "--redis", "redis://127.0.0.1:1");
-        assertThat(r.code).isEqualTo(1);
-        assertThat(r.err.strip()).startsWith("rollcount: cannot reach Redis at redis://127.0.0.1:1").doesNotContain("\n");
+        CliRun r = CliRun.run("top", "post", "--redis", "redis://127.0.0.1:1");
+        assertThat(r.code()).isEqualTo(1);
+        assertThat(r.err().strip()).startsWith("rollcount: cannot reach Redis at redis://127.0.0.1:1").doesNotContain("\n");
     }
 }
