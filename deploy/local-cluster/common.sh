@@ -17,29 +17,8 @@ RUN_DIR="$CLUSTER_DIR/run"
 JAVA="${JAVA_HOME:+$JAVA_HOME/bin/}java"
 export FLINK_CONF_DIR="$CONF_DIR" FLINK_PLUGINS_DIR="$CLUSTER_DIR/plugins"
 
-# Flink's default env.java.opts.all for Java 17 (what its own scripts pass to every JVM).
-JAVA_17_OPTS=(
-  --add-exports=java.base/sun.net.util=ALL-UNNAMED
-  --add-exports=java.rmi/sun.rmi.registry=ALL-UNNAMED
-  --add-exports=jdk.compiler/com.sun.tools.javac.api=ALL-UNNAMED
-  --add-exports=jdk.compiler/com.sun.tools.javac.file=ALL-UNNAMED
-  --add-exports=jdk.compiler/com.sun.tools.javac.parser=ALL-UNNAMED
-  --add-exports=jdk.compiler/com.sun.tools.javac.tree=ALL-UNNAMED
-  --add-exports=jdk.compiler/com.sun.tools.javac.util=ALL-UNNAMED
-  --add-exports=java.security.jgss/sun.security.krb5=ALL-UNNAMED
-  --add-opens=java.base/java.lang=ALL-UNNAMED
-  --add-opens=java.base/java.net=ALL-UNNAMED
-  --add-opens=java.base/java.io=ALL-UNNAMED
-  --add-opens=java.base/java.nio=ALL-UNNAMED
-  --add-opens=java.base/sun.nio.ch=ALL-UNNAMED
-  --add-opens=java.base/java.lang.reflect=ALL-UNNAMED
-  --add-opens=java.base/java.text=ALL-UNNAMED
-  --add-opens=java.base/java.time=ALL-UNNAMED
-  --add-opens=java.base/java.util=ALL-UNNAMED
-  --add-opens=java.base/java.util.concurrent=ALL-UNNAMED
-  --add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED
-  --add-opens=java.base/java.util.concurrent.locks=ALL-UNNAMED
-)
+# The JVM flags Flink needs on Java 17 (Flink's default env.java.opts.all), the list ./rollcount uses too.
+mapfile -t JAVA_17_OPTS < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$REPO/deploy/java17-flags" | grep -v '^$')
 
 log() { echo "local-cluster: $*" >&2; }
 die() { echo "local-cluster: $*" >&2; exit 1; }

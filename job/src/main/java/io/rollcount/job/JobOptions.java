@@ -3,18 +3,21 @@ package io.rollcount.job;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.policy.Policies;
 import io.rollcount.job.policy.PoliciesFile;
+import io.rollcount.job.redis.RedisKeys;
+import io.rollcount.job.util.DurationConverter;
 import io.rollcount.job.util.Durations;
-import java.io.Serializable;
 import java.time.Duration;
+import picocli.CommandLine;
 import picocli.CommandLine.Option;
 
 /**
  * Every option of the job (contract section 5), the same for {@code flink run job/target/rollcount-job.jar}
- * and {@code ./rollcount run}. Parsed by picocli; validated by {@link #validate()}, which names the option
- * at fault. Secrets never travel on the command line: {@code --redis} may omit the password and take it
+ * and {@code ./rollcount run}. Parsed by picocli, durations by {@link DurationConverter}; each option's default
+ * is its annotation's {@code defaultValue} alone, which a new instance holds too; validated by {@link #validate()},
+ * which names the option at fault. The Redis options are {@link RedisOptions}, shared with the commands that read Redis. Secrets never travel on the command line: {@code --redis} may omit the password and take it
  * from {@code $ROLLCOUNT_REDIS_PASSWORD} or {@code --redis.password-file}.
  */
-public class JobOptions implements Serializable {
+public class JobOptions extends RedisOptions {
     private static final long serialVersionUID = 1L;
 
     public enum SourceKind { kafka, files }
@@ -34,80 +37,78 @@ public class JobOptions implements Serializable {
     public String kafkaBootstrap;
 
     @Option(names = "--kafka.topic", defaultValue = "counter-events", description = "Input topic (default: ${DEFAULT-VALUE}).")
-    public String kafkaTopic = "counter-events";
+    public String kafkaTopic;
 
     @Option(names = "--kafka.properties", paramLabel = "FILE", description = "A properties file of Kafka client settings (SASL, SSL, ...) given to every Kafka client of the job.")
     public String kafkaProperties;
 
     @Option(names = "--kafka.starting-offsets", defaultValue = "committed", description = "committed, earliest or latest (default: ${DEFAULT-VALUE}; committed falls back to earliest).")
-    public StartingOffsets kafkaStartingOffsets = StartingOffsets.committed;
+    public StartingOffsets kafkaStartingOffsets;
 
     @Option(names = "--kafka.group-id", defaultValue = "rollcount", description = "Consumer group id (default: ${DEFAULT-VALUE}).")
-    public String kafkaGroupId = "rollcount";
+    public String kafkaGroupId;
 
     @Option(names = "--kafka.transactional-id-prefix", defaultValue = "rollcount", description = "Prefix of the transactional ids of the exactly-once Kafka sinks; unique per job on a cluster (default: ${DEFAULT-VALUE}).")
-    public String kafkaTransactionalIdPrefix = "rollcount";
+    public String kafkaTransactionalIdPrefix;
 
-    @Option(names = "--kafka.transaction-timeout", defaultValue = "10m", description = "Kafka transaction timeout; at most the broker's transaction.max.timeout.ms, 15m by default (default: ${DEFAULT-VALUE}).")
-    public String kafkaTransactionTimeout = "10m";
+    @Option(names = "--kafka.transaction-timeout", defaultValue = "10m", converter = DurationConverter.class,
+            description = "Kafka transaction timeout; at most the broker's transaction.max.timeout.ms, 15m by default (default: ${DEFAULT-VALUE}).")
+    public Duration kafkaTransactionTimeout;
 
     @Option(names = "--dlq", paramLabel = "PATH", defaultValue = "rollcount-dlq.jsonl", description = "Dead-letter JSON-lines file, used when Kafka is not configured (default: ${DEFAULT-VALUE}).")
-    public String dlq = "rollcount-dlq.jsonl";
+    public String dlq;
 
-    @Option(names = "--redis", paramLabel = "URL", description = "redis://[user[:password]@]host:port[/db] or rediss:// for TLS (default: $ROLLCOUNT_REDIS or redis://127.0.0.1:6379).")
-    public String redis;
-
-    @Option(names = "--redis.cluster", description = "--redis lists seed nodes of a Redis Cluster: redis://[user[:password]@]host:port,host2:port2,... (same user, password and TLS for all; no /db).")
-    public boolean redisCluster;
-
-    @Option(names = "--redis.password-file", paramLabel = "FILE", description = "Read the Redis password from this file (also: $ROLLCOUNT_REDIS_PASSWORD).")
-    public String redisPasswordFile;
-
-    @Option(names = "--redis.key-prefix", defaultValue = "rc", description = "Prefix of every Redis key (default: ${DEFAULT-VALUE}).")
-    public String redisKeyPrefix = "rc";
-
-    @Option(names = "--redis.retry-timeout", defaultValue = "60s", description = "How long Redis errors are retried with backoff before the job fails and restarts from its checkpoint (default: ${DEFAULT-VALUE}).")
-    public String redisRetryTimeout = "60s";
+    @Option(names = "--redis.retry-timeout", defaultValue = "60s", converter = DurationConverter.class,
+            description = "How long Redis errors are retried with backoff before the job fails and restarts from its checkpoint (default: ${DEFAULT-VALUE}).")
+    public Duration redisRetryTimeout;
 
     @Option(names = "--parallelism", description = "Parallelism of the job (default: the cluster's).")
     public Integer parallelism;
 
-    @Option(names = "--checkpoint.interval", defaultValue = "10s", description = "Checkpoint interval (default: ${DEFAULT-VALUE}).")
-    public String checkpointInterval = "10s";
+    @Option(names = "--checkpoint.interval", defaultValue = "10s", converter = DurationConverter.class,
+            description = "Checkpoint interval (default: ${DEFAULT-VALUE}).")
+    public Duration checkpointInterval;
 
     @Option(names = "--checkpoint.dir", paramLabel = "URI", description = "Checkpoint storage, e.g. file:///var/rollcount/checkpoints (default: the cluster's; locally a folder under the working directory).")
     public String checkpointDir;
 
-    @Option(names = "--allowed-lateness", defaultValue = "1m", description = "How long after a window's end late events still change it; later ones are dead-lettered as 'late' (default: ${DEFAULT-VALUE}).")
-    public String allowedLateness = "1m";
+    @Option(names = "--allowed-lateness", defaultValue = "1m", converter = DurationConverter.class,
+            description = "How long after a window's end late events still change it; later ones are dead-lettered as 'late' (default: ${DEFAULT-VALUE}).")
+    public Duration allowedLateness;
 
-    @Option(names = "--out-of-orderness", defaultValue = "5s", description = "Bound of the watermark's out-of-orderness (default: ${DEFAULT-VALUE}).")
-    public String outOfOrderness = "5s";
+    @Option(names = "--out-of-orderness", defaultValue = "5s", converter = DurationConverter.class,
+            description = "Bound of the watermark's out-of-orderness (default: ${DEFAULT-VALUE}).")
+    public Duration outOfOrderness;
 
-    @Option(names = "--idle-timeout", defaultValue = "10s", description = "A source partition without events for this long no longer holds the watermark back (default: ${DEFAULT-VALUE}).")
-    public String idleTimeout = "10s";
+    @Option(names = "--idle-timeout", defaultValue = "10s", converter = DurationConverter.class,
+            description = "A source partition without events for this long no longer holds the watermark back (default: ${DEFAULT-VALUE}).")
+    public Duration idleTimeout;
 
-    @Option(names = "--dedup-horizon", defaultValue = "24h", description = "How long (event time) an event_id is remembered per counter (default: ${DEFAULT-VALUE}).")
-    public String dedupHorizon = "24h";
+    @Option(names = "--dedup-horizon", defaultValue = "24h", converter = DurationConverter.class,
+            description = "How long (event time) an event_id is remembered per counter (default: ${DEFAULT-VALUE}).")
+    public Duration dedupHorizon;
 
-    @Option(names = "--max-future", defaultValue = "10m", description = "Events more than this far ahead of the wall clock are dead-lettered (default: ${DEFAULT-VALUE}).")
-    public String maxFuture = "10m";
+    @Option(names = "--max-future", defaultValue = "10m", converter = DurationConverter.class,
+            description = "Events more than this far ahead of the wall clock are dead-lettered (default: ${DEFAULT-VALUE}).")
+    public Duration maxFuture;
 
-    @Option(names = "--flush-interval", defaultValue = "1s", description = "How often changed totals and open windows are written (default: ${DEFAULT-VALUE}).")
-    public String flushInterval = "1s";
+    @Option(names = "--flush-interval", defaultValue = "1s", converter = DurationConverter.class,
+            description = "How often changed totals and open windows are written (default: ${DEFAULT-VALUE}).")
+    public Duration flushInterval;
 
     @Option(names = "--topk", defaultValue = "100", description = "Length of the top-K lists (default: ${DEFAULT-VALUE}).")
-    public int topk = 100;
+    public int topk;
 
-    @Option(names = "--trending.half-life", defaultValue = "1h", description = "Half-life of trending scores in event time (default: ${DEFAULT-VALUE}).")
-    public String trendingHalfLife = "1h";
+    @Option(names = "--trending.half-life", defaultValue = "1h", converter = DurationConverter.class,
+            description = "Half-life of trending scores in event time (default: ${DEFAULT-VALUE}).")
+    public Duration trendingHalfLife;
 
     @Option(names = "--trending.max-namespaces", defaultValue = "1000", description = "At most this many namespaces get trending lists and window top-K lists of their own, the first ones seen; the counters of the others are in the _all lists only (default: ${DEFAULT-VALUE}).")
-    public int trendingMaxNamespaces = 1000;
+    public int trendingMaxNamespaces;
 
     @Option(names = "--rollups.resolutions", paramLabel = "LIST", defaultValue = "1m,1h,1d",
             description = "Which closed windows go to counter-rollups: a comma list of 5s, 1m, 5m, 1h, 1d (default: ${DEFAULT-VALUE}).")
-    public String rollupsResolutions = "1m,1h,1d";
+    public String rollupsResolutions;
 
     @Option(names = "--policies", paramLabel = "FILE",
             description = "Namespace policies (YAML): per namespace or glob, which resolutions, retention, uniques, trending, top-K and dedup horizon its counters get; read at start, before anything runs (default: every counter gets everything).")
@@ -115,6 +116,11 @@ public class JobOptions implements Serializable {
 
     @Option(names = "--fresh", description = "Start empty although the key prefix holds another job's counts: deletes the prefix's keys first, so that totals restart from what this run reads. Without it such a start is refused (exit 2).")
     public boolean fresh;
+
+    /** The options at their defaults (the {@code defaultValue} of each annotation). */
+    public JobOptions() {
+        new CommandLine(this).parseArgs();
+    }
 
     /** The token of the key prefix's lease this job's Redis sink holds (see PrefixGuard); null for a new one. Not an option. */
     public String leaseToken;
@@ -129,7 +135,7 @@ public class JobOptions implements Serializable {
      */
     public Policies policies() {
         if (policies == null) {
-            long dedup = dedupHorizon().toMillis();
+            long dedup = dedupHorizon.toMillis();
             policies = policiesFile == null ? Policies.none(topk, dedup) : PoliciesFile.load(java.nio.file.Path.of(policiesFile), topk, dedup);
         }
         return policies;
@@ -139,25 +145,6 @@ public class JobOptions implements Serializable {
     public boolean kafkaConfigured() {
         return kafkaBootstrap != null && !kafkaBootstrap.isBlank();
     }
-
-    public Duration duration(String option, String value) {
-        try {
-            return Durations.parse(value);
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(option + ": " + e.getMessage());
-        }
-    }
-
-    public Duration allowedLateness() { return duration("--allowed-lateness", allowedLateness); }
-    public Duration outOfOrderness() { return duration("--out-of-orderness", outOfOrderness); }
-    public Duration idleTimeout() { return duration("--idle-timeout", idleTimeout); }
-    public Duration dedupHorizon() { return duration("--dedup-horizon", dedupHorizon); }
-    public Duration maxFuture() { return duration("--max-future", maxFuture); }
-    public Duration flushInterval() { return duration("--flush-interval", flushInterval); }
-    public Duration checkpointInterval() { return duration("--checkpoint.interval", checkpointInterval); }
-    public Duration trendingHalfLife() { return duration("--trending.half-life", trendingHalfLife); }
-    public Duration redisRetryTimeout() { return duration("--redis.retry-timeout", redisRetryTimeout); }
-    public Duration kafkaTransactionTimeout() { return duration("--kafka.transaction-timeout", kafkaTransactionTimeout); }
 
     /**
      * The resolutions of {@code --rollups.resolutions}, as a bit set over {@link Resolution#ordinal()}; fails
@@ -188,12 +175,6 @@ public class JobOptions implements Serializable {
         return input != null ? SourceKind.files : SourceKind.kafka;
     }
 
-    public String redisUrl() {
-        if (redis != null) return redis;
-        String env = System.getenv("ROLLCOUNT_REDIS");
-        return env != null && !env.isBlank() ? env : "redis://127.0.0.1:6379";
-    }
-
     /** Fails with a message naming the option when {@code d} is shorter than {@code min}. */
     private static void atLeast(String option, Duration d, Duration min, String why) {
         if (d.compareTo(min) < 0) {
@@ -207,17 +188,17 @@ public class JobOptions implements Serializable {
      * only where it means something (no lateness, no out-of-orderness, no idleness), never negative.
      */
     public JobOptions validate() {
-        atLeast("--allowed-lateness", allowedLateness(), Duration.ZERO, "");
-        atLeast("--out-of-orderness", outOfOrderness(), Duration.ZERO, "");
-        atLeast("--idle-timeout", idleTimeout(), Duration.ZERO, " (0s: partitions never count as idle)");
-        atLeast("--dedup-horizon", dedupHorizon(), Duration.ofSeconds(1), "");
-        atLeast("--max-future", maxFuture(), Duration.ofSeconds(1), "");
-        atLeast("--checkpoint.interval", checkpointInterval(), Duration.ofMillis(10), " (Flink's minimum)");
-        atLeast("--trending.half-life", trendingHalfLife(), Duration.ofSeconds(1), "");
-        atLeast("--redis.retry-timeout", redisRetryTimeout(), Duration.ZERO, "");
-        atLeast("--flush-interval", flushInterval(), Duration.ofMillis(10), "");
-        atLeast("--kafka.transaction-timeout", kafkaTransactionTimeout(), Duration.ofSeconds(1), "");
-        if (kafkaTransactionTimeout().compareTo(Duration.ofMinutes(15)) > 0) {
+        atLeast("--allowed-lateness", allowedLateness, Duration.ZERO, "");
+        atLeast("--out-of-orderness", outOfOrderness, Duration.ZERO, "");
+        atLeast("--idle-timeout", idleTimeout, Duration.ZERO, " (0s: partitions never count as idle)");
+        atLeast("--dedup-horizon", dedupHorizon, Duration.ofSeconds(1), "");
+        atLeast("--max-future", maxFuture, Duration.ofSeconds(1), "");
+        atLeast("--checkpoint.interval", checkpointInterval, Duration.ofMillis(10), " (Flink's minimum)");
+        atLeast("--trending.half-life", trendingHalfLife, Duration.ofSeconds(1), "");
+        atLeast("--redis.retry-timeout", redisRetryTimeout, Duration.ZERO, "");
+        atLeast("--flush-interval", flushInterval, Duration.ofMillis(10), "");
+        atLeast("--kafka.transaction-timeout", kafkaTransactionTimeout, Duration.ofSeconds(1), "");
+        if (kafkaTransactionTimeout.compareTo(Duration.ofMinutes(15)) > 0) {
             throw new IllegalArgumentException("--kafka.transaction-timeout must be at most 15m, the default transaction.max.timeout.ms of a Kafka broker");
         }
         if (sourceKind() == SourceKind.files && (input == null || input.isBlank())) {
@@ -232,9 +213,7 @@ public class JobOptions implements Serializable {
         }
         rollupResolutionMask();
         if (topk < 1 || topk > 10_000) throw new IllegalArgumentException("--topk must be between 1 and 10000");
-        if (redisKeyPrefix == null || redisKeyPrefix.isBlank() || redisKeyPrefix.contains("{") || redisKeyPrefix.contains("}")) {
-            throw new IllegalArgumentException("--redis.key-prefix must be non-empty and free of '{' and '}'");
-        }
+        RedisKeys.checkPrefix(redisKeyPrefix);
         String url = redisUrl();
         if (!url.startsWith("redis://") && !url.startsWith("rediss://")) {
             throw new IllegalArgumentException("--redis must be a redis:// or rediss:// URL");

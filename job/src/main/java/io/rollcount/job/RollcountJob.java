@@ -94,8 +94,8 @@ public final class RollcountJob {
 
     /** Builds the whole pipeline, top to bottom, from an injected source to injected sinks. */
     public static void build(StreamExecutionEnvironment env, JobOptions options, Source<Event, ?, ?> source, Outputs outputs) {
-        long lateness = options.allowedLateness().toMillis();
-        long flushInterval = options.flushInterval().toMillis();
+        long lateness = options.allowedLateness.toMillis();
+        long flushInterval = options.flushInterval.toMillis();
         RedisKeys keys = new RedisKeys(options.redisKeyPrefix);
         // What each namespace keeps (--policies), read at submission: the operators get it in the job graph.
         Policies policies = options.policies();
@@ -103,7 +103,7 @@ public final class RollcountJob {
 
         // 1. Parse inside the source; per-partition watermarks over valid events only.
         DataStream<Event> events = env.fromSource(source,
-                        ValidEventsWatermarks.strategy(options.outOfOrderness(), options.idleTimeout()),
+                        ValidEventsWatermarks.strategy(options.outOfOrderness, options.idleTimeout),
                         "events", TypeInformation.of(Event.class))
                 .uid(sourceUid(options));
 
@@ -117,7 +117,7 @@ public final class RollcountJob {
         // 3. Late events out; the rest combined per (counter, 5 s bucket) before the shuffle by counter.
         SingleOutputStreamOperator<PartialSum> partials = routed.union(firstDeliveries)
                 .transform("pre-aggregate", TypeInformation.of(PartialSum.class),
-                        new PreAggregate(lateness, 20_000, Math.min(200, flushInterval), options.trendingHalfLife().toMillis(), policies))
+                        new PreAggregate(lateness, 20_000, Math.min(200, flushInterval), options.trendingHalfLife.toMillis(), policies))
                 .uid("pre-aggregate");
 
         // 4. One keyed operator per counter: five resolutions and the total, written to Redis; rollups of the
@@ -133,7 +133,7 @@ public final class RollcountJob {
                 .uid("count-per-counter");
 
         // 4b. Trending: one decayed sketch per trending shard, merged into the top K per namespace.
-        long halfLife = options.trendingHalfLife().toMillis();
+        long halfLife = options.trendingHalfLife.toMillis();
         DataStream<TopList> trending = partials
                 .filter(new TrendingPolicyFilter(policies)).name("trending-policy").uid("trending-policy")
                 .map(TrendWeight::of).returns(TrendWeight.class).name("trend-weights").uid("trend-weights")
@@ -215,7 +215,7 @@ public final class RollcountJob {
      * files {@link InputFiles} accepts, one split each, handed out in path order.
      */
     public static Source<Event, ?, ?> fileSource(JobOptions options) {
-        JsonLinesFormat format = new JsonLinesFormat(new EventParser(0), options.maxFuture().toMillis());
+        JsonLinesFormat format = new JsonLinesFormat(new EventParser(0), options.maxFuture.toMillis());
         return FileSource.forBulkFileFormat(format, new Path(options.input))
                 .setFileEnumerator(LocalInputEnumerator::new)
                 .setSplitAssigner(PathOrderSplitAssigner::new)
@@ -227,7 +227,7 @@ public final class RollcountJob {
         Configuration conf = new Configuration();
         conf.set(StateBackendOptions.STATE_BACKEND, "rocksdb");
         conf.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, true);
-        conf.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, options.checkpointInterval());
+        conf.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, options.checkpointInterval);
         conf.set(CheckpointingOptions.CHECKPOINTING_CONSISTENCY_MODE, CheckpointingMode.EXACTLY_ONCE);
         conf.set(CheckpointingOptions.EXTERNALIZED_CHECKPOINT_RETENTION,
                 org.apache.flink.configuration.ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION);

@@ -51,8 +51,30 @@ class JobOptionsTest {
                 "--flush-interval", "10ms", "--allowed-lateness", "0s", "--out-of-orderness", "0s", "--idle-timeout", "0s",
                 "--redis.retry-timeout", "0s", "--kafka.transaction-timeout", "1s");
         assertThat(o.validate()).isSameAs(o);
-        assertThatThrownBy(() -> parse("--trending.half-life", "soon").validate())
-                .hasMessageStartingWith("--trending.half-life: 'soon' is not a duration");
+        assertThatThrownBy(() -> parse("--trending.half-life", "soon")).isInstanceOf(CommandLine.ParameterException.class)
+                .hasMessage("Invalid value for option '--trending.half-life': 'soon' is not a duration: use for example 500ms, 5s, 1m, 1h, 1d");
+    }
+
+    @Test
+    void aNewInstanceHoldsTheDefaultsOfTheAnnotations() {
+        JobOptions o = new JobOptions();
+        assertThat(o.checkpointInterval).isEqualTo(java.time.Duration.ofSeconds(10));
+        assertThat(o.trendingHalfLife).isEqualTo(java.time.Duration.ofHours(1));
+        assertThat(o.kafkaTransactionTimeout).isEqualTo(java.time.Duration.ofMinutes(10));
+        assertThat(o.kafkaTopic).isEqualTo("counter-events");
+        assertThat(o.redisKeyPrefix).isEqualTo("rc");
+        assertThat(o.kafkaStartingOffsets).isEqualTo(JobOptions.StartingOffsets.committed);
+        assertThat(o.topk).isEqualTo(100);
+        assertThat(o.rollupsResolutions).isEqualTo("1m,1h,1d");
+        assertThat(o.dlq).isEqualTo("rollcount-dlq.jsonl");
+    }
+
+    @Test
+    void theKeyPrefixRuleHasOneMessage() {
+        for (String bad : new String[] {"", " ", "a{b", "a}b"}) {
+            assertThatThrownBy(() -> parse("--redis.key-prefix", bad).validate())
+                    .hasMessage("--redis.key-prefix must be non-empty and free of '{' and '}'");
+        }
     }
 
 }

@@ -1,8 +1,22 @@
 package io.rollcount.sketches;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.nio.ByteOrder;
+import static io.rollcount.sketches.RedisHllFormat.DENSE;
+import static io.rollcount.sketches.RedisHllFormat.HDR;
+import static io.rollcount.sketches.RedisHllFormat.SPARSE;
+import static io.rollcount.sketches.RedisHllFormat.SPARSE_VAL_MAX_LEN;
+import static io.rollcount.sketches.RedisHllFormat.SPARSE_VAL_MAX_VALUE;
+import static io.rollcount.sketches.RedisHllFormat.denseGet;
+import static io.rollcount.sketches.RedisHllFormat.denseSet;
+import static io.rollcount.sketches.RedisHllFormat.isVal;
+import static io.rollcount.sketches.RedisHllFormat.isXZero;
+import static io.rollcount.sketches.RedisHllFormat.isZero;
+import static io.rollcount.sketches.RedisHllFormat.opLength;
+import static io.rollcount.sketches.RedisHllFormat.putZeros;
+import static io.rollcount.sketches.RedisHllFormat.span;
+import static io.rollcount.sketches.RedisHllFormat.val;
+import static io.rollcount.sketches.RedisHllFormat.valLen;
+import static io.rollcount.sketches.RedisHllFormat.valValue;
+
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
@@ -20,20 +34,8 @@ import java.util.Arrays;
  * over the register histogram, rounded half away from zero, so that {@link #count()} returns the
  * integer {@code PFCOUNT} returns. Relative standard error about 1.04/sqrt(16384) = 0.81%.
  *
- * <p><b>Serialized format</b> (= the Redis string value, {@code src/hyperloglog.c} of Redis 7.0):
- * <pre>
- * byte  0..3   magic "HYLL"
- * byte  4      encoding: 0 = dense, 1 = sparse
- * byte  5..7   unused, zero
- * byte  8..15  cached cardinality, unsigned little-endian; bit 7 of byte 15 set = cache invalid
- * byte 16..    registers:
- *   dense  (exactly 12,304 bytes in all): 16384 registers of 6 bits packed LSB first:
- *          register i is bits (6i mod 8).. of byte 16 + 6i/8, continuing into the next byte
- *   sparse (run-length opcodes, purely positional, covering exactly 16384 registers):
- *          00xxxxxx           ZERO:  xxxxxx + 1 (1..64) registers at 0
- *          01xxxxxx yyyyyyyy  XZERO: (xxxxxx &lt;&lt; 8 | yyyyyyyy) + 1 (1..16384) registers at 0
- *          1vvvvvxx           VAL:   xx + 1 (1..4) registers at value vvvvv + 1 (1..32)
- * </pre>
+ * <p><b>Serialized format</b>: the Redis string value, {@code src/hyperloglog.c} of Redis 7.0, laid out
+ * in {@link RedisHllFormat}, the one class that reads and writes its bytes.
  * A new sketch is sparse ({@code XZERO:16384}, 18 bytes). Adds edit the sparse opcodes in place,
  * exactly as Redis's {@code hllSparseSet} does (split the covering opcode, then merge adjacent equal
  * VALs), and the sketch becomes dense when a register needs a value over 32 or when the value would
@@ -52,27 +54,18 @@ public final class RedisHyperLogLog {
   /** MurmurHash64A seed Redis uses for HyperLogLog items. */
   public static final long SEED = 0xadc83b19L;
   /** Number of registers, 2^14. */
-  public static final int REGISTERS = 1 << 14;
+  public static final int REGISTERS = RedisHllFormat.REGISTERS;
   /** Redis's default {@code hll-sparse-max-bytes}. */
   public static final int DEFAULT_SPARSE_MAX_BYTES = 3000;
   /** Size of a dense value: header plus 16384 * 6 bits. */
-  public static final int DENSE_SIZE = 16 + REGISTERS * 6 / 8;
+  public static final int DENSE_SIZE = RedisHllFormat.DENSE_SIZE;
   /** The largest register value a 64-bit hash with p = 14 can produce (Q + 1 = 50 + 1). */
-  public static final int MAX_REGISTER = 51;
+  public static final int MAX_REGISTER = RedisHllFormat.MAX_REGISTER;
 
-  static final int HDR = 16;
-  static final int DENSE = 0;
-  static final int SPARSE = 1;
   private static final int P = 14;
   private static final int Q = 64 - P;
   private static final int P_MASK = REGISTERS - 1;
-  private static final int SPARSE_VAL_MAX_VALUE = 32;
-  private static final int SPARSE_VAL_MAX_LEN = 4;
-  private static final int SPARSE_ZERO_MAX_LEN = 64;
-  private static final int SPARSE_XZERO_MAX_LEN = 16384;
   private static final double ALPHA_INF = 0.721347520444481703680; // 0.5 / ln(2)
-  private static final VarHandle LE_SHORT =
-      MethodHandles.byteArrayViewVarHandle(short[].class, ByteOrder.LITTLE_ENDIAN);
 
   private final int sparseMaxBytes;
   /** The Redis value in {@code buf[0, len)}; a dense buffer has one spare byte (Redis's sds NUL). */
@@ -94,8 +87,8 @@ public final class RedisHyperLogLog {
     this.sparseMaxBytes = sparseMaxBytes;
     this.buf = new byte[32];
     this.len = HDR + 2;
-    writeMagic(buf, SPARSE);
-    setXZero(buf, HDR, REGISTERS);
+    RedisHllFormat.writeHeader(buf, SPARSE);
+    RedisHllFormat.setXZero(buf, HDR, REGISTERS);
     invalidateCache();
   }
 
@@ -163,21 +156,19 @@ public final class RedisHyperLogLog {
 
   /** The cardinality estimate, equal to Redis's PFCOUNT of {@link #toRedisBytes()}; caches it in the header. */
   public long count() {
-    if ((buf[15] & 0x80) == 0) {
-      return cachedCardinality();
+    if (RedisHllFormat.cacheValid(buf)) {
+      return RedisHllFormat.cachedCardinality(buf);
     }
     int[] histogram = new int[64];
     histogram(histogram);
     long card = estimate(histogram);
-    for (int i = 0; i < 8; i++) {
-      buf[8 + i] = (byte) (card >>> (8 * i));
-    }
+    RedisHllFormat.storeCardinality(buf, card);
     return card;
   }
 
   /** True while the sketch uses the dense encoding. */
   public boolean isDense() {
-    return buf[4] == DENSE;
+    return RedisHllFormat.isDense(buf);
   }
 
   /** The size in bytes of {@link #toRedisBytes()} right now. */
@@ -222,7 +213,7 @@ public final class RedisHyperLogLog {
    */
   public static RedisHyperLogLog fromRedisBytes(byte[] value, int sparseMaxBytes) {
     RedisHllFormat.validate(value);
-    int capacity = value[4] == DENSE ? DENSE_SIZE + 1 : value.length + 3;
+    int capacity = RedisHllFormat.isDense(value) ? DENSE_SIZE + 1 : value.length + 3;
     return new RedisHyperLogLog(Arrays.copyOf(value, capacity), value.length, sparseMaxBytes);
   }
 
@@ -283,39 +274,11 @@ public final class RedisHyperLogLog {
     }
   }
 
-  private long cachedCardinality() {
-    long card = 0;
-    for (int i = 0; i < 8; i++) {
-      card |= (buf[8 + i] & 0xffL) << (8 * i);
-    }
-    return card;
-  }
-
   private void invalidateCache() {
-    buf[15] |= (byte) 0x80;
+    RedisHllFormat.invalidateCache(buf);
   }
 
   // ------------------------------------------------------------------ dense
-
-  static int denseGet(byte[] b, int index) {
-    int bit = index * 6;
-    int word = (short) LE_SHORT.get(b, HDR + (bit >>> 3)) & 0xffff;
-    return (word >>> (bit & 7)) & 63;
-  }
-
-  /** Raises register {@code index} to {@code count}; true if it changed. */
-  static boolean denseSet(byte[] b, int index, int count) {
-    int bit = index * 6;
-    int at = HDR + (bit >>> 3);
-    int shift = bit & 7;
-    int word = (short) LE_SHORT.get(b, at) & 0xffff;
-    if (((word >>> shift) & 63) >= count) {
-      return false;
-    }
-    word = (word & ~(63 << shift)) | (count << shift);
-    LE_SHORT.set(b, at, (short) word);
-    return true;
-  }
 
   private void setRegister(int index, int count) {
     if (isDense()) {
@@ -339,7 +302,7 @@ public final class RedisHyperLogLog {
   private void toDense() {
     byte[] dense = new byte[DENSE_SIZE + 1];
     System.arraycopy(buf, 0, dense, 0, HDR);
-    dense[4] = DENSE;
+    RedisHllFormat.setEncoding(dense, DENSE);
     byte[] regs = new byte[REGISTERS];
     RedisHllFormat.sparseMaxInto(buf, len, regs);
     for (int i = 0; i < REGISTERS; i++) {
@@ -352,61 +315,6 @@ public final class RedisHyperLogLog {
   }
 
   // ------------------------------------------------------------------ sparse
-
-  private static boolean isZero(int op) {
-    return (op & 0xc0) == 0;
-  }
-
-  private static boolean isXZero(int op) {
-    return (op & 0xc0) == 0x40;
-  }
-
-  private static boolean isVal(int op) {
-    return (op & 0x80) != 0;
-  }
-
-  private static int valValue(int op) {
-    return ((op >>> 2) & 0x1f) + 1;
-  }
-
-  private static int valLen(int op) {
-    return (op & 0x3) + 1;
-  }
-
-  private static byte val(int value, int runLength) {
-    return (byte) (((value - 1) << 2 | (runLength - 1)) | 0x80);
-  }
-
-  private static void setXZero(byte[] b, int at, int runLength) {
-    int l = runLength - 1;
-    b[at] = (byte) ((l >>> 8) | 0x40);
-    b[at + 1] = (byte) l;
-  }
-
-  /** Writes the zero run as ZERO or XZERO at {@code at}; returns the bytes written. */
-  private static int putZeros(byte[] b, int at, int runLength) {
-    if (runLength > SPARSE_ZERO_MAX_LEN) {
-      setXZero(b, at, runLength);
-      return 2;
-    }
-    b[at] = (byte) (runLength - 1);
-    return 1;
-  }
-
-  private int opLength(int p) {
-    return isXZero(buf[p] & 0xff) ? 2 : 1;
-  }
-
-  private int span(int p) {
-    int op = buf[p] & 0xff;
-    if (isZero(op)) {
-      return (op & 0x3f) + 1;
-    }
-    if (isVal(op)) {
-      return valLen(op);
-    }
-    return (((op & 0x3f) << 8) | (buf[p + 1] & 0xff)) + 1;
-  }
 
   private void ensureCapacity(int needed) {
     if (buf.length < needed) {
@@ -432,19 +340,19 @@ public final class RedisHyperLogLog {
     int prev = -1;
     int span = 0;
     while (p < end) {
-      span = span(p);
+      span = span(buf, p);
       if (index <= first + span - 1) {
         break;
       }
       prev = p;
-      p += opLength(p);
+      p += opLength(buf, p);
       first += span;
     }
     if (span == 0 || p >= end) {
       throw new SketchFormatException("sparse HyperLogLog body does not cover register " + index);
     }
     int op = buf[p] & 0xff;
-    int next = p + opLength(p);
+    int next = p + opLength(buf, p);
     boolean zero = isZero(op);
     boolean xzero = isXZero(op);
     int runLength = span;
@@ -536,14 +444,6 @@ public final class RedisHyperLogLog {
   private boolean promoteAndSet(int index, int count) {
     toDense();
     return denseSet(buf, index, count);
-  }
-
-  private static void writeMagic(byte[] b, int encoding) {
-    b[0] = 'H';
-    b[1] = 'Y';
-    b[2] = 'L';
-    b[3] = 'L';
-    b[4] = (byte) encoding;
   }
 
   @Override

@@ -33,9 +33,10 @@ import org.apache.kafka.clients.producer.ProducerRecord;
  *       {@code isolation.level=read_committed}); transactional ids {@code <--kafka.transactional-id-prefix>-rollups},
  *       {@code -dlq}, {@code -trending}; {@code transaction.timeout.ms} from {@code --kafka.transaction-timeout}.</li>
  * </ul>
- * Every client gets the settings of {@code --kafka.properties} ({@link KafkaClients#properties}). Each sink
- * factory first checks that the brokers answer and creates its topic if it is missing, so a wrong
- * {@code --kafka.bootstrap} fails the job's start with a message rather than hanging it.
+ * Every client gets the settings of {@code --kafka.properties} ({@link KafkaClients#properties}).
+ * {@link #ensureOutputTopics}, called once before the graph is built, checks that the brokers answer and creates
+ * the output topics that are missing, so a wrong {@code --kafka.bootstrap} fails the job's start with a message
+ * rather than hanging it; the sink factories make no admin call of their own.
  *
  * <p>The output records carry no Flink timestamp but the producer's wall clock: a backfill's rollups have
  * event times of long ago, and Kafka's time-based retention would delete them at once.
@@ -58,7 +59,7 @@ public final class KafkaIO {
                 .setTopics(options.kafkaTopic)
                 .setGroupId(options.kafkaGroupId)
                 .setStartingOffsets(startingOffsets(options.kafkaStartingOffsets))
-                .setDeserializer(new EventDeserializer(options.maxFuture().toMillis()))
+                .setDeserializer(new EventDeserializer(options.maxFuture.toMillis()))
                 // Offsets are restored from Flink's checkpoints; the group's committed offsets are for
                 // monitoring (consumer lag) and for --kafka.starting-offsets committed on a fresh start.
                 .setProperty("commit.offsets.on.checkpoint", "true")
@@ -89,7 +90,6 @@ public final class KafkaIO {
      * every record fits the producer's and the topic's size limits ({@link DeadLetterRecords}).
      */
     public static KafkaSink<Event> deadLetters(JobOptions options) {
-        KafkaClients.ensureTopics(options, KafkaClients.DEFAULT_CHECK_TIMEOUT, DEAD_LETTER_TOPIC);
         return exactlyOnce(options, "dlq", DeadLetterRecords.forTopic(options, producerProperties(options), DEAD_LETTER_TOPIC));
     }
 
@@ -100,12 +100,11 @@ public final class KafkaIO {
     }
 
     /**
-     * An exactly-once sink to {@code topic} with transactional ids {@code <prefix>-<idSuffix>}: every sink of
-     * one job needs its own suffix, and every job on one Kafka cluster its own prefix.
+     * An exactly-once sink to {@code topic} (which must exist: {@link #ensureOutputTopics}) with transactional ids
+     * {@code <prefix>-<idSuffix>}: every sink of one job needs its own suffix, and every job on one Kafka cluster its own prefix.
      */
     public static <T> KafkaSink<T> exactlyOnce(JobOptions options, String topic, String idSuffix,
             SerializableFunction<T, byte[]> key, SerializableFunction<T, byte[]> value) {
-        KafkaClients.ensureTopics(options, KafkaClients.DEFAULT_CHECK_TIMEOUT, topic);
         return exactlyOnce(options, idSuffix, new Serializer<>(topic, key, value));
     }
 
@@ -122,7 +121,7 @@ public final class KafkaIO {
     /** The producer settings of the sinks: {@code --kafka.properties}, the bootstrap and the transaction timeout. */
     public static Properties producerProperties(JobOptions options) {
         Properties p = KafkaClients.properties(options);
-        Duration timeout = options.kafkaTransactionTimeout();
+        Duration timeout = options.kafkaTransactionTimeout;
         p.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, String.valueOf(timeout.toMillis()));
         return p;
     }
@@ -133,7 +132,10 @@ public final class KafkaIO {
         return prefix + "-" + suffix;
     }
 
-    /** Checks the brokers and creates the output topics that are missing (the sink factories do it for their own topic). */
+    /**
+     * Checks the brokers and creates the output topics that are missing: once per job, before its graph is built
+     * ({@code RollcountJob.assemble}); the sink factories above expect their topic to exist and make no admin call.
+     */
     public static void ensureOutputTopics(JobOptions options) {
         KafkaClients.ensureTopics(options, KafkaClients.DEFAULT_CHECK_TIMEOUT, OUTPUT_TOPICS.toArray(String[]::new));
     }

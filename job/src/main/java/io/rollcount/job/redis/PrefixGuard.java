@@ -85,7 +85,7 @@ public final class PrefixGuard {
 
     /** The first key found that shows another job has written under the prefix, or null for a prefix never used. */
     public String earlierJob(UnifiedJedis jedis) {
-        for (String k : List.of(keys.job(), keys.lease(), keys.watermark(), keys.mark(), keys.jobBefore(), keys.prefix() + ":_lineage")) {
+        for (String k : List.of(keys.job(), keys.lease(), keys.watermark(), keys.mark(), keys.jobBefore(), keys.lineage())) {
             if (jedis.exists(k)) return k;
         }
         return null;
@@ -97,11 +97,10 @@ public final class PrefixGuard {
      * master of a Redis Cluster; returns how many.
      */
     public long clear(RedisEndpoint endpoint) {
-        String p = keys.prefix() + ":";
-        List<String> heads = List.of(p + "{", p + "top:", p + "trending:", p + "meta:", p + "_");
+        List<String> heads = keys.layoutHeads();
         long[] deleted = {0};
         // one pass over each node's keyspace (SCAN visits every key whatever the pattern), the layout checked here
-        RedisNodes.scan(endpoint, glob(p + "*"), (node, page) -> {
+        RedisNodes.scan(endpoint, keys.everyKeyPattern(), (node, page) -> {
             List<String> found = new ArrayList<>();
             for (String k : page) {
                 if (heads.stream().anyMatch(k::startsWith)) found.add(k);
@@ -109,16 +108,5 @@ public final class PrefixGuard {
             if (!found.isEmpty()) deleted[0] += RedisNodes.unlinkEach(node, found);
         });
         return deleted[0];
-    }
-
-    /** The pattern with the prefix's own glob characters escaped (the trailing {@code *} stays a wildcard). */
-    private static String glob(String pattern) {
-        String head = pattern.substring(0, pattern.length() - 1);
-        StringBuilder sb = new StringBuilder();
-        for (char c : head.toCharArray()) {
-            if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\' || c == '{' || c == '}') sb.append('\\');
-            sb.append(c);
-        }
-        return sb.append('*').toString();
     }
 }

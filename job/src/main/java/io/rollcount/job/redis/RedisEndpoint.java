@@ -1,6 +1,6 @@
 package io.rollcount.job.redis;
 
-import io.rollcount.job.JobOptions;
+import io.rollcount.job.RedisOptions;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.Serializable;
@@ -112,11 +112,11 @@ public final class RedisEndpoint implements Serializable {
      * with the password of {@code --redis.password-file} or {@code $ROLLCOUNT_REDIS_PASSWORD} where the URL
      * has none, and the TLS CA certificate of {@code $ROLLCOUNT_REDIS_CA} if that is set.
      */
-    public static RedisEndpoint fromOptions(JobOptions options) {
+    public static RedisEndpoint fromOptions(RedisOptions options) {
         return fromOptions(options, System.getenv());
     }
 
-    static RedisEndpoint fromOptions(JobOptions options, Map<String, String> env) {
+    static RedisEndpoint fromOptions(RedisOptions options, Map<String, String> env) {
         Builder b = builder().setUrl(options.redisUrl()).setCluster(options.redisCluster);
         if (options.redisPasswordFile != null && !options.redisPasswordFile.isBlank()) {
             b.setPasswordFile(Path.of(options.redisPasswordFile));

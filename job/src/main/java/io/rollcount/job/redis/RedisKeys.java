@@ -2,6 +2,7 @@ package io.rollcount.job.redis;
 
 import io.rollcount.job.model.Resolution;
 import java.io.Serializable;
+import java.util.List;
 
 /**
  * The Redis key layout of contract section 3. {@code {C}} is the counter id inside literal braces, so all
@@ -16,10 +17,18 @@ public final class RedisKeys implements Serializable {
     private final String prefix;
 
     public RedisKeys(String prefix) {
-        if (prefix == null || prefix.isEmpty()) {
-            throw new IllegalArgumentException("redis.key-prefix must not be empty");
+        this.prefix = checkPrefix(prefix);
+    }
+
+    /**
+     * The rule of a key prefix, the only place it is checked: not blank, and free of braces (a brace would
+     * change the Redis Cluster hash tag of every key). Returns the prefix, or fails naming {@code --redis.key-prefix}.
+     */
+    public static String checkPrefix(String prefix) {
+        if (prefix == null || prefix.isBlank() || prefix.indexOf('{') >= 0 || prefix.indexOf('}') >= 0) {
+            throw new IllegalArgumentException("--redis.key-prefix must be non-empty and free of '{' and '}'");
         }
-        this.prefix = prefix;
+        return prefix;
     }
 
     public String prefix() {
@@ -77,7 +86,12 @@ public final class RedisKeys implements Serializable {
     }
 
     public String top(String namespace, Resolution res, long startMillis) {
-        return prefix + ":top:" + namespace + ":" + res.label + ":" + Math.floorDiv(startMillis, 1000L);
+        return topHead(namespace, res) + Math.floorDiv(startMillis, 1000L);
+    }
+
+    /** {@code P:top:<ns>:<res>:}, the beginning of every window top-K key of a namespace at a resolution. */
+    public String topHead(String namespace, Resolution res) {
+        return prefix + ":top:" + namespace + ":" + res.label + ":";
     }
 
     public String trending(String namespace) {
@@ -142,6 +156,11 @@ public final class RedisKeys implements Serializable {
         return prefix + ":_job";
     }
 
+    /** {@code P:_lineage}: a sign of an earlier job under the prefix. */
+    public String lineage() {
+        return prefix + ":_lineage";
+    }
+
     /**
      * Bookkeeping: the hash of each sink writer's watermark of one job run, {@code P:_wm:{P:meta:watermark}:<job>:<parallelism>},
      * in the slot of {@link #watermark()}, as the watermark script touches both.
@@ -152,6 +171,61 @@ public final class RedisKeys implements Serializable {
 
     public String watermark() {
         return prefix + ":meta:watermark";
+    }
+
+    /**
+     * The beginnings of every key family of the layout: <code>P:&#123;</code> (counters), {@code P:top:}, {@code P:trending:},
+     * {@code P:meta:} and {@code P:_} (bookkeeping). Every key the job writes starts with one of them.
+     */
+    public List<String> layoutHeads() {
+        String p = prefix + ":";
+        return List.of(p + "{", p + "top:", p + "trending:", p + "meta:", p + "_");
+    }
+
+    /** A {@code SCAN MATCH} pattern of every key under the prefix, {@code P:*}. */
+    public String everyKeyPattern() {
+        return glob(prefix + ":") + "*";
+    }
+
+    /** A {@code SCAN MATCH} pattern of every key of every counter, <code>P:&#123;*</code>. */
+    public String counterKeysPattern() {
+        return glob(prefix + ":{") + "*";
+    }
+
+    /** A {@code SCAN MATCH} pattern of the window top-K keys of a namespace at a resolution, {@code P:top:<ns>:<res>:*}. */
+    public String topPattern(String namespace, Resolution res) {
+        return glob(topHead(namespace, res)) + "*";
+    }
+
+    /** The counter id of a key of a counter ({@code P:{C}:...}), or null for any other key. */
+    public String counterOf(String key) {
+        String head = prefix + ":{";
+        if (!key.startsWith(head)) return null;
+        int close = key.indexOf("}:", head.length());
+        return close < 0 ? null : key.substring(head.length(), close);
+    }
+
+    /**
+     * Whether {@code key} holds a count: a counter's total {@code P:{C}:total} or a window sum
+     * {@code P:{C}:<res>:<start seconds>} (not uniques, lists or bookkeeping).
+     */
+    public boolean isCount(String key) {
+        String counter = counterOf(key);
+        if (counter == null) return false;
+        String suffix = key.substring(counterBase(counter).length());
+        if (suffix.equals(TOTAL)) return true;
+        int colon = suffix.indexOf(':');
+        return colon > 0 && suffix.indexOf(':', colon + 1) < 0 && windowStartMillis(suffix) != Long.MIN_VALUE;
+    }
+
+    /** {@code literal} with Redis's glob characters escaped, so that a pattern matches it as it is. */
+    static String glob(String literal) {
+        StringBuilder sb = new StringBuilder(literal.length() + 8);
+        for (char c : literal.toCharArray()) {
+            if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\' || c == '{' || c == '}') sb.append('\\');
+            sb.append(c);
+        }
+        return sb.toString();
     }
 
     /**

@@ -232,7 +232,7 @@ public final class RedisSink implements Sink<RedisWrite>, SupportsWriterState<Re
         return builder()
                 .setEndpoint(RedisEndpoint.fromOptions(options))
                 .setKeyPrefix(options.redisKeyPrefix)
-                .setRetryTimeout(options.redisRetryTimeout())
+                .setRetryTimeout(options.redisRetryTimeout)
                 .setCountersPerCall(JOB_COUNTERS_PER_CALL)
                 .setMaxBufferedKeys(JOB_MAX_BUFFERED_KEYS)
                 .build();
@@ -372,9 +372,7 @@ public final class RedisSink implements Sink<RedisWrite>, SupportsWriterState<Re
 
         public RedisSink build() {
             if (endpoint == null) throw new IllegalArgumentException("--redis: the Redis endpoint must be set");
-            if (keyPrefix == null || keyPrefix.isEmpty() || keyPrefix.indexOf('{') >= 0 || keyPrefix.indexOf('}') >= 0) {
-                throw new IllegalArgumentException("--redis.key-prefix must be non-empty and free of '{' and '}'");
-            }
+            RedisKeys.checkPrefix(keyPrefix);
             if (maxBufferedKeys < 1) throw new IllegalArgumentException("redis sink: maxBufferedKeys must be at least 1, got " + maxBufferedKeys);
             if (maxBufferedBytes < 1) throw new IllegalArgumentException("redis sink: maxBufferedBytes must be positive, got " + maxBufferedBytes);
             Objects.requireNonNull(flushInterval, "redis sink: flushInterval");

@@ -315,7 +315,7 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
                 continue;
             }
             leaseLost = new SuppressRestartsException(new RedisSinkException.Unchecked("key prefix '" + sink.keyPrefix
-                    + "' is in use by another job (lease " + guard.prefix() + ":_lease held by " + holder
+                    + "' is in use by another job (lease " + new RedisKeys(sink.keyPrefix).lease() + " held by " + holder
                     + "): stop that job, or give this one its own --redis.key-prefix"));
             return;
         }

@@ -7,6 +7,7 @@ import io.rollcount.job.RollcountJob;
 import io.rollcount.job.files.DeadLetterFileSink;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.redis.RedisSink;
+import io.rollcount.job.support.MiniClusters;
 import io.rollcount.job.support.RedisTestSupport;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
@@ -25,7 +26,6 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.RestartStrategyOptions;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.junit.jupiter.api.AfterEach;
@@ -46,8 +46,7 @@ class AttackCounterIdsTest {
     private static final long TS = io.rollcount.job.support.RecentTime.HOUR_START; // window keys expire at end + retention
 
     @RegisterExtension
-    static final MiniClusterExtension FLINK = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
-            .setNumberTaskManagers(1).setNumberSlotsPerTaskManager(2).build());
+    static final MiniClusterExtension FLINK = MiniClusters.slots(2);
 
     @TempDir
     Path dir;
@@ -153,7 +152,7 @@ class AttackCounterIdsTest {
         o.input = input.toString();
         o.redis = redis.url();
         o.redisKeyPrefix = redis.prefix;
-        o.checkpointInterval = "1s";
+        o.checkpointInterval = Duration.ofSeconds(1);
         o.dlq = dir.resolve("dlq.jsonl").toString();
         o.validate();
         Configuration conf = RollcountJob.configuration(o);

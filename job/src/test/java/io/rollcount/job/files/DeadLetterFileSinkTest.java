@@ -6,16 +6,15 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.rollcount.job.JobOptions;
 import io.rollcount.job.RollcountJob;
 import io.rollcount.job.model.Event;
+import io.rollcount.job.support.OtherProcessFileLock;
 import io.rollcount.job.support.RedisTestSupport;
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.JobInfoImpl;
 import org.apache.flink.api.common.TaskInfoImpl;
@@ -37,30 +36,10 @@ class DeadLetterFileSinkTest {
     @TempDir
     Path dir;
 
-    /** Holds the lock of the file named by args[0] in its own JVM until its stdin closes. */
-    public static final class HoldLock {
-        public static void main(String[] args) throws Exception {
-            DeadLetterFileSink.Lock lock = DeadLetterFileSink.Lock.acquire(DeadLetterFileSink.lockFile(Path.of(args[0]).toAbsolutePath()),
-                    "other-process", args[0]);
-            System.out.println("locked");
-            System.out.flush();
-            while (System.in.read() != -1) {
-                // hold until the parent closes our stdin or kills us
-            }
-            lock.release();
-        }
-    }
-
     @Test
     void anotherProcessHoldingTheFileRefusesThisJobWithOneLine() throws Exception {
         Path dlq = dir.resolve("shared-dlq.jsonl");
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        Process other = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"), HoldLock.class.getName(), dlq.toString())
-                .redirectErrorStream(true).start();
-        try {
-            BufferedReader out = new BufferedReader(new InputStreamReader(other.getInputStream(), StandardCharsets.UTF_8));
-            assertThat(out.readLine()).isEqualTo("locked");
-
+        try (OtherProcessFileLock other = OtherProcessFileLock.hold(DeadLetterFileSink.lockFile(dlq))) {
             assertThatThrownBy(() -> DeadLetterFileSink.refuseIfLocked(dlq.toString()))
                     .isInstanceOf(IllegalStateException.class)
                     .hasMessage("--dlq " + dlq + " is in use by another running job (it holds " + dlq + ".lock): give this job a "
@@ -72,9 +51,6 @@ class DeadLetterFileSinkTest {
             assertThatThrownBy(() -> RollcountJob.assemble(StreamExecutionEnvironment.getExecutionEnvironment(), o))
                     .isInstanceOf(IllegalStateException.class).hasMessageContaining("--dlq " + dlq + " is in use");
             assertThat(dlq).doesNotExist();
-        } finally {
-            other.getOutputStream().close();
-            if (!other.waitFor(10, TimeUnit.SECONDS)) other.destroyForcibly().waitFor();
         }
         // Once the other process is gone, its lock is too.
         DeadLetterFileSink.refuseIfLocked(dlq.toString());
@@ -185,7 +161,7 @@ class DeadLetterFileSinkTest {
         o.source = JobOptions.SourceKind.files;
         o.input = input.toString();
         o.dlq = dlq.toString();
-        o.checkpointInterval = "1s";
+        o.checkpointInterval = Duration.ofSeconds(1);
         return o;
     }
 

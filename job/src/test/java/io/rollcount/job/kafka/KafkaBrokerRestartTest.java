@@ -50,6 +50,7 @@ class KafkaBrokerRestartTest {
             JobOptions o = new JobOptions();
             o.kafkaBootstrap = broker.bootstrap();
             o.kafkaTransactionalIdPrefix = "restart-test";
+            KafkaIO.ensureOutputTopics(o);
 
             StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
             env.setParallelism(2);

@@ -125,6 +125,7 @@ class KafkaSecurityTest {
     void theJobReadsAndWritesThroughSaslSslWithOnlyAPropertiesFile() throws Exception {
         assertThat(broker.clientProtocol().name).isEqualTo("SASL_SSL");
         JobOptions o = options(clientProperties);
+        KafkaIO.ensureOutputTopics(o);
         Map<TopicPartition, Long> from = Map.of();
 
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();

@@ -91,6 +91,7 @@ class KafkaSinkTest {
 
     /** Writes RECORDS rollups and dead letters at a bounded rate, with checkpoints every 200 ms. */
     private void runJob(JobOptions o, int failAfter, double perSecond) throws Exception {
+        KafkaIO.ensureOutputTopics(o);
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(2);
         env.enableCheckpointing(200);

@@ -12,6 +12,7 @@ import io.rollcount.job.redis.RedisSink;
 import io.rollcount.job.support.RedisTestSupport;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -64,11 +65,12 @@ class TrendingTopicIT {
             o.input = input.toString();
             o.redis = redis.url();
             o.redisKeyPrefix = redis.prefix;
-            o.checkpointInterval = "500ms";
-            o.trendingHalfLife = "10m";
+            o.checkpointInterval = Duration.ofMillis(500);
+            o.trendingHalfLife = Duration.ofMinutes(10);
             o.kafkaBootstrap = broker.bootstrap();
             o.kafkaTransactionalIdPrefix = "trending-topic-it";
             o.validate();
+            KafkaIO.ensureOutputTopics(o);
             StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(RollcountJob.configuration(o));
             env.setParallelism(2);
             RollcountJob.build(env, o, RollcountJob.fileSource(o), new RollcountJob.Outputs(RedisSink.fromOptions(o),

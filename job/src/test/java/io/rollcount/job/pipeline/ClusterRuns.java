@@ -73,7 +73,7 @@ final class ClusterRuns {
         o.redis = cluster.url();
         o.redisCluster = true;
         o.redisKeyPrefix = prefix;
-        o.checkpointInterval = "300ms";
+        o.checkpointInterval = Duration.ofMillis(300);
         o.dlq = dir.resolve("dlq.jsonl").toString();
         return o.validate();
     }

@@ -8,8 +8,10 @@ import io.rollcount.job.kafka.KafkaBroker;
 import io.rollcount.job.kafka.KafkaIO;
 import io.rollcount.job.model.DeadLetterPayload;
 import io.rollcount.job.redis.RedisSink;
+import io.rollcount.job.support.MiniClusters;
 import io.rollcount.job.support.RedisTestSupport;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Base64;
@@ -19,7 +21,6 @@ import java.util.Map;
 import java.util.UUID;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.RestartStrategyOptions;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -46,8 +47,7 @@ class DeadLetterSizeIT {
     private static final int RECORDS = 6_000;
 
     @RegisterExtension
-    static final MiniClusterExtension FLINK = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
-            .setNumberTaskManagers(1).setNumberSlotsPerTaskManager(2).build());
+    static final MiniClusterExtension FLINK = MiniClusters.slots(2);
 
     @TempDir
     static Path dir;
@@ -97,7 +97,7 @@ class DeadLetterSizeIT {
             o.bounded = true;
             o.redis = redis.url();
             o.redisKeyPrefix = redis.prefix;
-            o.checkpointInterval = "300ms";
+            o.checkpointInterval = Duration.ofMillis(300);
             o.validate();
             KafkaIO.ensureOutputTopics(o);
             Map<TopicPartition, Long> dlqFrom = KafkaOutputs.endOffsets(broker.adminProperties(), KafkaIO.DEAD_LETTER_TOPIC, "read_committed");

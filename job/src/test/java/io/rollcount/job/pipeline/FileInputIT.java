@@ -9,6 +9,7 @@ import io.rollcount.job.files.InputFiles;
 import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.gen.EventGenerator.Generated;
 import io.rollcount.job.redis.RedisSink;
+import io.rollcount.job.support.MiniClusters;
 import io.rollcount.job.support.RedisTestSupport;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -32,11 +33,8 @@ import java.util.zip.GZIPOutputStream;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.core.execution.JobClient;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -52,30 +50,20 @@ class FileInputIT {
     private static final long YEAR_9999 = 253_402_300_000_000L;
 
     @RegisterExtension
-    static final MiniClusterExtension FLINK = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
-            .setNumberTaskManagers(1).setNumberSlotsPerTaskManager(2).build());
+    static final MiniClusterExtension FLINK = MiniClusters.slots(2);
 
     @TempDir
     Path dir;
 
-    private RedisTestSupport redis;
-
-    @BeforeEach
-    void connect() {
-        redis = new RedisTestSupport();
-    }
-
-    @AfterEach
-    void cleanUp() {
-        redis.close();
-    }
+    @RegisterExtension
+    final RedisTestSupport redis = new RedisTestSupport();
 
     private JobOptions options(Path input) {
         JobOptions o = new JobOptions();
         o.input = input.toString();
         o.redis = redis.url();
         o.redisKeyPrefix = redis.prefix;
-        o.checkpointInterval = "500ms";
+        o.checkpointInterval = Duration.ofMillis(500);
         o.dlq = dir.resolve("dlq.jsonl").toString();
         return o.validate();
     }

@@ -9,6 +9,7 @@ import io.rollcount.job.gen.EventGenerator.Generated;
 import io.rollcount.job.kafka.KafkaBroker;
 import io.rollcount.job.kafka.KafkaIO;
 import io.rollcount.job.redis.RedisSink;
+import io.rollcount.job.support.MiniClusters;
 import io.rollcount.job.support.RedisTestSupport;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -18,7 +19,6 @@ import java.util.Map;
 import java.util.UUID;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.RestartStrategyOptions;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -38,8 +38,7 @@ class KafkaOutlierIT {
     private static final int RECORDS = 150_000;
 
     @RegisterExtension
-    static final MiniClusterExtension FLINK = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
-            .setNumberTaskManagers(1).setNumberSlotsPerTaskManager(2).build());
+    static final MiniClusterExtension FLINK = MiniClusters.slots(2);
 
     @TempDir
     Path dir;
@@ -108,7 +107,7 @@ class KafkaOutlierIT {
             o.bounded = true;
             o.redis = redis.url();
             o.redisKeyPrefix = redis.prefix;
-            o.checkpointInterval = "500ms";
+            o.checkpointInterval = Duration.ofMillis(500);
             o.validate();
             Configuration conf = RollcountJob.configuration(o);
             conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
@@ -116,6 +115,7 @@ class KafkaOutlierIT {
             conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(200));
             StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
             env.setParallelism(2);
+            KafkaIO.ensureOutputTopics(o);
             RollcountJob.build(env, o, KafkaIO.source(o), new RollcountJob.Outputs(RedisSink.fromOptions(o), KafkaIO.deadLetters(o), 0, null));
             long started = System.nanoTime();
             env.execute("kafka-outlier-it");

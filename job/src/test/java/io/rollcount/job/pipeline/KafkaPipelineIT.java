@@ -13,6 +13,7 @@ import io.rollcount.job.model.Rollup;
 import io.rollcount.job.pipeline.FailureInjection.Place;
 import io.rollcount.job.redis.RedisSink;
 import io.rollcount.job.redis.RedisWrite;
+import io.rollcount.job.support.MiniClusters;
 import io.rollcount.job.support.RedisTestSupport;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -35,7 +36,6 @@ import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.core.execution.SavepointFormatType;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.kafka.clients.admin.Admin;
@@ -70,8 +70,7 @@ class KafkaPipelineIT {
     private static final int RECORDS_C = 24_000;
 
     @RegisterExtension
-    static final MiniClusterExtension FLINK = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
-            .setNumberTaskManagers(1).setNumberSlotsPerTaskManager(2).build());
+    static final MiniClusterExtension FLINK = MiniClusters.slots(2);
 
     @TempDir
     static Path dir;
@@ -221,7 +220,7 @@ class KafkaPipelineIT {
             // 10 s, and a source whose splits are all idle does not pass the end-of-time watermark of a draining
             // stop-with-savepoint on (seen: rc:meta:watermark stays at the last event time). With idleness off,
             // the watermark is the minimum over every partition, so no event is late and no window is revised.
-            run.options.idleTimeout = "10m";
+            run.options.idleTimeout = Duration.ofMinutes(10);
             StreamExecutionEnvironment env = run.environment(30, Duration.ofSeconds(1));
             RollcountJob.build(env, run.options, new GatedSource<>(KafkaIO.source(run.options), 2_500),
                     // The pass-through wrapper (no failure planned) only counts writers restored from a checkpoint.
@@ -284,7 +283,7 @@ class KafkaPipelineIT {
             options.bounded = bounded;
             options.redis = redis.url();
             options.redisKeyPrefix = redis.prefix;
-            options.checkpointInterval = "300ms";
+            options.checkpointInterval = Duration.ofMillis(300);
             options.validate();
             KafkaIO.ensureOutputTopics(options);
             rollupsFrom = KafkaOutputs.endOffsets(broker.adminProperties(), KafkaIO.ROLLUPS_TOPIC, "read_committed");

@@ -7,6 +7,7 @@ import io.rollcount.job.RollcountJob;
 import io.rollcount.job.files.DeadLetterFileSink;
 import io.rollcount.job.pipeline.TrendingIT.Ev;
 import io.rollcount.job.redis.RedisSink;
+import io.rollcount.job.support.MiniClusters;
 import io.rollcount.job.support.RedisTestSupport;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -21,10 +22,7 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import org.apache.flink.configuration.Configuration;
-import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.configuration.RestartStrategyOptions;
-import org.apache.flink.configuration.TaskManagerOptions;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.junit.jupiter.api.Test;
@@ -48,14 +46,7 @@ public class NamespaceCapIT {
     private static final long WEEK = Duration.ofDays(7).toMillis();
 
     @RegisterExtension
-    static final MiniClusterExtension FLINK = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
-            .setNumberTaskManagers(1).setNumberSlotsPerTaskManager(2).setConfiguration(managedMemory()).build());
-
-    private static Configuration managedMemory() {
-        Configuration c = new Configuration();
-        c.set(TaskManagerOptions.MANAGED_MEMORY_SIZE, MemorySize.parse("256m"));
-        return c;
-    }
+    static final MiniClusterExtension FLINK = MiniClusters.slotsWithManagedMemory(2);
 
     @TempDir
     Path dir;
@@ -86,8 +77,8 @@ public class NamespaceCapIT {
             o.input = input.toString();
             o.redis = r.url();
             o.redisKeyPrefix = r.prefix;
-            o.checkpointInterval = "2s";
-            o.trendingHalfLife = "10m";
+            o.checkpointInterval = Duration.ofSeconds(2);
+            o.trendingHalfLife = Duration.ofMinutes(10);
             o.trendingMaxNamespaces = CAP;
             o.dlq = dir.resolve("dlq.jsonl").toString();
             o.validate();

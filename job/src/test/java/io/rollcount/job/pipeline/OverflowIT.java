@@ -7,6 +7,7 @@ import io.rollcount.job.RollcountJob;
 import io.rollcount.job.files.DeadLetterFileSink;
 import io.rollcount.job.model.Event;
 import io.rollcount.job.redis.RedisSink;
+import io.rollcount.job.support.MiniClusters;
 import io.rollcount.job.support.RedisTestSupport;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -18,12 +19,9 @@ import java.util.List;
 import java.util.Map;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.configuration.Configuration;
-import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.configuration.RestartStrategyOptions;
-import org.apache.flink.configuration.TaskManagerOptions;
 import org.apache.flink.connector.datagen.source.DataGeneratorSource;
 import org.apache.flink.connector.datagen.source.GeneratorFunction;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -51,14 +49,7 @@ public class OverflowIT {
     private static final String[] OTHERS = {"a:1", "a:2", "b:x", "plain"};
 
     @RegisterExtension
-    static final MiniClusterExtension FLINK = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
-            .setNumberTaskManagers(1).setNumberSlotsPerTaskManager(2).setConfiguration(managedMemory()).build());
-
-    private static Configuration managedMemory() {
-        Configuration c = new Configuration();
-        c.set(TaskManagerOptions.MANAGED_MEMORY_SIZE, MemorySize.parse("256m"));
-        return c;
-    }
+    static final MiniClusterExtension FLINK = MiniClusters.slotsWithManagedMemory(2);
 
     @TempDir
     Path dir;
@@ -117,7 +108,7 @@ public class OverflowIT {
             o.input = dir.toString(); // validation wants an input; the generator replaces the source
             o.redis = r.url();
             o.redisKeyPrefix = r.prefix;
-            o.checkpointInterval = "2s";
+            o.checkpointInterval = Duration.ofSeconds(2);
             o.dlq = dir.resolve("dlq.jsonl").toString();
             o.validate();
             Configuration conf = RollcountJob.configuration(o);

@@ -10,6 +10,7 @@ import io.rollcount.job.gen.EventGenerator.Generated;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.redis.RedisSink;
 import io.rollcount.job.redis.RedisWrite;
+import io.rollcount.job.support.MiniClusters;
 import io.rollcount.job.support.RedisTestSupport;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -31,11 +32,8 @@ import org.apache.flink.api.connector.sink2.SinkWriter;
 import org.apache.flink.api.connector.sink2.WriterInitContext;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.RestartStrategyOptions;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -51,23 +49,13 @@ class PipelineIT {
     private static final long START = io.rollcount.job.support.RecentTime.HOUR_START; // keys expire at window end + retention
 
     @RegisterExtension
-    static final MiniClusterExtension FLINK = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
-            .setNumberTaskManagers(1).setNumberSlotsPerTaskManager(2).build());
+    static final MiniClusterExtension FLINK = MiniClusters.slots(2);
 
     @TempDir
     Path dir;
 
-    private RedisTestSupport redis;
-
-    @BeforeEach
-    void connect() {
-        redis = new RedisTestSupport();
-    }
-
-    @AfterEach
-    void cleanUp() {
-        redis.close();
-    }
+    @RegisterExtension
+    final RedisTestSupport redis = new RedisTestSupport();
 
     private record Input(GroundTruth truth, Map<String, String> badSources) {}
 
@@ -111,7 +99,7 @@ class PipelineIT {
         o.input = dir.toString();
         o.redis = redis.url();
         o.redisKeyPrefix = redis.prefix;
-        o.checkpointInterval = "300ms";
+        o.checkpointInterval = Duration.ofMillis(300);
         o.dlq = dir.resolve("dlq.jsonl").toString();
         return o.validate();
     }

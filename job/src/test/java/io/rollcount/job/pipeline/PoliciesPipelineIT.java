@@ -111,7 +111,7 @@ class PoliciesPipelineIT {
         o.input = input.toString();
         o.redis = redis.url();
         o.redisKeyPrefix = redis.prefix;
-        o.checkpointInterval = "500ms";
+        o.checkpointInterval = Duration.ofMillis(500);
         o.dlq = dir.resolve("dlq.jsonl").toString();
         o.policiesFile = policies.toString();
         o.validate();

@@ -8,6 +8,7 @@ import io.rollcount.job.redis.PrefixGuard;
 import io.rollcount.job.redis.RedisClusterProcesses;
 import io.rollcount.job.redis.RedisEndpoint;
 import io.rollcount.job.redis.RedisSink;
+import io.rollcount.job.support.MiniClusters;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -16,7 +17,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import org.apache.flink.core.execution.JobClient;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.junit.jupiter.api.Test;
@@ -34,8 +34,7 @@ class RedisClusterIT {
     static final RedisClusterProcesses CLUSTER = new RedisClusterProcesses();
 
     @RegisterExtension
-    static final MiniClusterExtension FLINK = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
-            .setNumberTaskManagers(1).setNumberSlotsPerTaskManager(2).build());
+    static final MiniClusterExtension FLINK = MiniClusters.slots(2);
 
     @TempDir
     Path dir;

@@ -9,6 +9,7 @@ import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.gen.EventGenerator.Generated;
 import io.rollcount.job.redis.RedisServerProcess;
 import io.rollcount.job.redis.RedisSink;
+import io.rollcount.job.support.MiniClusters;
 import io.rollcount.job.support.RedisTestSupport;
 import java.io.BufferedWriter;
 import java.nio.file.Files;
@@ -25,11 +26,8 @@ import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.RestartStrategyOptions;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -48,23 +46,13 @@ class RedisErrorsIT {
     private static final long START = io.rollcount.job.support.RecentTime.HOUR_START; // keys expire at window end + retention
 
     @RegisterExtension
-    static final MiniClusterExtension FLINK = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
-            .setNumberTaskManagers(1).setNumberSlotsPerTaskManager(2).build());
+    static final MiniClusterExtension FLINK = MiniClusters.slots(2);
 
     @TempDir
     Path dir;
 
-    private RedisTestSupport redis;
-
-    @BeforeEach
-    void connect() {
-        redis = new RedisTestSupport();
-    }
-
-    @AfterEach
-    void cleanUp() {
-        redis.close();
-    }
+    @RegisterExtension
+    final RedisTestSupport redis = new RedisTestSupport();
 
     /**
      * 20,000 events over 200 s (several 1-minute windows), positive deltas only: every write is monotone, so a
@@ -90,8 +78,8 @@ class RedisErrorsIT {
         o.input = dir.resolve("in").toString();
         o.redis = redisUrl;
         o.redisKeyPrefix = prefix;
-        o.redisRetryTimeout = "120s";
-        o.checkpointInterval = "300ms";
+        o.redisRetryTimeout = Duration.ofSeconds(120);
+        o.checkpointInterval = Duration.ofMillis(300);
         o.dlq = dir.resolve("dlq.jsonl").toString();
         return o.validate();
     }

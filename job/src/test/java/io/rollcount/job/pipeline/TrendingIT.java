@@ -8,6 +8,7 @@ import io.rollcount.job.files.DeadLetterFileSink;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.redis.RedisSink;
 import io.rollcount.job.redis.RedisWrite;
+import io.rollcount.job.support.MiniClusters;
 import io.rollcount.job.support.RedisTestSupport;
 import java.io.BufferedWriter;
 import java.io.IOException;
@@ -31,7 +32,6 @@ import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.core.execution.SavepointFormatType;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.junit.jupiter.api.AfterEach;
@@ -58,14 +58,7 @@ public class TrendingIT {
     private static final double[] SHARES = {0.5, 0.25, 0.1, 0.15};
 
     @RegisterExtension
-    static final MiniClusterExtension FLINK = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
-            .setNumberTaskManagers(1).setNumberSlotsPerTaskManager(3).setConfiguration(managedMemory()).build());
-
-    private static Configuration managedMemory() {
-        Configuration c = new Configuration();
-        c.set(org.apache.flink.configuration.TaskManagerOptions.MANAGED_MEMORY_SIZE, org.apache.flink.configuration.MemorySize.parse("256m"));
-        return c;
-    }
+    static final MiniClusterExtension FLINK = MiniClusters.slotsWithManagedMemory(3);
 
     @TempDir
     Path dir;
@@ -164,8 +157,8 @@ public class TrendingIT {
         o.input = input.toString();
         o.redis = r.url();
         o.redisKeyPrefix = r.prefix;
-        o.checkpointInterval = "1s";
-        o.trendingHalfLife = "10m";
+        o.checkpointInterval = Duration.ofSeconds(1);
+        o.trendingHalfLife = Duration.ofMinutes(10);
         o.topk = TOPK;
         o.dlq = dir.resolve("dlq.jsonl").toString();
         return o.validate();

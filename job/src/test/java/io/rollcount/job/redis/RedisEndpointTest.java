@@ -105,7 +105,7 @@ class RedisEndpointTest {
         JobOptions options = new JobOptions();
         options.redis = "rediss://writer:" + SECRET + "@h:6380/1";
         options.redisKeyPrefix = "app";
-        options.redisRetryTimeout = "5s";
+        options.redisRetryTimeout = Duration.ofSeconds(5);
         RedisSink sink = RedisSink.fromOptions(options);
         assertThat(sink.keyPrefix).isEqualTo("app");
         assertThat(sink.retryTimeoutMillis).isEqualTo(5000);

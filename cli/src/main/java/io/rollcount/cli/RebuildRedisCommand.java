@@ -1,0 +1,100 @@
+package io.rollcount.cli;
+
+import io.rollcount.job.JobOptions;
+import io.rollcount.job.kafka.KafkaClients;
+import io.rollcount.job.kafka.KafkaIO;
+import io.rollcount.job.redis.RedisEndpoint;
+import io.rollcount.job.redis.RedisKeys;
+import io.rollcount.job.redis.RollupsRebuild;
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.time.OffsetDateTime;
+import java.time.format.DateTimeFormatter;
+import java.time.format.DateTimeParseException;
+import java.util.Properties;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code ./rollcount rebuild-redis}: writes the closed windows of {@code counter-rollups} to Redis again
+ * (1m, 1h, 1d and the 5m sums of their 1m windows, latest revision of each, committed records only), for a
+ * key prefix and a range of window starts, with the job's guarded writes: a value in Redis that is larger or
+ * newer stays. For a loss of Redis's data while the job was down, or any time on demand; see
+ * {@link RollupsRebuild} and "If Redis loses data" in the README.
+ */
+@Command(name = "rebuild-redis", mixinStandardHelpOptions = true,
+        description = "Write the closed windows of counter-rollups (1m, 1h, 1d, and 5m from their 1m windows) to Redis again, "
+                + "e.g. after Redis lost its data; never lowers a larger or newer value in Redis.")
+final class RebuildRedisCommand implements Callable<Integer> {
+    /** The longest retention (1d windows: 400 days) plus the window itself: nothing older is still in Redis. */
+    static final Duration OLDEST = Duration.ofDays(401);
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--kafka.bootstrap", paramLabel = "HOST:PORT", description = "Kafka bootstrap servers (or bootstrap.servers in --kafka.properties).")
+    String kafkaBootstrap;
+
+    @Option(names = "--kafka.properties", paramLabel = "FILE", description = "A properties file of Kafka client settings (SASL, SSL, ...).")
+    String kafkaProperties;
+
+    @Option(names = "--kafka.topic.rollups", defaultValue = KafkaIO.ROLLUPS_TOPIC, description = "The rollups topic (default: ${DEFAULT-VALUE}).")
+    String topic = KafkaIO.ROLLUPS_TOPIC;
+
+    @Option(names = "--from", paramLabel = "TIME", description = "Earliest window start: epoch ms or ISO-8601 with offset (default: 401 days ago, the longest retention).")
+    String from;
+
+    @Option(names = "--to", paramLabel = "TIME", description = "Windows that start before this: epoch ms or ISO-8601 with offset (default: now).")
+    String to;
+
+    @Mixin
+    RedisReadOptions redisOptions = new RedisReadOptions();
+
+    @Override
+    public Integer call() {
+        PrintWriter err = spec.commandLine().getErr();
+        long now = System.currentTimeMillis();
+        long fromMillis;
+        long toMillis;
+        Properties kafka;
+        RedisEndpoint endpoint;
+        try {
+            fromMillis = from == null ? now - OLDEST.toMillis() : time("--from", from);
+            toMillis = to == null ? now + 1 : time("--to", to);
+            if (fromMillis >= toMillis) throw new IllegalArgumentException("--from must be before --to");
+            if (topic == null || topic.isBlank()) throw new IllegalArgumentException("--kafka.topic.rollups must not be empty");
+            JobOptions o = new JobOptions();
+            o.kafkaBootstrap = kafkaBootstrap;
+            o.kafkaProperties = kafkaProperties;
+            redisOptions.applyTo(o);
+            RedisKeys.checkPrefix(o.redisKeyPrefix);
+            String url = o.redisUrl();
+            if (!url.startsWith("redis://") && !url.startsWith("rediss://")) throw new IllegalArgumentException("--redis must be a redis:// or rediss:// URL");
+            kafka = KafkaClients.properties(o);
+            endpoint = RedisEndpoint.fromOptions(o);
+        } catch (IllegalArgumentException e) {
+            err.println("rollcount rebuild-redis: " + e.getMessage());
+            err.flush();
+            return 2;
+        }
+        redisOptions.client().close(); // one line, not a stack trace, when Redis cannot be reached
+        RollupsRebuild.Result r = new RollupsRebuild(kafka, topic, endpoint, redisOptions.redisKeyPrefix).run(fromMillis, toMillis);
+        spec.commandLine().getOut().println("rebuild-redis: key prefix '" + redisOptions.redisKeyPrefix + "' at " + endpoint + ": " + r);
+        return 0;
+    }
+
+    /** Epoch milliseconds, or ISO-8601 with an offset. */
+    static long time(String option, String text) {
+        String t = text.trim();
+        if (t.matches("-?\\d{1,19}")) return Long.parseLong(t);
+        try {
+            return OffsetDateTime.parse(t, DateTimeFormatter.ISO_OFFSET_DATE_TIME).toInstant().toEpochMilli();
+        } catch (DateTimeParseException e) {
+            throw new IllegalArgumentException(option + " '" + text + "' is neither epoch milliseconds nor ISO-8601 with an offset (e.g. 2026-11-30T12:00:00Z)");
+        }
+    }
+}

@@ -1,0 +1,34 @@
+package io.rollcount.cli;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import picocli.CommandLine;
+
+/** One {@code rollcount} command run in this JVM as {@code Main} runs it: its exit code and what it printed. */
+record CliRun(int code, String out, String err) {
+
+    /** Runs {@code rollcount args...} with standard output and error captured (and restored after). */
+    static CliRun run(String... args) {
+        PrintStream out = System.out;
+        PrintStream err = System.err;
+        ByteArrayOutputStream o = new ByteArrayOutputStream();
+        ByteArrayOutputStream e = new ByteArrayOutputStream();
+        try {
+            System.setOut(new PrintStream(o, true, StandardCharsets.UTF_8));
+            System.setErr(new PrintStream(e, true, StandardCharsets.UTF_8));
+            CommandLine cli = new CommandLine(new Main());
+            cli.setErr(new PrintWriter(System.err, true));
+            cli.setExecutionExceptionHandler((ex, c, p) -> {
+                c.getErr().println("rollcount: " + Main.oneLine(ex));
+                return 1;
+            });
+            int code = cli.execute(args);
+            return new CliRun(code, o.toString(StandardCharsets.UTF_8), e.toString(StandardCharsets.UTF_8));
+        } finally {
+            System.setOut(out);
+            System.setErr(err);
+        }
+    }
+}
