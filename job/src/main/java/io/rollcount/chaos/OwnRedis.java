@@ -1,4 +1,4 @@
-package io.rollcount.job.cluster;
+package io.rollcount.chaos;
 
 import java.io.File;
 import java.io.IOException;
@@ -16,27 +16,42 @@ import java.util.concurrent.TimeUnit;
  * points, as a Redis with persistence would keep its data), and {@link #start()} brings it back on the
  * same port from that snapshot. {@link #close()} ends it.
  */
-final class OwnRedis implements AutoCloseable {
-    final int port;
-    final Path dir;
+public final class OwnRedis implements AutoCloseable {
+    public final int port;
+    public final Path dir;
     private Process process;
 
-    OwnRedis(Path dir) throws IOException {
+    private final boolean appendOnly;
+    private final boolean debugCommand;
+
+    public OwnRedis(Path dir) throws IOException {
+        this(dir, false, false);
+    }
+
+    /**
+     * @param appendOnly {@code --appendonly yes --appendfsync always}: a stop (or a crash) loses nothing
+     * @param debugCommand {@code --enable-debug-command local}, for {@link #stall} ({@code DEBUG SLEEP})
+     */
+    public OwnRedis(Path dir, boolean appendOnly, boolean debugCommand) throws IOException {
         this.dir = dir;
+        this.appendOnly = appendOnly;
+        this.debugCommand = debugCommand;
         Files.createDirectories(dir);
         try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
             this.port = s.getLocalPort();
         }
     }
 
-    String url() {
+    public String url() {
         return "redis://127.0.0.1:" + port;
     }
 
-    OwnRedis start() throws Exception {
-        List<String> cmd = List.of("redis-server", "--bind", "127.0.0.1", "--port", Integer.toString(port), "--save", "",
-                "--appendonly", "no", "--dir", dir.toString(), "--dbfilename", "dump.rdb", "--daemonize", "no",
-                "--logfile", dir.resolve("redis.log").toString());
+    public OwnRedis start() throws Exception {
+        List<String> cmd = new java.util.ArrayList<>(List.of("redis-server", "--bind", "127.0.0.1", "--port", Integer.toString(port), "--save", "",
+                "--appendonly", appendOnly ? "yes" : "no", "--dir", dir.toString(), "--dbfilename", "dump.rdb", "--daemonize", "no",
+                "--logfile", dir.resolve("redis.log").toString()));
+        if (appendOnly) cmd.addAll(List.of("--appendfsync", "always"));
+        if (debugCommand) cmd.addAll(List.of("--enable-debug-command", "local"));
         process = new ProcessBuilder(cmd).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(new File(dir.toFile(), "stdout.log"))).start();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
@@ -53,7 +68,7 @@ final class OwnRedis implements AutoCloseable {
     }
 
     /** {@code SHUTDOWN SAVE}: the data goes to dump.rdb and the server exits; the port is closed. */
-    void shutdown() throws Exception {
+    public void shutdown() throws Exception {
         Process cli = new ProcessBuilder("redis-cli", "-h", "127.0.0.1", "-p", Integer.toString(port), "shutdown", "save")
                 .redirectErrorStream(true).start();
         cli.waitFor(20, TimeUnit.SECONDS);
@@ -61,6 +76,20 @@ final class OwnRedis implements AutoCloseable {
             throw new IllegalStateException("redis-server on " + port + " did not exit after SHUTDOWN SAVE");
         }
         process = null;
+    }
+
+    /** {@code DEBUG SLEEP seconds}: the server answers nobody for that long (it needs {@code debugCommand}); returns when it is over. */
+    public void stall(double seconds) throws Exception {
+        if (!debugCommand) throw new IllegalStateException("this redis-server was started without --enable-debug-command");
+        Process cli = new ProcessBuilder("redis-cli", "-h", "127.0.0.1", "-p", Integer.toString(port), "debug", "sleep",
+                String.format(java.util.Locale.ROOT, "%.1f", seconds)).redirectErrorStream(true).start();
+        String out = new String(cli.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).trim();
+        cli.waitFor(60, TimeUnit.SECONDS);
+        if (!out.equals("OK")) throw new IllegalStateException("DEBUG SLEEP on " + port + " answered " + out);
+    }
+
+    public boolean running() {
+        return process != null && process.isAlive();
     }
 
     @Override
