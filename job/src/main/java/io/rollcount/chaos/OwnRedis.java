@@ -11,8 +11,8 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A {@code redis-server} process of the test's own on a free loopback port ({@code --save '' --appendonly no}),
- * for an outage: {@link #shutdown()} is {@code SHUTDOWN SAVE} (an RDB snapshot is written even without save
+ * A {@code redis-server} process of a test's or a chaos run's own on a free loopback port ({@code --save ''};
+ * {@code --appendonly no}, or yes with fsync always; {@code DEBUG} enabled for {@link #stall} when asked), for an outage: {@link #shutdown()} is {@code SHUTDOWN SAVE} (an RDB snapshot is written even without save
  * points, as a Redis with persistence would keep its data), and {@link #start()} brings it back on the
  * same port from that snapshot. {@link #close()} ends it.
  */
