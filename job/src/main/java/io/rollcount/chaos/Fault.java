@@ -48,35 +48,28 @@ public enum Fault {
      */
     public static List<Slot> schedule(long seed, long durationMillis, long firstMillis, long minGap, long maxGap, long tailMillis, int eachAtLeast) {
         Random r = new Random(seed);
+        int requiredCount = eachAtLeast * values().length;
         List<Long> times = new ArrayList<>();
-        for (long t = firstMillis; t <= durationMillis - tailMillis; t += minGap + (long) (r.nextDouble() * (maxGap - minGap))) times.add(t);
+        // draw the gaps again while they leave too few slots for every required fault, two at once at most
+        for (int attempt = 0; attempt < 1000 && (attempt == 0 || 2 * times.size() < requiredCount); attempt++) {
+            times.clear();
+            for (long t = firstMillis; t <= durationMillis - tailMillis; t += minGap + (long) (r.nextDouble() * (maxGap - minGap))) times.add(t);
+        }
         if (times.isEmpty()) throw new IllegalArgumentException("the duration leaves no time for a fault");
+        if (requiredCount > 2 * times.size()) {
+            throw new IllegalArgumentException(requiredCount + " faults do not fit in " + times.size() + " slots: a longer duration or shorter gaps");
+        }
         List<Fault> required = new ArrayList<>();
         for (int i = 0; i < eachAtLeast; i++) Collections.addAll(required, values());
         Collections.shuffle(required, r);
-        if (required.size() > 2 * times.size()) {
-            throw new IllegalArgumentException(required.size() + " faults do not fit in " + times.size() + " slots: a longer duration or shorter gaps");
-        }
-        List<List<Fault>> slots = new ArrayList<>();
-        for (int i = 0; i < times.size(); i++) slots.add(new ArrayList<>());
         int pairsNeeded = Math.max(0, required.size() - times.size());
-        int s = 0;
-        for (Fault f : required) {
-            if (s < times.size()) {
-                slots.get(s++).add(f);
-                continue;
-            }
-            // more required faults than slots: pair it with a compatible lone fault
-            boolean placed = false;
-            for (List<Fault> slot : slots) {
-                if (slot.size() == 1 && compatible(slot.get(0), f)) {
-                    slot.add(f);
-                    placed = true;
-                    break;
-                }
-            }
-            if (!placed) throw new IllegalArgumentException("could not pair " + f + " in " + times.size() + " slots");
+        List<List<Fault>> slots = null;
+        // greedy pairing can corner itself (a stop-with-savepoint pairs with few kinds): shuffle again and retry
+        for (int attempt = 0; attempt < 1000 && slots == null; attempt++) {
+            if (attempt > 0) Collections.shuffle(required, r);
+            slots = place(required, times.size());
         }
+        if (slots == null) throw new IllegalArgumentException("could not pair " + required.size() + " faults in " + times.size() + " slots");
         Fault[] all = values();
         for (int i = 0; i < slots.size(); i++) {
             List<Fault> slot = slots.get(i);
@@ -100,5 +93,28 @@ public enum Fault {
             out.add(new Slot(times.get(i), List.copyOf(slots.get(i)), secs));
         }
         return out;
+    }
+
+    /** One fault per slot in order, then the rest paired with a compatible lone fault; null when one cannot be placed. */
+    private static List<List<Fault>> place(List<Fault> required, int slotCount) {
+        List<List<Fault>> slots = new ArrayList<>();
+        for (int i = 0; i < slotCount; i++) slots.add(new ArrayList<>());
+        int s = 0;
+        for (Fault f : required) {
+            if (s < slotCount) {
+                slots.get(s++).add(f);
+                continue;
+            }
+            boolean placed = false;
+            for (List<Fault> slot : slots) {
+                if (slot.size() == 1 && compatible(slot.get(0), f)) {
+                    slot.add(f);
+                    placed = true;
+                    break;
+                }
+            }
+            if (!placed) return null;
+        }
+        return slots;
     }
 }
