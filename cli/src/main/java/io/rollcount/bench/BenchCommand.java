@@ -9,7 +9,7 @@ import picocli.CommandLine.Option;
 /** {@code rollcount bench job [--quick]}; {@code rollcount bench sketches} is routed by the root script. */
 @Command(name = "bench", mixinStandardHelpOptions = true,
         description = "Benchmarks, side by side with their references (see BENCHMARKS.md).",
-        subcommands = {BenchCommand.Job.class})
+        subcommands = {BenchCommand.Job.class, GrowthBench.class})
 public final class BenchCommand implements Callable<Integer> {
 
     @Override

@@ -1,5 +1,8 @@
 package io.rollcount.job.cluster;
 
+import io.rollcount.chaos.ClusterTruth;
+import io.rollcount.chaos.LocalCluster;
+import io.rollcount.chaos.OwnRedis;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;

@@ -1,4 +1,4 @@
-package io.rollcount.job.cluster;
+package io.rollcount.chaos;
 
 import io.rollcount.job.gen.EventGenerator.Generated;
 import io.rollcount.job.model.Resolution;
@@ -12,21 +12,21 @@ import java.util.Set;
  * valid record counts once per (counter, event_id); totals and window sums (Redis), and per window the
  * sum and number of counted events (the {@code counter-rollups} records).
  */
-final class ClusterTruth {
+public final class ClusterTruth {
     /** A window of a counter: {@code res} label and start in epoch ms. */
-    record Window(String counter, String res, long start) {}
+    public record Window(String counter, String res, long start) {}
 
-    final Map<String, Map<String, Long>> byCounter = new HashMap<>();
-    final Map<Window, long[]> windows = new HashMap<>();
-    final Set<String> negativeCounters = new HashSet<>();
+    public final Map<String, Map<String, Long>> byCounter = new HashMap<>();
+    public final Map<Window, long[]> windows = new HashMap<>();
+    public final Set<String> negativeCounters = new HashSet<>();
     /** The distinct users of every counter, for its {@code u:all} HyperLogLog. */
-    final Map<String, Set<String>> users = new HashMap<>();
+    public final Map<String, Set<String>> users = new HashMap<>();
     private final Set<String> seenIds = new HashSet<>();
-    long produced;
-    long counted;
-    long duplicates;
+    public long produced;
+    public long counted;
+    public long duplicates;
 
-    synchronized void add(Generated g) {
+    public synchronized void add(Generated g) {
         produced++;
         if (g.eventId() != null && !seenIds.add(g.counter() + "\u0000" + g.eventId())) {
             duplicates++;
@@ -47,13 +47,13 @@ final class ClusterTruth {
     }
 
     /** Full Redis keys of totals and window sums under a prefix, with their values. */
-    synchronized Map<String, Long> redisKeys(String prefix) {
+    public synchronized Map<String, Long> redisKeys(String prefix) {
         Map<String, Long> out = new HashMap<>();
         byCounter.forEach((c, m) -> m.forEach((suffix, v) -> out.put(prefix + ":{" + c + "}:" + suffix, v)));
         return out;
     }
 
-    static long sizeMillis(String res) {
+    public static long sizeMillis(String res) {
         for (Resolution r : Resolution.all()) if (r.label.equals(res)) return r.sizeMillis;
         throw new IllegalArgumentException("unknown resolution " + res);
     }

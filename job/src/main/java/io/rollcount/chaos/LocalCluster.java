@@ -1,4 +1,4 @@
-package io.rollcount.job.cluster;
+package io.rollcount.chaos;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -29,22 +29,22 @@ import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMap
  * REST port, so it never meets a developer's cluster. {@link #close()} stops every process it started; a
  * JVM shutdown hook does the same if the test JVM ends early.
  */
-final class LocalCluster implements AutoCloseable {
+public final class LocalCluster implements AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Pattern JOB_ID = Pattern.compile("JobID ([0-9a-f]{32})");
     private static final Pattern SAVEPOINT = Pattern.compile("Savepoint completed\\. Path: (\\S+)");
 
-    final Path repo;
-    final Path scripts;
-    final Path dir;
+    public final Path repo;
+    public final Path scripts;
+    public final Path dir;
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(3)).build();
     private final Thread hook;
     private String restUrl;
     /** What start.sh printed. */
-    String startOutput;
+    public String startOutput;
 
     /** A result of one script call. */
-    record Result(int exit, String output) {}
+    public record Result(int exit, String output) {}
 
     private LocalCluster(Path repo, Path dir) {
         this.repo = repo;
@@ -60,15 +60,27 @@ final class LocalCluster implements AutoCloseable {
     }
 
     /** The repository root: the working directory of a test is the {@code job} module. */
-    static Path repoRoot() {
+    public static Path repoRoot() {
         Path p = Path.of("").toAbsolutePath();
         while (p != null && !Files.isRegularFile(p.resolve("deploy/local-cluster/start.sh"))) p = p.getParent();
+        if (p == null) p = repoOfCode();
         if (p == null) throw new IllegalStateException("no deploy/local-cluster/start.sh above " + Path.of("").toAbsolutePath());
         return p;
     }
 
+    /** The repository this class was loaded from (job/target/classes or job/target/rollcount-job.jar), when run from another folder. */
+    private static Path repoOfCode() {
+        try {
+            Path p = Path.of(LocalCluster.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toAbsolutePath();
+            while (p != null && !Files.isRegularFile(p.resolve("deploy/local-cluster/start.sh"))) p = p.getParent();
+            return p;
+        } catch (java.net.URISyntaxException | RuntimeException e) {
+            return null;
+        }
+    }
+
     /** The shaded job jar: {@code mvn package} builds it (failsafe runs after package in {@code verify}). */
-    static Path jobJar() {
+    public static Path jobJar() {
         Path jar = repoRoot().resolve("job/target/rollcount-job.jar");
         if (!Files.isRegularFile(jar)) {
             throw new IllegalStateException(jar + " is missing: run `mvn -B verify -Pcluster-tests` (or `mvn package` first)");
@@ -77,14 +89,18 @@ final class LocalCluster implements AutoCloseable {
     }
 
     /** Starts a cluster of {@code taskmanagers} TaskManagers (2 slots each) in a fresh folder under job/target. */
-    static LocalCluster start(int taskmanagers) throws IOException {
+    public static LocalCluster start(int taskmanagers) throws IOException {
         return start(taskmanagers, new String[0]);
     }
 
     /** As {@link #start(int)}, with more options of start.sh (e.g. {@code --metrics-ports A-B}). */
-    static LocalCluster start(int taskmanagers, String... startOptions) throws IOException {
+    public static LocalCluster start(int taskmanagers, String... startOptions) throws IOException {
+        return startIn(repoRoot().resolve("job/target/local-cluster-" + UUID.randomUUID().toString().substring(0, 8)), taskmanagers, startOptions);
+    }
+
+    /** As {@link #start(int, String...)}, in a given (new) folder. */
+    public static LocalCluster startIn(Path dir, int taskmanagers, String... startOptions) throws IOException {
         Path repo = repoRoot();
-        Path dir = repo.resolve("job/target/local-cluster-" + UUID.randomUUID().toString().substring(0, 8));
         Files.createDirectories(dir);
         LocalCluster c = new LocalCluster(repo, dir);
         Runtime.getRuntime().addShutdownHook(c.hook);
@@ -105,12 +121,12 @@ final class LocalCluster implements AutoCloseable {
         return c;
     }
 
-    String restUrl() {
+    public String restUrl() {
         return restUrl;
     }
 
     /** Runs a script of deploy/local-cluster with this cluster's folder; output is stdout and stderr together. */
-    Result run(Duration timeout, String script, String... args) {
+    public Result run(Duration timeout, String script, String... args) {
         List<String> cmd = new ArrayList<>();
         cmd.add(scripts.resolve(script).toString());
         cmd.addAll(List.of(args));
@@ -137,19 +153,19 @@ final class LocalCluster implements AutoCloseable {
     }
 
     /** Runs a script and fails on a non-zero exit. */
-    String ok(Duration timeout, String script, String... args) {
+    public String ok(Duration timeout, String script, String... args) {
         Result r = run(timeout, script, args);
         if (r.exit() != 0) throw new IllegalStateException(script + " " + String.join(" ", args) + " failed (" + r.exit() + "):\n" + r.output());
         return r.output();
     }
 
     /** {@code flink <args>}: Flink's CliFrontend against this cluster. */
-    String flink(String... args) {
+    public String flink(String... args) {
         return ok(Duration.ofMinutes(3), "flink", args);
     }
 
     /** {@code flink run -d [extra] jar jobArgs}; returns the job id. */
-    String submit(List<String> runOptions, List<String> jobArgs) {
+    public String submit(List<String> runOptions, List<String> jobArgs) {
         List<String> args = new ArrayList<>(List.of("run", "-d"));
         args.addAll(runOptions);
         args.add(jobJar().toString());
@@ -161,24 +177,24 @@ final class LocalCluster implements AutoCloseable {
     }
 
     /** {@code flink stop --savepointPath dir jobId}; returns the savepoint's path. */
-    String stopWithSavepoint(String jobId, Path savepoints) {
+    public String stopWithSavepoint(String jobId, Path savepoints) {
         String out = flink("stop", "--savepointPath", savepoints.toUri().toString(), jobId);
         Matcher m = SAVEPOINT.matcher(out);
         if (!m.find()) throw new IllegalStateException("flink stop printed no savepoint path:\n" + out);
         return m.group(1);
     }
 
-    void cancel(String jobId) {
+    public void cancel(String jobId) {
         run(Duration.ofMinutes(2), "flink", "cancel", jobId);
     }
 
-    void killTaskManager(int n) { ok(Duration.ofSeconds(30), "taskmanager.sh", "kill", Integer.toString(n)); }
-    void startTaskManager(int n) { ok(Duration.ofMinutes(3), "taskmanager.sh", "start", Integer.toString(n)); }
-    void killJobManager() { ok(Duration.ofSeconds(30), "jobmanager.sh", "kill"); }
-    void startJobManager() { ok(Duration.ofMinutes(3), "jobmanager.sh", "start"); }
+    public void killTaskManager(int n) { ok(Duration.ofSeconds(30), "taskmanager.sh", "kill", Integer.toString(n)); }
+    public void startTaskManager(int n) { ok(Duration.ofMinutes(3), "taskmanager.sh", "start", Integer.toString(n)); }
+    public void killJobManager() { ok(Duration.ofSeconds(30), "jobmanager.sh", "kill"); }
+    public void startJobManager() { ok(Duration.ofMinutes(3), "jobmanager.sh", "start"); }
 
     /** GET of the REST API as JSON, or empty when it does not answer (e.g. the JobManager is down). */
-    Optional<JsonNode> rest(String path) {
+    public Optional<JsonNode> rest(String path) {
         try {
             HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(restUrl + path)).timeout(Duration.ofSeconds(5)).GET().build(),
                     HttpResponse.BodyHandlers.ofString());
@@ -193,12 +209,12 @@ final class LocalCluster implements AutoCloseable {
     }
 
     /** The job's state, e.g. RUNNING, RESTARTING, or "?" when the REST API does not know it. */
-    String jobState(String jobId) {
+    public String jobState(String jobId) {
         return rest("/jobs/" + jobId).map(j -> j.path("state").asText("?")).orElse("?");
     }
 
     /** The job is RUNNING and so is every subtask of every vertex (sources read, state restored). */
-    boolean allRunning(String jobId) {
+    public boolean allRunning(String jobId) {
         Optional<JsonNode> job = rest("/jobs/" + jobId);
         if (job.isEmpty() || !"RUNNING".equals(job.get().path("state").asText())) return false;
         for (JsonNode v : job.get().path("vertices")) {
@@ -208,7 +224,7 @@ final class LocalCluster implements AutoCloseable {
     }
 
     /** Waits until {@link #allRunning}; returns the time it took. */
-    Duration awaitAllRunning(String jobId, Duration timeout) throws InterruptedException {
+    public Duration awaitAllRunning(String jobId, Duration timeout) throws InterruptedException {
         long t0 = System.nanoTime();
         while (!allRunning(jobId)) {
             if (System.nanoTime() - t0 > timeout.toNanos()) {
@@ -221,7 +237,7 @@ final class LocalCluster implements AutoCloseable {
     }
 
     /** The TaskManager ids (tm-N) that run subtasks of the job. */
-    List<String> taskManagersOf(String jobId) {
+    public List<String> taskManagersOf(String jobId) {
         List<String> ids = new ArrayList<>();
         rest("/jobs/" + jobId).ifPresent(job -> {
             for (JsonNode v : job.path("vertices")) {
@@ -238,7 +254,7 @@ final class LocalCluster implements AutoCloseable {
     }
 
     /** The newest complete retained checkpoint of a job (a chk-N folder with its _metadata), if any. */
-    Optional<Path> latestCheckpoint(String jobId) throws IOException {
+    public Optional<Path> latestCheckpoint(String jobId) throws IOException {
         Path jobDir = dir.resolve("checkpoints").resolve(jobId);
         if (!Files.isDirectory(jobDir)) return Optional.empty();
         try (Stream<Path> s = Files.list(jobDir)) {
