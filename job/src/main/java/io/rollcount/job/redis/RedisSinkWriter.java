@@ -63,7 +63,7 @@ import redis.clients.jedis.params.SetParams;
  * <p>A key Redis rejects for good (WRONGTYPE for a key of another type under the prefix, in a plain reply or
  * among the script's per-key errors) does not fail the batch: every other key is written, and the writer
  * reports the rejected ones once each (a WARN line, {@code redisRejected},
- * {@link RedisSink#KEYS_REJECTED}) and keeps in its checkpointed state ({@link RedisWriterState}) with the
+ * {@code redisFirstRejected}) and keeps in its checkpointed state ({@link RedisWriterState}) with the
  * start of the earliest rejected window, below which it holds the watermark it publishes. The watermark goes
  * to Redis after the writes of its batch, in a round trip of its own.
  *
