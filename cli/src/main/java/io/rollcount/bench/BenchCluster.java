@@ -1,5 +1,6 @@
 package io.rollcount.bench;
 
+import io.rollcount.job.metrics.LocalMetrics;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -35,6 +36,8 @@ final class BenchCluster implements AutoCloseable {
     private final MiniCluster cluster;
     private final Path checkpoints;
     final int parallelism;
+    /** The metrics of the jobs run on this cluster, e.g. the Redis writers' commands sent. */
+    final LocalMetrics metrics;
 
     BenchCluster(int parallelism, Path workDir) throws Exception {
         this.parallelism = parallelism;
@@ -47,6 +50,7 @@ final class BenchCluster implements AutoCloseable {
         conf.set(RestartStrategyOptions.RESTART_STRATEGY, "none");
         // accumulators travel with heartbeats: read them about a second after the end of input
         conf.set(org.apache.flink.configuration.HeartbeatManagerOptions.HEARTBEAT_INTERVAL, Duration.ofMillis(500));
+        metrics = LocalMetrics.addTo(conf);
         cluster = new MiniCluster(new MiniClusterConfiguration.Builder()
                 .setConfiguration(conf).setNumTaskManagers(1).setNumSlotsPerTaskManager(parallelism).build());
         cluster.start();

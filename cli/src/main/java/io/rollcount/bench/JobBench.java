@@ -6,6 +6,7 @@ import io.rollcount.job.files.DeadLetterFileSink;
 import io.rollcount.job.gen.EventGenerator.Workload;
 import io.rollcount.job.kafka.EventDeserializer;
 import io.rollcount.job.kafka.KafkaIO;
+import io.rollcount.job.metrics.RollcountMetrics;
 import io.rollcount.job.model.Event;
 import io.rollcount.job.ops.DropDuplicates;
 import io.rollcount.job.ops.PreAggregate;
@@ -81,6 +82,11 @@ public final class JobBench {
     private final boolean kafka;
     private final Path work;
     private BenchCluster cluster;
+
+    /** Redis commands the writers of the jobs on the bench's cluster have sent so far. */
+    long commandsSent() {
+        return cluster.metrics.sum(RollcountMetrics.REDIS_COMMANDS_SENT);
+    }
     /** Only Rollcount on this workload, twice (for profiling the job's own operators). */
     Workload profileOnly;
     /** Rollcount's Redis writes built but discarded (with {@link #profileOnly}): the job's own cost without Redis's. */
@@ -184,10 +190,10 @@ public final class JobBench {
             if (profileOnly != null) {
                 for (int k = 0; k < 2; k++) {
                     BenchEvents ev = events(profileOnly, size.events);
-                    long commands = RedisSink.COMMANDS_SENT.sum();
+                    long commands = c.metrics.sum(RollcountMetrics.REDIS_COMMANDS_SENT);
                     BenchCluster.Run o = ours(ev);
                     out.printf("  ours %s %,.0f ev/s, %.4f Redis commands/event, counted %,d, job CPU %.1f us/event%n", profileOnly, ev.count / o.seconds,
-                            (RedisSink.COMMANDS_SENT.sum() - commands) / (double) ev.count, o.acc(PreAggregate.COUNTED), o.jobCpuSeconds * 1e6 / ev.count);
+                            (c.metrics.sum(RollcountMetrics.REDIS_COMMANDS_SENT) - commands) / (double) ev.count, o.acc(PreAggregate.COUNTED), o.jobCpuSeconds * 1e6 / ev.count);
                     cleanRedis();
                 }
                 return;
@@ -207,7 +213,7 @@ public final class JobBench {
                     BenchEvents ev = events(w, size.events);
                     Figures f = figures.get(w);
                     if (f.distinctCounters < 0) f.distinctCounters = distinctCounters(ev);
-                    long commands = RedisSink.COMMANDS_SENT.sum();
+                    long commands = c.metrics.sum(RollcountMetrics.REDIS_COMMANDS_SENT);
                     long memoryBefore = redisUsedMemory();
                     Measured om;
                     try (ReadLatencyProbe reader = w == Workload.zipf ? readerFor(ev) : null) {
@@ -225,7 +231,7 @@ public final class JobBench {
                     // (dict entries, expiry entries), and whatever other clients of a shared server changed meanwhile
                     long memoryDelta = redisUsedMemory() - memoryBefore;
                     BenchCluster.Run o = om.run;
-                    double cmds = (RedisSink.COMMANDS_SENT.sum() - commands) / (double) ev.count;
+                    double cmds = (c.metrics.sum(RollcountMetrics.REDIS_COMMANDS_SENT) - commands) / (double) ev.count;
                     f.redisMicrosPerEvent.add(om.redisMicros(ev.count));
                     f.jobMicrosPerEvent.add(om.jobMicros(ev.count));
                     f.redisBytesPerCounter.add(memoryDelta / (double) f.distinctCounters);

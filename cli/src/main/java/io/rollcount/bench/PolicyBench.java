@@ -2,7 +2,6 @@ package io.rollcount.bench;
 
 import java.time.Duration;
 import io.rollcount.job.gen.EventGenerator.Workload;
-import io.rollcount.job.redis.RedisSink;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.BitSet;
@@ -86,12 +85,12 @@ final class PolicyBench {
     private Figures run(BenchEvents ev, long distinct) throws Exception {
         bench.cleanRedis();
         long memoryBefore = bench.redisUsedMemory();
-        long commands = RedisSink.COMMANDS_SENT.sum();
+        long commands = bench.commandsSent();
         List<long[]> progress = new ArrayList<>();
         JobBench.Measured m = bench.measured(() -> bench.ours(ev,
                 t -> progress.add(new long[] {System.currentTimeMillis(), BenchClock.LAST_INDEX.get(0), BenchClock.LAST_INDEX.get(1)})));
         long memory = bench.redisUsedMemory() - memoryBefore;
-        double cmds = (RedisSink.COMMANDS_SENT.sum() - commands) / (double) ev.count;
+        double cmds = (bench.commandsSent() - commands) / (double) ev.count;
         long keys = countKeys();
         BenchCluster.Run run = m.run();
         long active = activeCounters(ev, progress, run.lastCheckpointTriggerMillis);

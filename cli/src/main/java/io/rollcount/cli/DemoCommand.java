@@ -4,11 +4,12 @@ import io.rollcount.job.JobOptions;
 import io.rollcount.job.RollcountJob;
 import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.kafka.KafkaBroker;
+import io.rollcount.job.metrics.LocalMetrics;
+import io.rollcount.job.metrics.RollcountMetrics;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.ops.RouteEvents;
 import io.rollcount.job.redis.RedisEndpoint;
 import io.rollcount.job.redis.RedisKeys;
-import io.rollcount.job.redis.RedisSink;
 import io.rollcount.job.util.DurationConverter;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -186,6 +187,7 @@ public final class DemoCommand implements Callable<Integer> {
         DemoGenerator generator = null;
         Admin admin = null;
         JobClient job = null;
+        LocalMetrics jobMetrics = null;
         long started = System.nanoTime();
         List<long[]> samples = new ArrayList<>(); // {nanos, produced, read}
         CheckpointStats checkpoints = null;
@@ -218,6 +220,7 @@ public final class DemoCommand implements Callable<Integer> {
                 out.println("rollcount demo: " + MetricsPort.serving(metrics));
                 out.flush();
             }
+            jobMetrics = LocalMetrics.addTo(rest);
             StreamExecutionEnvironment env = LocalFlink.environment(options, rest);
             RollcountJob.assemble(env, options);
             if (stopRequested) return 130;
@@ -236,7 +239,7 @@ public final class DemoCommand implements Callable<Integer> {
                 long produced = generator.produced();
                 long lag = lag(admin, options.kafkaGroupId);
                 read = Math.max(read, RunCommand.longOf(acc, RouteEvents.EVENTS_READ));
-                long commands = RedisSink.COMMANDS_SENT.sum();
+                long commands = jobMetrics.sum(RollcountMetrics.REDIS_COMMANDS_SENT);
                 samples.add(new long[] {now, produced, read});
                 commandSamples.add(commands);
                 checkpoints.poll();
@@ -278,7 +281,7 @@ public final class DemoCommand implements Callable<Integer> {
             if (generator != null) {
                 double seconds = ((generatorStoppedAt > 0 ? generatorStoppedAt : System.nanoTime()) - started) / 1e9;
                 summary = new Summary(generator.produced(), read, steady(samples, runFor), checkpoints == null ? List.of() : checkpoints.durations(),
-                        RedisSink.COMMANDS_SENT.sum(), seconds);
+                        jobMetrics == null ? 0 : jobMetrics.sum(RollcountMetrics.REDIS_COMMANDS_SENT), seconds);
                 printSummary(out, summary, checkpoints);
                 if (generator.failed() > 0) {
                     err.printf("rollcount demo: %,d events could not be produced (%s)%n", generator.failed(), Main.oneLine(generator.firstError()));

@@ -3,12 +3,13 @@ package io.rollcount.cli;
 import io.rollcount.job.JobOptions;
 import io.rollcount.job.RollcountJob;
 import io.rollcount.job.files.InputFiles;
+import io.rollcount.job.metrics.LocalMetrics;
+import io.rollcount.job.metrics.RollcountMetrics;
 import io.rollcount.job.ops.DropDuplicates;
 import io.rollcount.job.ops.PreAggregate;
 import io.rollcount.job.ops.RouteEvents;
 import io.rollcount.job.redis.PrefixGuard;
 import io.rollcount.job.redis.RedisEndpoint;
-import io.rollcount.job.redis.RedisSink;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.PrintWriter;
@@ -137,6 +138,7 @@ final class RunCommand implements Callable<Integer> {
             says.flush();
         }
         CheckpointFailures.listen();
+        LocalMetrics metrics = LocalMetrics.addTo(extra);
         StreamExecutionEnvironment env = LocalFlink.environment(options, extra);
         RollcountJob.assemble(env, options);
         long started = System.nanoTime();
@@ -144,15 +146,15 @@ final class RunCommand implements Callable<Integer> {
         running = job;
         if (localBase != null && options.leaseToken != null) writeLeaseToken(localBase.resolve(job.getJobID().toHexString()), options.leaseToken);
         try {
-            return follow(job, inputBytes, started);
+            return follow(job, metrics, inputBytes, started);
         } finally {
             releaseLease(options);
         }
     }
 
-    private int follow(JobClient job, long inputBytes, long started) throws Exception {
+    private int follow(JobClient job, LocalMetrics metrics, long inputBytes, long started) throws Exception {
         try {
-            return followOrThrow(job, inputBytes, started);
+            return followOrThrow(job, metrics, inputBytes, started);
         } catch (java.util.concurrent.ExecutionException e) {
             System.err.println();
             if (org.apache.flink.util.ExceptionUtils.findThrowable(e, org.apache.flink.runtime.client.JobCancellationException.class).isPresent()) {
@@ -163,7 +165,7 @@ final class RunCommand implements Callable<Integer> {
         }
     }
 
-    private int followOrThrow(JobClient job, long inputBytes, long started) throws Exception {
+    private int followOrThrow(JobClient job, LocalMetrics metrics, long inputBytes, long started) throws Exception {
         PrintStream err = System.err;
         long lastEvents = 0;
         long lastTime = System.nanoTime();
@@ -183,7 +185,7 @@ final class RunCommand implements Callable<Integer> {
                 String share = inputBytes > 0 ? String.format("%5.1f%% of input, ", Math.min(100.0, 100.0 * bytes / inputBytes)) : "";
                 if (terminal || ++ticks % 5 == 0) {
                     err.printf("%srollcount: %s%,d events read, %,.0f events/s, %,d Redis keys written%s", terminal ? "\r" : "",
-                            share, events, rate, RedisSink.KEYS_WRITTEN.sum(), terminal ? "   " : "\n");
+                            share, events, rate, metrics.sum(RollcountMetrics.REDIS_KEYS_WRITTEN), terminal ? "   " : "\n");
                     err.flush();
                 }
             }
@@ -191,7 +193,7 @@ final class RunCommand implements Callable<Integer> {
         err.println();
         JobExecutionResult result = job.getJobExecutionResult().get();
         double seconds = (System.nanoTime() - started) / 1e9;
-        printSummary(result.getAllAccumulatorResults(), seconds, System.out);
+        printSummary(result.getAllAccumulatorResults(), metrics, seconds, System.out);
         if (scan != null) printSkipped(scan, System.out);
         return 0;
     }
@@ -209,7 +211,7 @@ final class RunCommand implements Callable<Integer> {
         return v instanceof Number n ? n.longValue() : 0L;
     }
 
-    static void printSummary(Map<String, Object> acc, double seconds, PrintStream out) {
+    static void printSummary(Map<String, Object> acc, LocalMetrics metrics, double seconds, PrintStream out) {
         long read = longOf(acc, RouteEvents.EVENTS_READ);
         out.printf("rollcount: done in %.1f s, %,.0f events/s%n", seconds, read / Math.max(seconds, 1e-9));
         out.printf("  events read        %,d%n", read);
@@ -225,10 +227,10 @@ final class RunCommand implements Callable<Integer> {
         out.printf("  dead-lettered      %,d%n", dead);
         dlq.forEach((reason, n) -> out.printf("    %-16s %,d%n", reason, n));
         out.printf("  late               %,d%n", dlq.getOrDefault("late", 0L));
-        out.printf("  Redis keys written %,d%n", RedisSink.KEYS_WRITTEN.sum());
-        long rejected = RedisSink.KEYS_REJECTED.sum();
+        out.printf("  Redis keys written %,d%n", metrics.sum(RollcountMetrics.REDIS_KEYS_WRITTEN));
+        long rejected = metrics.sum(RollcountMetrics.REDIS_REJECTED);
         if (rejected > 0) {
-            out.printf("  Redis keys rejected %,d, not written (e.g. %s); see the log's WARN lines%n", rejected, RedisSink.FIRST_REJECTED.get());
+            out.printf("  Redis keys rejected %,d, not written (e.g. %s); see the log's WARN lines%n", rejected, metrics.gauge(RollcountMetrics.REDIS_FIRST_REJECTED));
         }
     }
 

@@ -46,6 +46,13 @@ public final class RollcountMetrics {
     public static final String REDIS_KEYS_WRITTEN = "redisKeysWritten";
     /** Distinct keys Redis rejected for good (e.g. WRONGTYPE): not written, reported once each. */
     public static final String REDIS_REJECTED = "redisRejected";
+    /** Gauge of a Redis writer: the first key Redis rejected for good, with its error, or null. */
+    public static final String REDIS_FIRST_REJECTED = "redisFirstRejected";
+    /** Guarded writes, plain writes, keys that left the guard, losses of Redis's data seen: per Redis writer. */
+    public static final String REDIS_WRITES_GUARDED = "redisWritesGuarded";
+    public static final String REDIS_WRITES_PLAIN = "redisWritesPlain";
+    public static final String REDIS_KEYS_CONFIRMED = "redisKeysConfirmed";
+    public static final String REDIS_DATA_LOST = "redisDataLost";
     /** Writes in the batch Redis is applying now (0 when no batch is in flight). */
     public static final String REDIS_WRITES_IN_FLIGHT = "redisWritesInFlight";
     /** Milliseconds of processing time since the trending lists were last published. */

@@ -6,7 +6,7 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Rebuilds after a loss of Redis's data in this JVM (each subtask's rewrite of its state, and the rebuild
- * from counter-rollups): for a local run's summary and for tests, as {@link RedisSink#COMMANDS_SENT} is.
+ * from counter-rollups): for a local run's summary and for tests.
  * Each Flink subtask also counts its own in the metrics {@code redisRebuilds} and {@code redisRebuildKeys}.
  */
 public final class RedisRebuildStats {

@@ -4,7 +4,6 @@ import io.rollcount.job.JobOptions;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.Objects;
-import java.util.concurrent.atomic.LongAdder;
 import java.nio.charset.StandardCharsets;
 import java.util.Collection;
 import java.util.List;
@@ -58,13 +57,13 @@ import org.apache.flink.core.io.SimpleVersionedSerializer;
  *       success. Refused credentials fail at once, naming the user.
  *   <li><b>Per-key rejections</b>: a write Redis rejects for its key (WRONGTYPE: a key of another type under
  *       the prefix; a value that is not an integer where one is expected) cannot succeed on retry: that key
- *       is reported once (a WARN line naming the key and the error, the metric {@code redisRejected},
- *       {@link #KEYS_REJECTED}) and every other key is still written, each pipelined reply on its own. The
+ *       is reported once (a WARN line naming the key and the error, the metric {@code redisRejected}, the
+ *       gauge {@code redisFirstRejected}) and every other key is still written, each pipelined reply on its own. The
  *       watermark a writer publishes stays below the earliest window whose key was rejected, for the
  *       writer's life, so {@code rc:meta:watermark} never says final a window whose value is not in Redis.
  * </ul>
- * Commands sent by all writers of this JVM are counted in {@link #COMMANDS_SENT} (for benchmarks of local
- * runs); each writer also reports Flink metrics (see {@link RedisSinkWriter}).
+ * Each writer reports what it sent and wrote as Flink metrics of its metric group (see {@link RedisSinkWriter});
+ * local runs read them through {@link io.rollcount.job.metrics.LocalMetrics}.
  *
  * <h2>Redis permissions</h2>
  * The sink sends {@code SET}, {@code GET} (the mark, once per writer; the epoch {@code P:_epoch} with every
@@ -102,31 +101,6 @@ import org.apache.flink.core.io.SimpleVersionedSerializer;
  */
 public final class RedisSink implements Sink<RedisWrite>, SupportsWriterState<RedisWrite, RedisWriterState> {
     private static final long serialVersionUID = 1L;
-
-    /**
-     * Redis commands sent by every {@link RedisSinkWriter} of this JVM: plain commands, EVALSHA and SCRIPT LOAD
-     * (the PING/AUTH of a new connection are not counted). Commands run inside a script are not counted either.
-     */
-    public static final LongAdder COMMANDS_SENT = new LongAdder();
-    /** COUNT writes sent guarded (through the script) by every writer of this JVM. */
-    public static final LongAdder WRITES_GUARDED = new LongAdder();
-    /** COUNT and USERS writes sent as plain commands by every writer of this JVM. */
-    public static final LongAdder WRITES_PLAIN = new LongAdder();
-    /** Keys that left the guard (one guarded write applied: Redis was not ahead), summed over the writers of this JVM. */
-    public static final LongAdder KEYS_CONFIRMED = new LongAdder();
-    /** Keys written (writes applied, not skipped as stale) by every writer of this JVM. */
-    public static final LongAdder KEYS_WRITTEN = new LongAdder();
-    /** Losses of Redis's data seen by the writers of this JVM (one per writer and loss; see {@link RedisEpoch}). */
-    public static final LongAdder DATA_LOSSES = new LongAdder();
-    /** Distinct keys Redis rejected for good, summed over the writers of this JVM (for the run's summary). */
-    public static final LongAdder KEYS_REJECTED = new LongAdder();
-    /** The first key Redis rejected in this JVM with its error, or null: the summary's example. */
-    public static final java.util.concurrent.atomic.AtomicReference<String> FIRST_REJECTED = new java.util.concurrent.atomic.AtomicReference<>();
-
-    static void rejected(String key, String error) {
-        KEYS_REJECTED.increment();
-        FIRST_REJECTED.compareAndSet(null, key + " (" + error + ")");
-    }
 
     public static final int DEFAULT_MAX_BUFFERED_KEYS = 2_000;
     public static final long DEFAULT_MAX_BUFFERED_BYTES = 16L << 20;

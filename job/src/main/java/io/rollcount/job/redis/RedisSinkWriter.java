@@ -63,7 +63,7 @@ import redis.clients.jedis.params.SetParams;
  * <p>A key Redis rejects for good (WRONGTYPE for a key of another type under the prefix, in a plain reply or
  * among the script's per-key errors) does not fail the batch: every other key is written, and the writer
  * reports the rejected ones once each (a WARN line, {@code redisRejected},
- * {@link RedisSink#KEYS_REJECTED}) and keeps in its checkpointed state ({@link RedisWriterState}) with the
+ * {@code redisFirstRejected}) and keeps in its checkpointed state ({@link RedisWriterState}) with the
  * start of the earliest rejected window, below which it holds the watermark it publishes. The watermark goes
  * to Redis after the writes of its batch, in a round trip of its own.
  *
@@ -156,6 +156,10 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
     private boolean epochChanged;
     /** Losses of Redis's data this writer saw (each logged once). */
     final Counter dataLost = new SimpleCounter();
+    /** Keys that left the guard (one guarded write applied: Redis was not ahead). */
+    final Counter keysConfirmed = new SimpleCounter();
+    /** The first key Redis rejected for good, with its error, or null: a run's summary names it. */
+    volatile String firstRejected;
     private boolean closed;
     private final java.util.concurrent.ExecutorService io;
     /** The batch in flight, or null. */
@@ -234,6 +238,8 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
         metrics.counter("redisWritesGuarded", writesGuarded);
         metrics.counter("redisWritesPlain", writesPlain);
         metrics.counter("redisDataLost", dataLost);
+        metrics.counter(RollcountMetrics.REDIS_KEYS_CONFIRMED, keysConfirmed);
+        metrics.gauge(RollcountMetrics.REDIS_FIRST_REJECTED, () -> firstRejected);
         metrics.gauge("redisLastFlushMillis", () -> lastFlushMillis);
         metrics.setCurrentSendTimeGauge(() -> lastFlushMillis);
         RollcountMetrics.counter(metrics, RollcountMetrics.REDIS_COMMANDS_SENT, commandsSent);
@@ -587,8 +593,6 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
         if (epochChanged) dataLost(j);
         writesGuarded.inc(guardedCounts);
         writesPlain.inc(plain);
-        RedisSink.WRITES_GUARDED.add(guardedCounts);
-        RedisSink.WRITES_PLAIN.add(plain);
     }
 
     /** The script calls of the groups: one group per call in Redis Cluster, else up to countersPerCall groups (and maxWritesPerCall writes) per call. */
@@ -650,7 +654,7 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
 
     /**
      * Redis lost the job's data (its epoch key, present at this writer's first connection, is gone or another):
-     * said once in one line, counted ({@code redisDataLost}, {@link RedisSink#DATA_LOSSES}), and this writer's
+     * said once in one line, counted ({@code redisDataLost}), and this writer's
      * view of Redis made true again: the epoch is created anew, the keys it had confirmed are forgotten (Redis
      * holds none of them now), its mark is raised again at once to what it had published (so that a writer
      * started after this one still guards every window this one wrote), its watermark and lease written again.
@@ -658,7 +662,6 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
      */
     private void dataLost(UnifiedJedis j) throws RedisSinkException {
         dataLost.inc();
-        RedisSink.DATA_LOSSES.increment();
         String seen = epochSeen;
         countCommands(2);
         knownEpoch = RedisEpoch.ensure(j, epochKey);
@@ -810,7 +813,6 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
             }
         }
         keysWritten.inc(applied);
-        RedisSink.KEYS_WRITTEN.add(applied);
         writesStale.inc(stale);
     }
 
@@ -830,7 +832,7 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
             RedisWrite w = c.writes.get(i);
             if (status.charAt(i) == 'a' && w.kind == RedisWrite.COUNT) {
                 long h = ConfirmedKeys.hash(w.key);
-                if (!confirmed.contains(h) && confirmed.add(h)) RedisSink.KEYS_CONFIRMED.increment();
+                if (!confirmed.contains(h) && confirmed.add(h)) keysConfirmed.inc();
             }
         }
         for (int r = 3; r + 1 < l.size(); r += 2) rejected(text(l.get(r)), text(l.get(r + 1)));
@@ -854,7 +856,7 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
         boolean listed = rejectedKeys.size() < MAX_REPORTED_KEYS;
         if (listed) rejectedKeys.add(key);
         keysRejected.inc();
-        RedisSink.rejected(key, error);
+        if (firstRejected == null) firstRejected = key + " (" + error + ")";
         if (listed) {
             LOG.warn("Redis at {} rejected key {} for good: {}. Every other key is still written; this one is not{}.",
                     endpoint, key, error, start != Long.MIN_VALUE
@@ -1002,7 +1004,6 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
 
     private void countCommands(int n) {
         commandsSent.inc(n);
-        RedisSink.COMMANDS_SENT.add(n);
     }
 
     private void closeConnection() {

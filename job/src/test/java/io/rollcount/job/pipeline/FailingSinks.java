@@ -1,13 +1,13 @@
 package io.rollcount.job.pipeline;
 
 import io.rollcount.job.redis.RedisWrite;
+import io.rollcount.job.support.FailOnceSink;
 import java.io.IOException;
 import java.util.Collection;
 import java.util.List;
 import org.apache.flink.api.connector.sink2.Committer;
 import org.apache.flink.api.connector.sink2.CommitterInitContext;
 import org.apache.flink.api.connector.sink2.Sink;
-import org.apache.flink.api.connector.sink2.SinkWriter;
 import org.apache.flink.api.connector.sink2.WriterInitContext;
 import org.apache.flink.connector.kafka.sink.TwoPhaseCommittingStatefulSink;
 import org.apache.flink.core.io.SimpleVersionedSerializer;
@@ -30,33 +30,28 @@ final class FailingSinks {
      * operator's flush, after it changed its state and before that state was stored; the test checks the
      * stack of the thrown exception to prove it.
      */
-    static final class Redis implements Sink<RedisWrite> {
-        private static final long serialVersionUID = 1L;
-        private final Sink<RedisWrite> delegate;
-        private final int afterWrites;
+    static Sink<RedisWrite> redis(Sink<RedisWrite> delegate, int afterWrites) {
+        return new FailOnceSink<>(delegate, afterWrites, new KeyedOperatorFlush());
+    }
 
-        Redis(Sink<RedisWrite> delegate, int afterWrites) {
-            this.delegate = delegate;
-            this.afterWrites = afterWrites;
+    /** Counts the COUNT writes once the gate is open, with {@link FailureInjection.Place#KEYED_OPERATOR}. */
+    static final class KeyedOperatorFlush implements FailOnceSink.Trigger<RedisWrite> {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public boolean counts(RedisWrite w) {
+            // counts, which the keyed operator's flush writes (users go out as each partial sum arrives)
+            return FailureInjection.place == FailureInjection.Place.KEYED_OPERATOR && FailureInjection.gateOpen() && w.kind == RedisWrite.COUNT;
         }
 
         @Override
-        public SinkWriter<RedisWrite> createWriter(WriterInitContext context) throws IOException {
-            SinkWriter<RedisWrite> inner = delegate.createWriter(context);
-            return new io.rollcount.job.support.ForwardingSinkWriter<>(inner) {
-                long sinceOpen;
+        public boolean fire() {
+            return FailureInjection.failNow(FailureInjection.Place.KEYED_OPERATOR);
+        }
 
-                @Override
-                public void write(RedisWrite w, Context ctx) throws IOException, InterruptedException {
-                    super.write(w, ctx);
-                    if (FailureInjection.place != FailureInjection.Place.KEYED_OPERATOR || !FailureInjection.gateOpen()) return;
-                    // counts, which the keyed operator's flush writes (users go out as each partial sum arrives)
-                    if (w.kind != RedisWrite.COUNT) return;
-                    if (++sinceOpen >= afterWrites && FailureInjection.failNow(FailureInjection.Place.KEYED_OPERATOR)) {
-                        throw FailureInjection.failure("keyed operator's flush, after " + sinceOpen + " writes");
-                    }
-                }
-            };
+        @Override
+        public Exception failure(long writes) {
+            return FailureInjection.failure("keyed operator's flush, after " + writes + " writes");
         }
     }
 

@@ -158,7 +158,7 @@ class KafkaPipelineIT {
             StreamExecutionEnvironment env = run.environment(3, Duration.ofMillis(200));
             // Each reader holds after 3000 records until two checkpoints completed, so the failure lands mid-stream.
             Source<Event, ?, ?> source = new GatedSource<>(KafkaIO.source(run.options), 3_000);
-            Sink<RedisWrite> redis = new FailingSinks.Redis(RedisSink.fromOptions(run.options), 500);
+            Sink<RedisWrite> redis = FailingSinks.redis(RedisSink.fromOptions(run.options), 500);
             // every resolution rolled up here (--rollups.resolutions), the default elsewhere
             run.options.rollupsResolutions = "5s,1m,5m,1h,1d";
             FailingSinks.Kafka<Rollup, ?, ?> rollups = new FailingSinks.Kafka<>(KafkaIO.rollups(run.options));

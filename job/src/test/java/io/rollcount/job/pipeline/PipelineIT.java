@@ -10,6 +10,7 @@ import io.rollcount.job.gen.EventGenerator.Generated;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.redis.RedisSink;
 import io.rollcount.job.redis.RedisWrite;
+import io.rollcount.job.support.FailOnceSink;
 import io.rollcount.job.support.MiniClusters;
 import io.rollcount.job.support.RedisTestSupport;
 import java.io.IOException;
@@ -27,9 +28,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Pattern;
 import java.util.zip.GZIPOutputStream;
-import org.apache.flink.api.connector.sink2.Sink;
-import org.apache.flink.api.connector.sink2.SinkWriter;
-import org.apache.flink.api.connector.sink2.WriterInitContext;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -129,38 +127,30 @@ class PipelineIT {
         assertThat(input.truth().negativeCounters).as("the stream has decrements").isNotEmpty();
     }
 
-    /** Fails the Redis sink once, after a checkpoint and N writes, so the job restarts from that checkpoint. */
-    static final class FailOnceSink implements Sink<RedisWrite> {
+    /** Fails the Redis sink once, after two checkpoints and N writes, so the job restarts from that checkpoint. */
+    static final class AfterTwoCheckpoints implements FailOnceSink.Trigger<RedisWrite> {
+        private static final long serialVersionUID = 1L;
         static final AtomicBoolean FAILED = new AtomicBoolean();
         static final AtomicInteger CHECKPOINTS = new AtomicInteger();
-        private final Sink<RedisWrite> delegate;
-        private final int failAfter;
 
-        FailOnceSink(Sink<RedisWrite> delegate, int failAfter) {
-            this.delegate = delegate;
-            this.failAfter = failAfter;
+        @Override
+        public boolean counts(RedisWrite write) {
+            return true;
         }
 
         @Override
-        public SinkWriter<RedisWrite> createWriter(WriterInitContext context) throws IOException {
-            SinkWriter<RedisWrite> inner = delegate.createWriter(context);
-            return new io.rollcount.job.support.ForwardingSinkWriter<>(inner) {
-                int written;
+        public boolean fire() {
+            return CHECKPOINTS.get() >= 2 && FAILED.compareAndSet(false, true);
+        }
 
-                @Override
-                public void write(RedisWrite w, Context ctx) throws IOException, InterruptedException {
-                    super.write(w, ctx);
-                    if (++written > failAfter && CHECKPOINTS.get() >= 2 && FAILED.compareAndSet(false, true)) {
-                        throw new IOException("injected failure after " + written + " writes");
-                    }
-                }
+        @Override
+        public Exception failure(long writes) {
+            return new IOException("injected failure after " + writes + " writes");
+        }
 
-                @Override
-                public void flush(boolean endOfInput) throws IOException, InterruptedException {
-                    super.flush(endOfInput);
-                    if (!endOfInput) CHECKPOINTS.incrementAndGet();
-                }
-            };
+        @Override
+        public void flushed(boolean endOfInput) {
+            if (!endOfInput) CHECKPOINTS.incrementAndGet();
         }
     }
 
@@ -169,10 +159,10 @@ class PipelineIT {
         Input input = writeInput(0.0);
         JobOptions o = options();
         StreamExecutionEnvironment env = environment(o);
-        FailOnceSink.FAILED.set(false);
-        FailOnceSink.CHECKPOINTS.set(0);
+        AfterTwoCheckpoints.FAILED.set(false);
+        AfterTwoCheckpoints.CHECKPOINTS.set(0);
         RollcountJob.build(env, o, RollcountJob.fileSource(o),
-                new RollcountJob.Outputs(new FailOnceSink(RedisSink.fromOptions(o), 3_000), new DeadLetterFileSink(o.dlq), 1, null));
+                new RollcountJob.Outputs(new FailOnceSink<>(RedisSink.fromOptions(o), 3_000, new AfterTwoCheckpoints()), new DeadLetterFileSink(o.dlq), 1, null));
 
         // A poller reads the hottest totals while the job runs; none may ever decrease.
         List<String> hot = new ArrayList<>();
@@ -212,7 +202,7 @@ class PipelineIT {
             running.set(false);
             poller.join();
         }
-        assertThat(FailOnceSink.FAILED).as("the failure was injected").isTrue();
+        assertThat(AfterTwoCheckpoints.FAILED).as("the failure was injected").isTrue();
         assertThat(maxSeen).as("the poller saw totals").isNotEmpty();
         assertThat(decreases).as("totals that went backwards").isEmpty();
         assertRedisEqualsTruth(input.truth());

@@ -4,10 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rollcount.job.JobOptions;
 import io.rollcount.job.RollcountJob;
+import io.rollcount.job.metrics.LocalMetrics;
+import io.rollcount.job.metrics.RollcountMetrics;
 import io.rollcount.job.redis.PrefixGuard;
 import io.rollcount.job.redis.RedisClusterProcesses;
 import io.rollcount.job.redis.RedisEndpoint;
-import io.rollcount.job.redis.RedisSink;
 import io.rollcount.job.support.MiniClusters;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -16,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
@@ -33,8 +35,11 @@ class RedisClusterIT {
     @RegisterExtension
     static final RedisClusterProcesses CLUSTER = new RedisClusterProcesses();
 
+    static final Configuration FLINK_CONF = new Configuration();
+    static final LocalMetrics METRICS = LocalMetrics.addTo(FLINK_CONF);
+
     @RegisterExtension
-    static final MiniClusterExtension FLINK = MiniClusters.slots(2);
+    static final MiniClusterExtension FLINK = MiniClusters.slots(2, FLINK_CONF);
 
     @TempDir
     Path dir;
@@ -48,8 +53,7 @@ class RedisClusterIT {
         try (RedisClusterClient c = CLUSTER.client()) {
             c.rpush(planted, "not a number");
         }
-        RedisSink.FIRST_REJECTED.set(null);
-        long rejectedBefore = RedisSink.KEYS_REJECTED.sum();
+        long rejectedBefore = METRICS.sum(RollcountMetrics.REDIS_REJECTED);
 
         StreamExecutionEnvironment env = ClusterRuns.environment(o);
         run.build(env, o, 0);
@@ -57,8 +61,8 @@ class RedisClusterIT {
 
         int keys = run.assertEveryKeyInItsSlot();
         run.assertExact(Set.of(planted));
-        assertThat(RedisSink.KEYS_REJECTED.sum() - rejectedBefore).as("rejected keys").isEqualTo(1);
-        assertThat(RedisSink.FIRST_REJECTED.get()).contains(planted).contains("WRONGTYPE");
+        assertThat(METRICS.sum(RollcountMetrics.REDIS_REJECTED) - rejectedBefore).as("rejected keys").isEqualTo(1);
+        assertThat((String) METRICS.gauge(RollcountMetrics.REDIS_FIRST_REJECTED)).contains(planted).contains("WRONGTYPE");
         // every master the writers wrote to had each batch acknowledged by its replica
         for (int port : CLUSTER.masterPorts()) {
             try (redis.clients.jedis.Jedis j = new redis.clients.jedis.Jedis("127.0.0.1", port)) {

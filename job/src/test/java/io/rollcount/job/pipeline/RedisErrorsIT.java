@@ -7,6 +7,8 @@ import io.rollcount.job.RollcountJob;
 import io.rollcount.job.files.DeadLetterFileSink;
 import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.gen.EventGenerator.Generated;
+import io.rollcount.job.metrics.LocalMetrics;
+import io.rollcount.job.metrics.RollcountMetrics;
 import io.rollcount.job.redis.RedisServerProcess;
 import io.rollcount.job.redis.RedisSink;
 import io.rollcount.job.support.MiniClusters;
@@ -23,8 +25,8 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import org.apache.flink.api.common.JobStatus;
-import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
@@ -45,8 +47,11 @@ import redis.clients.jedis.Jedis;
 class RedisErrorsIT {
     private static final long START = io.rollcount.job.support.RecentTime.HOUR_START; // keys expire at window end + retention
 
+    static final Configuration FLINK_CONF = new Configuration();
+    static final LocalMetrics METRICS = LocalMetrics.addTo(FLINK_CONF);
+
     @RegisterExtension
-    static final MiniClusterExtension FLINK = MiniClusters.slots(2);
+    static final MiniClusterExtension FLINK = MiniClusters.slots(2, FLINK_CONF);
 
     @TempDir
     Path dir;
@@ -136,11 +141,11 @@ class RedisErrorsIT {
 
         JobOptions o = options(redis.url(), redis.prefix);
         StreamExecutionEnvironment env = job(o);
-        long rejectedBefore = RedisSink.KEYS_REJECTED.sum();
+        long rejectedBefore = METRICS.sum(RollcountMetrics.REDIS_REJECTED);
         env.execute("redis-rejected-keys-it");
 
         // each foreign key reported once, though the job wrote the total and u:all many times
-        assertThat(RedisSink.KEYS_REJECTED.sum() - rejectedBefore).isEqualTo(3);
+        assertThat(METRICS.sum(RollcountMetrics.REDIS_REJECTED) - rejectedBefore).isEqualTo(3);
         // the foreign keys as they were
         assertThat(redis.jedis.hgetAll(hashAtTotal)).isEqualTo(Map.of("owner", "someone else"));
         assertThat(redis.jedis.get(stringAtUniques)).isEqualTo("not a HyperLogLog");

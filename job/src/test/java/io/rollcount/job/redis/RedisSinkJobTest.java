@@ -1,5 +1,7 @@
 package io.rollcount.job.redis;
 
+import io.rollcount.job.metrics.LocalMetrics;
+import io.rollcount.job.metrics.RollcountMetrics;
 import io.rollcount.job.support.MiniClusters;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -29,8 +31,11 @@ import redis.clients.jedis.Jedis;
  * and ends with exactly the final values, while a poller reading Redis never sees a total decrease.
  */
 class RedisSinkJobTest {
+    static final Configuration FLINK_CONF = new Configuration();
+    static final LocalMetrics METRICS = LocalMetrics.addTo(FLINK_CONF);
+
     @RegisterExtension
-    static final MiniClusterExtension MINI_CLUSTER = MiniClusters.slots(2);
+    static final MiniClusterExtension MINI_CLUSTER = MiniClusters.slots(2, FLINK_CONF);
 
     static final int COUNTERS = 50;
     static final int VERSIONS = 40;
@@ -104,8 +109,8 @@ class RedisSinkJobTest {
                 .keyBy(w -> RedisWriteBuffer.hashTag(w.key) == null ? w.key : RedisWriteBuffer.hashTag(w.key))
                 .sinkTo(sink).name("redis");
 
-        long guardedBefore = RedisSink.WRITES_GUARDED.sum();
-        long confirmedBefore = RedisSink.KEYS_CONFIRMED.sum();
+        long guardedBefore = METRICS.sum(RollcountMetrics.REDIS_WRITES_GUARDED);
+        long confirmedBefore = METRICS.sum(RollcountMetrics.REDIS_KEYS_CONFIRMED);
         poller.start();
         try {
             env.execute("redis-sink-test");
@@ -118,8 +123,8 @@ class RedisSinkJobTest {
             assertThat(FAILED).as("the failure was injected").isTrue();
             // the restored writers found the mark and guarded the totals, each until Redis was no longer ahead
             // of the replay; then that total went plain (every total left the guard once)
-            assertThat(RedisSink.WRITES_GUARDED.sum() - guardedBefore).as("guarded writes after the restore").isPositive();
-            assertThat(RedisSink.KEYS_CONFIRMED.sum() - confirmedBefore).as("totals that left the guard").isEqualTo(COUNTERS);
+            assertThat(METRICS.sum(RollcountMetrics.REDIS_WRITES_GUARDED) - guardedBefore).as("guarded writes after the restore").isPositive();
+            assertThat(METRICS.sum(RollcountMetrics.REDIS_KEYS_CONFIRMED) - confirmedBefore).as("totals that left the guard").isEqualTo(COUNTERS);
             assertThat(decreases).as("totals never decrease").isEmpty();
             Map<String, String> expected = new HashMap<>();
             for (int c = 0; c < COUNTERS; c++) {
