@@ -118,7 +118,7 @@ final class GrowthBench implements Callable<Integer> {
         long events = Math.round(counters * eventsPerCounter);
         JobBench.Size size = new JobBench.Size("growth", events, (int) Math.min(Integer.MAX_VALUE, counters), 100_000, 1, 10, 0, 0, 0, 50_000, 0);
         JobBench bench = new JobBench(size, url, false, dir, out);
-        bench.checkpointInterval = "5s";
+        bench.checkpointInterval = java.time.Duration.ofSeconds(5);
         Figures[] f = new Figures[1];
         bench.withCluster(() -> {
             BenchEvents ev = bench.events(Workload.zipf, events);
