@@ -18,9 +18,11 @@ final class BenchClock {
     static final AtomicInteger ENDS = new AtomicInteger();
     /** The job's CPU time (ns, {@link JobCpu#nanos}) at the first event and at the last end seen. */
     static final AtomicLong FIRST_EVENT_CPU = new AtomicLong();
+
     static volatile long lastEndCpu;
     /** The Kafka broker's CPU time (ns) at the first event and at the last end seen; -1 without a broker. */
     static final AtomicLong FIRST_EVENT_BROKER_CPU = new AtomicLong(-1);
+
     static volatile long lastEndBrokerCpu = -1;
     /** The broker's CPU clock in Kafka mode, else null. */
     static volatile java.util.function.LongSupplier brokerCpu;

@@ -52,7 +52,10 @@ final class BenchCluster implements AutoCloseable {
         conf.set(org.apache.flink.configuration.HeartbeatManagerOptions.HEARTBEAT_INTERVAL, Duration.ofMillis(500));
         metrics = LocalMetrics.addTo(conf);
         cluster = new MiniCluster(new MiniClusterConfiguration.Builder()
-                .setConfiguration(conf).setNumTaskManagers(1).setNumSlotsPerTaskManager(parallelism).build());
+                .setConfiguration(conf)
+                .setNumTaskManagers(1)
+                .setNumSlotsPerTaskManager(parallelism)
+                .build());
         cluster.start();
     }
 
@@ -95,8 +98,14 @@ final class BenchCluster implements AutoCloseable {
      *
      * @param whileRunning called about every 100 ms while the job runs (pollers, samplers)
      */
-    Run run(StreamExecutionEnvironment env, String name, int expectedEnds, boolean untilFinished, Duration timeout,
-            Consumer<Long> whileRunning) throws Exception {
+    Run run(
+            StreamExecutionEnvironment env,
+            String name,
+            int expectedEnds,
+            boolean untilFinished,
+            Duration timeout,
+            Consumer<Long> whileRunning)
+            throws Exception {
         BenchClock.reset();
         JobCpu.exclude(Thread.currentThread()); // the harness waits and samples; it is not the job
         StreamGraph graph = env.getStreamGraph();
@@ -128,7 +137,9 @@ final class BenchCluster implements AutoCloseable {
         if (untilFinished || result.isDone()) {
             JobResult r = result.get(timeout.toSeconds(), TimeUnit.SECONDS);
             if (!r.isSuccess()) {
-                Throwable t = r.getSerializedThrowable().map(s -> s.deserializeError(getClass().getClassLoader())).orElse(null);
+                Throwable t = r.getSerializedThrowable()
+                        .map(s -> s.deserializeError(getClass().getClassLoader()))
+                        .orElse(null);
                 throw new IllegalStateException(name + " failed: " + r.getApplicationStatus(), t);
             }
             run.finished = true;
@@ -141,7 +152,8 @@ final class BenchCluster implements AutoCloseable {
             result.get(60, TimeUnit.SECONDS);
         }
         if (System.getenv("ROLLCOUNT_BENCH_VERBOSE") != null) {
-            System.err.printf("  [%s: %.1f s measured, %.1f s wall]%n", name, run.seconds, (System.nanoTime() - submitted) / 1e9);
+            System.err.printf(
+                    "  [%s: %.1f s measured, %.1f s wall]%n", name, run.seconds, (System.nanoTime() - submitted) / 1e9);
         }
         return run;
     }
@@ -158,17 +170,21 @@ final class BenchCluster implements AutoCloseable {
         CheckpointStatsSnapshot stats = g.getCheckpointStatsSnapshot();
         if (stats == null) return;
         run.checkpoints = (int) stats.getCounts().getNumberOfCompletedCheckpoints();
-        run.maxCheckpointMillis = run.checkpoints == 0 ? -1 : stats.getSummaryStats().getEndToEndDurationStats().getMaximum();
+        run.maxCheckpointMillis = run.checkpoints == 0
+                ? -1
+                : stats.getSummaryStats().getEndToEndDurationStats().getMaximum();
         CompletedCheckpointStats last = stats.getHistory().getLatestCompletedCheckpoint();
         if (last == null) return;
         run.lastCheckpointMillis = last.getEndToEndDuration();
         run.lastCheckpointFullBytes = last.getStateSize();
         run.lastCheckpointIncrementalBytes = last.getCheckpointedSize();
         run.lastCheckpointTriggerMillis = last.getTriggerTimestamp();
-        Map<org.apache.flink.runtime.jobgraph.JobVertexID, ? extends AccessExecutionJobVertex> vertices = g.getAllVertices();
+        Map<org.apache.flink.runtime.jobgraph.JobVertexID, ? extends AccessExecutionJobVertex> vertices =
+                g.getAllVertices();
         for (TaskStateStats t : last.getAllTaskStateStats()) {
             AccessExecutionJobVertex v = vertices.get(t.getJobVertexId());
-            run.stateBytesByOperator.merge(v == null ? t.getJobVertexId().toString() : v.getName(), t.getStateSize(), Long::sum);
+            run.stateBytesByOperator.merge(
+                    v == null ? t.getJobVertexId().toString() : v.getName(), t.getStateSize(), Long::sum);
         }
     }
 

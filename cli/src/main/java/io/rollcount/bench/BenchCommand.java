@@ -7,7 +7,9 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /** {@code rollcount bench job [--quick]}; {@code rollcount bench sketches} is routed by the root script. */
-@Command(name = "bench", mixinStandardHelpOptions = true,
+@Command(
+        name = "bench",
+        mixinStandardHelpOptions = true,
         description = "Benchmarks, side by side with their references (see BENCHMARKS.md).",
         subcommands = {BenchCommand.Job.class, GrowthBench.class})
 public final class BenchCommand implements Callable<Integer> {
@@ -18,58 +20,94 @@ public final class BenchCommand implements Callable<Integer> {
         return 0;
     }
 
-    @Command(name = "job", mixinStandardHelpOptions = true,
-            description = "Rollcount against a textbook DataStream job and Flink SQL (discarding their results, and delivering the same Redis and Kafka outputs), the Redis INCRBY design and the per-event limit, with CPU per event of the job, Redis and the Kafka broker; prints RESULT lines.")
+    @Command(
+            name = "job",
+            mixinStandardHelpOptions = true,
+            description =
+                    "Rollcount against a textbook DataStream job and Flink SQL (discarding their results, and delivering the same Redis and Kafka outputs), the Redis INCRBY design and the per-event limit, with CPU per event of the job, Redis and the Kafka broker; prints RESULT lines.")
     static final class Job implements Callable<Integer> {
-        @Option(names = "--quick", description = "30,000 events per workload and one round: not a steady state (about 4 minutes on 2 shared cores).")
+        @Option(
+                names = "--quick",
+                description =
+                        "30,000 events per workload and one round: not a steady state (about 4 minutes on 2 shared cores).")
         boolean quick;
 
-        @Option(names = "--tiny", hidden = true, description = "Seconds: for the automated test only; the figures mean nothing.")
+        @Option(
+                names = "--tiny",
+                hidden = true,
+                description = "Seconds: for the automated test only; the figures mean nothing.")
         boolean tiny;
 
-        @Option(names = "--only-ours", hidden = true, description = "Only Rollcount on this workload, twice: for profiling.")
+        @Option(
+                names = "--only-ours",
+                hidden = true,
+                description = "Only Rollcount on this workload, twice: for profiling.")
         io.rollcount.job.gen.EventGenerator.Workload onlyOurs;
 
-        @Option(names = "--no-redis", hidden = true,
-                description = "With --only-ours: Redis writes discarded instead of sent, to tell the job's own cost from Redis's.")
+        @Option(
+                names = "--no-redis",
+                hidden = true,
+                description =
+                        "With --only-ours: Redis writes discarded instead of sent, to tell the job's own cost from Redis's.")
         boolean noRedis;
 
         @Option(names = "--no-kafka", description = "Skip the Kafka mode.")
         boolean noKafka;
 
-        @Option(names = "--redis", paramLabel = "URL", description = "Redis to write to (default: $ROLLCOUNT_REDIS or redis://127.0.0.1:6379).")
+        @Option(
+                names = "--redis",
+                paramLabel = "URL",
+                description = "Redis to write to (default: $ROLLCOUNT_REDIS or redis://127.0.0.1:6379).")
         String redis;
 
         @picocli.CommandLine.Spec
         picocli.CommandLine.Model.CommandSpec spec;
 
-        @Option(names = "--policies", paramLabel = "FILE", defaultValue = "samples/policies.yaml",
-                description = "Run the zipf workload once more under these namespace policies, beside the default, and print their savings; 'none' skips it (default: ${DEFAULT-VALUE}).")
+        @Option(
+                names = "--policies",
+                paramLabel = "FILE",
+                defaultValue = "samples/policies.yaml",
+                description =
+                        "Run the zipf workload once more under these namespace policies, beside the default, and print their savings; 'none' skips it (default: ${DEFAULT-VALUE}).")
         String policies;
 
-        @Option(names = "--work-dir", paramLabel = "DIR", description = "Checkpoints, broker data (default: .rollcount/bench).")
+        @Option(
+                names = "--work-dir",
+                paramLabel = "DIR",
+                description = "Checkpoints, broker data (default: .rollcount/bench).")
         Path workDir;
 
         @Override
         public Integer call() throws Exception {
             JobBench.Size size = tiny ? JobBench.Size.TINY : quick ? JobBench.Size.QUICK : JobBench.Size.FULL;
-            String url = redis != null ? redis : System.getenv().getOrDefault("ROLLCOUNT_REDIS", "redis://127.0.0.1:6379");
-            Path dir = workDir != null ? workDir : Path.of(".rollcount", "bench", String.valueOf(ProcessHandle.current().pid()));
+            String url =
+                    redis != null ? redis : System.getenv().getOrDefault("ROLLCOUNT_REDIS", "redis://127.0.0.1:6379");
+            Path dir = workDir != null
+                    ? workDir
+                    : Path.of(
+                            ".rollcount",
+                            "bench",
+                            String.valueOf(ProcessHandle.current().pid()));
             try {
                 JobBench bench = new JobBench(size, url, !noKafka, dir.toAbsolutePath(), System.out);
                 bench.profileOnly = onlyOurs;
                 bench.discardRedis = noRedis;
                 if (!"none".equals(policies)) {
                     Path p = Path.of(policies);
-                    if (!java.nio.file.Files.isRegularFile(p) && spec.commandLine().getParseResult().hasMatchedOption("--policies")) {
-                        System.err.println("rollcount bench: --policies " + policies + " does not exist ('none' skips the policies run)");
+                    if (!java.nio.file.Files.isRegularFile(p)
+                            && spec.commandLine().getParseResult().hasMatchedOption("--policies")) {
+                        System.err.println("rollcount bench: --policies " + policies
+                                + " does not exist ('none' skips the policies run)");
                         return 2;
                     }
                     if (java.nio.file.Files.isRegularFile(p)) {
-                        io.rollcount.job.policy.PoliciesFile.load(p, 100, 86_400_000L); // a bad file: one line, exit 2, before anything runs
+                        io.rollcount.job.policy.PoliciesFile.load(
+                                p, 100, 86_400_000L); // a bad file: one line, exit 2, before anything runs
                         bench.comparePolicies = p.toAbsolutePath();
                     } else {
-                        System.out.println("bench job: no " + policies + " here (run from the repository root, or --policies FILE): the policies run is skipped");
+                        System.out.println(
+                                "bench job: no " + policies
+                                        + " here (run from the repository root, or --policies FILE): the policies run is skipped");
                     }
                 }
                 bench.run();
@@ -81,7 +119,8 @@ public final class BenchCommand implements Callable<Integer> {
 
         private static void deleteQuietly(Path dir) {
             try (var files = java.nio.file.Files.walk(dir)) {
-                files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+                files.sorted(java.util.Comparator.reverseOrder())
+                        .forEach(p -> p.toFile().delete());
             } catch (java.io.IOException | RuntimeException ignored) {
                 // best effort
             }

@@ -30,6 +30,7 @@ public final class BenchEvents implements Serializable {
     public final int users;
     /** Events in all, a multiple of the parallelism. */
     public final long count;
+
     public final int parallelism;
     public final long startTs;
     public final double eventsPerSecond;
@@ -40,13 +41,30 @@ public final class BenchEvents implements Serializable {
     private transient double[] cdf;
     private transient StringBuilder sb;
 
-    public BenchEvents(long seed, Workload workload, int counters, int users, long count, int parallelism, long startTs,
-            double eventsPerSecond, long jitterMillis) {
+    public BenchEvents(
+            long seed,
+            Workload workload,
+            int counters,
+            int users,
+            long count,
+            int parallelism,
+            long startTs,
+            double eventsPerSecond,
+            long jitterMillis) {
         this(seed, workload, counters, users, count, parallelism, startTs, eventsPerSecond, jitterMillis, 0.03);
     }
 
-    private BenchEvents(long seed, Workload workload, int counters, int users, long count, int parallelism, long startTs,
-            double eventsPerSecond, long jitterMillis, double redeliveryRate) {
+    private BenchEvents(
+            long seed,
+            Workload workload,
+            int counters,
+            int users,
+            long count,
+            int parallelism,
+            long startTs,
+            double eventsPerSecond,
+            long jitterMillis,
+            double redeliveryRate) {
         this.redeliveryRate = redeliveryRate;
         this.seed = seed;
         this.workload = workload;
@@ -61,7 +79,17 @@ public final class BenchEvents implements Serializable {
 
     /** A copy for another thread (the instance keeps a reusable buffer). */
     public BenchEvents copy() {
-        return new BenchEvents(seed, workload, counters, users, count, parallelism, startTs, eventsPerSecond, jitterMillis, redeliveryRate);
+        return new BenchEvents(
+                seed,
+                workload,
+                counters,
+                users,
+                count,
+                parallelism,
+                startTs,
+                eventsPerSecond,
+                jitterMillis,
+                redeliveryRate);
     }
 
     /**
@@ -69,7 +97,8 @@ public final class BenchEvents implements Serializable {
      * job that does not deduplicate counts the same sums (the "same outputs" test of the references).
      */
     public BenchEvents withoutRedeliveries() {
-        return new BenchEvents(seed, workload, counters, users, count, parallelism, startTs, eventsPerSecond, jitterMillis, 0);
+        return new BenchEvents(
+                seed, workload, counters, users, count, parallelism, startTs, eventsPerSecond, jitterMillis, 0);
     }
 
     public long partSize() {
@@ -127,7 +156,8 @@ public final class BenchEvents implements Serializable {
 
     /** The counter id of a rank, as {@link io.rollcount.job.gen.EventGenerator#counterId} makes it. */
     public static String counterId(int rank) {
-        return NAMESPACES[rank % NAMESPACES.length] + ":" + rank + (rank % 3 == 0 ? ":likes" : rank % 3 == 1 ? ":views" : ":clicks");
+        return NAMESPACES[rank % NAMESPACES.length] + ":" + rank
+                + (rank % 3 == 0 ? ":likes" : rank % 3 == 1 ? ":views" : ":clicks");
     }
 
     /** {@code i} itself, or the earlier index (same part, with an event_id) that event {@code i} redelivers. */
@@ -188,8 +218,11 @@ public final class BenchEvents implements Serializable {
             b.append(probeCounter).append("\",\"ts\":").append(ts).append('}');
             return b.toString().getBytes(StandardCharsets.UTF_8);
         }
-        b.append(NAMESPACES[rank % NAMESPACES.length]).append(':').append(rank)
-                .append(rank % 3 == 0 ? ":likes" : rank % 3 == 1 ? ":views" : ":clicks").append('"');
+        b.append(NAMESPACES[rank % NAMESPACES.length])
+                .append(':')
+                .append(rank)
+                .append(rank % 3 == 0 ? ":likes" : rank % 3 == 1 ? ":views" : ":clicks")
+                .append('"');
         if (writeDelta) b.append(",\"delta\":").append(delta);
         b.append(",\"ts\":").append(ts);
         if (hasId) b.append(",\"event_id\":\"").append(Long.toHexString(id)).append('"');

@@ -46,14 +46,20 @@ final class BrokerProcess implements AutoCloseable {
         cmd.add("0");
         cmd.add("--dir");
         cmd.add(dir.resolve("data").toAbsolutePath().toString());
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        Process p = new ProcessBuilder(cmd)
+                .redirectErrorStream(true)
+                .redirectOutput(log.toFile())
+                .start();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
         while (System.nanoTime() < deadline) {
             if (!p.isAlive()) {
-                throw new IOException("the benchmark's Kafka broker exited with " + p.exitValue() + " before it was ready; see " + log);
+                throw new IOException("the benchmark's Kafka broker exited with " + p.exitValue()
+                        + " before it was ready; see " + log);
             }
             for (String line : Files.readAllLines(log, StandardCharsets.UTF_8)) {
-                if (line.startsWith("bootstrap=")) return new BrokerProcess(p, line.substring("bootstrap=".length()).trim());
+                if (line.startsWith("bootstrap="))
+                    return new BrokerProcess(
+                            p, line.substring("bootstrap=".length()).trim());
             }
             Thread.sleep(100);
         }
@@ -81,7 +87,11 @@ final class BrokerProcess implements AutoCloseable {
 
     /** CPU time (user + system) of the broker's process so far, in ns; -1 if the system cannot tell. */
     long cpuNanos() {
-        return process.toHandle().info().totalCpuDuration().map(Duration::toNanos).orElse(-1L);
+        return process.toHandle()
+                .info()
+                .totalCpuDuration()
+                .map(Duration::toNanos)
+                .orElse(-1L);
     }
 
     @Override

@@ -46,7 +46,8 @@ final class FairReferences {
     private FairReferences() {}
 
     /** The outputs of a reference: where Redis is, the key layout, and the Kafka rollups (null: none). */
-    record Outputs(String redisHost, int redisPort, RedisKeys keys, Sink<Rollup> rollups, Set<Resolution> rollupResolutions)
+    record Outputs(
+            String redisHost, int redisPort, RedisKeys keys, Sink<Rollup> rollups, Set<Resolution> rollupResolutions)
             implements java.io.Serializable {}
 
     // ------------------------------------------------------------------ (a) textbook DataStream
@@ -61,48 +62,86 @@ final class FairReferences {
      * @return the number of stamping sink subtasks that will report their end
      */
     static int textbook(StreamExecutionEnvironment env, Source<Event, ?, ?> source, Outputs out) {
-        DataStream<Tuple2<String, Long>> increments = env.fromSource(source, References.watermarks(), "events", TypeInformation.of(Event.class))
-                .filter(e -> !e.isDeadLetter()).name("valid")
-                .map(e -> Tuple2.of(e.counter, e.delta)).returns(Types.TUPLE(Types.STRING, Types.LONG)).name("project");
+        DataStream<Tuple2<String, Long>> increments = env.fromSource(
+                        source, References.watermarks(), "events", TypeInformation.of(Event.class))
+                .filter(e -> !e.isDeadLetter())
+                .name("valid")
+                .map(e -> Tuple2.of(e.counter, e.delta))
+                .returns(Types.TUPLE(Types.STRING, Types.LONG))
+                .name("project");
         KeyedStream<Tuple2<String, Long>, String> byCounter = increments.keyBy(t -> t.f0, Types.STRING);
         RedisKeys keys = out.keys();
         List<DataStream<CountWrite>> writes = new ArrayList<>();
         List<DataStream<Rollup>> rollups = new ArrayList<>();
         DataStream<Tuple4<String, Long, Long, Long>> fiveSeconds = null;
         for (Resolution r : Resolution.all()) {
-            DataStream<Tuple4<String, Long, Long, Long>> windows = byCounter.window(TumblingEventTimeWindows.of(java.time.Duration.ofMillis(r.sizeMillis)))
-                    .aggregate(new SumAndCount(), new Closed(), Types.TUPLE(Types.LONG, Types.LONG), Types.TUPLE(Types.LONG, Types.LONG),
-                            Types.<Tuple4<String, Long, Long, Long>>TUPLE(Types.STRING, Types.LONG, Types.LONG, Types.LONG))
+            DataStream<Tuple4<String, Long, Long, Long>> windows = byCounter
+                    .window(TumblingEventTimeWindows.of(java.time.Duration.ofMillis(r.sizeMillis)))
+                    .aggregate(
+                            new SumAndCount(),
+                            new Closed(),
+                            Types.TUPLE(Types.LONG, Types.LONG),
+                            Types.TUPLE(Types.LONG, Types.LONG),
+                            Types.<Tuple4<String, Long, Long, Long>>TUPLE(
+                                    Types.STRING, Types.LONG, Types.LONG, Types.LONG))
                     .name("window-" + r.label);
             if (r == Resolution.S5) fiveSeconds = windows;
-            writes.add(windows.map(w -> new CountWrite(keys.window(w.f0, r, w.f1), w.f2, w.f1 + r.sizeMillis + r.ttlMillis))
-                    .returns(CountWrite.class).name("redis-" + r.label));
+            writes.add(windows.map(
+                            w -> new CountWrite(keys.window(w.f0, r, w.f1), w.f2, w.f1 + r.sizeMillis + r.ttlMillis))
+                    .returns(CountWrite.class)
+                    .name("redis-" + r.label));
             if (out.rollups() != null && out.rollupResolutions().contains(r)) {
                 rollups.add(windows.map(w -> new Rollup(w.f0, r.label, w.f1, w.f1 + r.sizeMillis, w.f2, w.f3, null, 0))
-                        .returns(Rollup.class).name("rollup-" + r.label));
+                        .returns(Rollup.class)
+                        .name("rollup-" + r.label));
             }
         }
-        writes.add(fiveSeconds.keyBy(w -> w.f0, Types.STRING)
-                .reduce((a, b) -> Tuple4.of(a.f0, b.f1, a.f2 + b.f2, a.f3 + b.f3)).name("running-total")
-                .map(t -> new CountWrite(keys.total(t.f0), t.f2, 0)).returns(CountWrite.class).name("redis-total"));
+        writes.add(fiveSeconds
+                .keyBy(w -> w.f0, Types.STRING)
+                .reduce((a, b) -> Tuple4.of(a.f0, b.f1, a.f2 + b.f2, a.f3 + b.f3))
+                .name("running-total")
+                .map(t -> new CountWrite(keys.total(t.f0), t.f2, 0))
+                .returns(CountWrite.class)
+                .name("redis-total"));
         return sink(env, writes, rollups, out);
     }
 
-    static final class SumAndCount implements AggregateFunction<Tuple2<String, Long>, Tuple2<Long, Long>, Tuple2<Long, Long>> {
-        private static final long serialVersionUID = 1L;
-
-        @Override public Tuple2<Long, Long> createAccumulator() { return Tuple2.of(0L, 0L); }
-        @Override public Tuple2<Long, Long> add(Tuple2<String, Long> v, Tuple2<Long, Long> acc) { return Tuple2.of(acc.f0 + v.f1, acc.f1 + 1); }
-        @Override public Tuple2<Long, Long> getResult(Tuple2<Long, Long> acc) { return acc; }
-        @Override public Tuple2<Long, Long> merge(Tuple2<Long, Long> a, Tuple2<Long, Long> b) { return Tuple2.of(a.f0 + b.f0, a.f1 + b.f1); }
-    }
-
-    /** (counter, window start, sum, events) of a fired window. */
-    static final class Closed extends ProcessWindowFunction<Tuple2<Long, Long>, Tuple4<String, Long, Long, Long>, String, TimeWindow> {
+    static final class SumAndCount
+            implements AggregateFunction<Tuple2<String, Long>, Tuple2<Long, Long>, Tuple2<Long, Long>> {
         private static final long serialVersionUID = 1L;
 
         @Override
-        public void process(String key, Context ctx, Iterable<Tuple2<Long, Long>> sums, Collector<Tuple4<String, Long, Long, Long>> out) {
+        public Tuple2<Long, Long> createAccumulator() {
+            return Tuple2.of(0L, 0L);
+        }
+
+        @Override
+        public Tuple2<Long, Long> add(Tuple2<String, Long> v, Tuple2<Long, Long> acc) {
+            return Tuple2.of(acc.f0 + v.f1, acc.f1 + 1);
+        }
+
+        @Override
+        public Tuple2<Long, Long> getResult(Tuple2<Long, Long> acc) {
+            return acc;
+        }
+
+        @Override
+        public Tuple2<Long, Long> merge(Tuple2<Long, Long> a, Tuple2<Long, Long> b) {
+            return Tuple2.of(a.f0 + b.f0, a.f1 + b.f1);
+        }
+    }
+
+    /** (counter, window start, sum, events) of a fired window. */
+    static final class Closed
+            extends ProcessWindowFunction<Tuple2<Long, Long>, Tuple4<String, Long, Long, Long>, String, TimeWindow> {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public void process(
+                String key,
+                Context ctx,
+                Iterable<Tuple2<Long, Long>> sums,
+                Collector<Tuple4<String, Long, Long, Long>> out) {
             Tuple2<Long, Long> s = sums.iterator().next();
             out.collect(Tuple4.of(key, ctx.window().getStart(), s.f0, s.f1));
         }
@@ -121,50 +160,86 @@ final class FairReferences {
     static int sql(StreamExecutionEnvironment env, Source<Event, ?, ?> source, Outputs out) {
         StreamTableEnvironment tEnv = StreamTableEnvironment.create(env);
         References.tuneSql(tEnv);
-        DataStream<Row> rows = env.fromSource(source, References.watermarks(), "events", TypeInformation.of(Event.class))
-                .filter(e -> !e.isDeadLetter()).name("valid")
+        DataStream<Row> rows = env.fromSource(
+                        source, References.watermarks(), "events", TypeInformation.of(Event.class))
+                .filter(e -> !e.isDeadLetter())
+                .name("valid")
                 .map(e -> Row.of(e.counter, e.delta, e.ts))
-                .returns(Types.ROW_NAMED(new String[] {"counter", "delta", "ts"}, Types.STRING, Types.LONG, Types.LONG)).name("project");
-        Table events = tEnv.fromDataStream(rows, Schema.newBuilder()
-                .column("counter", DataTypes.STRING())
-                .column("delta", DataTypes.BIGINT())
-                .column("ts", DataTypes.BIGINT())
-                .columnByMetadata("rt", DataTypes.TIMESTAMP_LTZ(3), "rowtime")
-                .watermark("rt", "SOURCE_WATERMARK()")
-                .build());
+                .returns(Types.ROW_NAMED(new String[] {"counter", "delta", "ts"}, Types.STRING, Types.LONG, Types.LONG))
+                .name("project");
+        Table events = tEnv.fromDataStream(
+                rows,
+                Schema.newBuilder()
+                        .column("counter", DataTypes.STRING())
+                        .column("delta", DataTypes.BIGINT())
+                        .column("ts", DataTypes.BIGINT())
+                        .columnByMetadata("rt", DataTypes.TIMESTAMP_LTZ(3), "rowtime")
+                        .watermark("rt", "SOURCE_WATERMARK()")
+                        .build());
         tEnv.createTemporaryView("events", events);
         RedisKeys keys = out.keys();
         List<DataStream<CountWrite>> writes = new ArrayList<>();
         List<DataStream<Rollup>> rollups = new ArrayList<>();
         for (Resolution r : Resolution.all()) {
             String bucket = "ts - MOD(ts, " + r.sizeMillis + ")";
-            Table sums = tEnv.sqlQuery("SELECT `counter`, " + bucket + " AS bucket, SUM(delta) AS s FROM events GROUP BY `counter`, " + bucket);
-            writes.add(upserts(tEnv, sums, Schema.newBuilder().column("counter", DataTypes.STRING().notNull())
-                    .column("bucket", DataTypes.BIGINT().notNull()).column("s", DataTypes.BIGINT()).primaryKey("counter", "bucket").build())
-                    .map(row -> new CountWrite(keys.window(row.<String>getFieldAs("counter"), r, row.<Long>getFieldAs("bucket")),
-                            row.<Long>getFieldAs("s"), row.<Long>getFieldAs("bucket") + r.sizeMillis + r.ttlMillis))
-                    .returns(CountWrite.class).name("redis-" + r.label));
+            Table sums = tEnv.sqlQuery("SELECT `counter`, " + bucket
+                    + " AS bucket, SUM(delta) AS s FROM events GROUP BY `counter`, " + bucket);
+            writes.add(upserts(
+                            tEnv,
+                            sums,
+                            Schema.newBuilder()
+                                    .column("counter", DataTypes.STRING().notNull())
+                                    .column("bucket", DataTypes.BIGINT().notNull())
+                                    .column("s", DataTypes.BIGINT())
+                                    .primaryKey("counter", "bucket")
+                                    .build())
+                    .map(row -> new CountWrite(
+                            keys.window(row.<String>getFieldAs("counter"), r, row.<Long>getFieldAs("bucket")),
+                            row.<Long>getFieldAs("s"),
+                            row.<Long>getFieldAs("bucket") + r.sizeMillis + r.ttlMillis))
+                    .returns(CountWrite.class)
+                    .name("redis-" + r.label));
             if (out.rollups() != null && out.rollupResolutions().contains(r)) {
-                Table closed = tEnv.sqlQuery("SELECT `counter`, window_start, SUM(delta) AS s, COUNT(*) AS n FROM TABLE(TUMBLE(TABLE events, DESCRIPTOR(rt), "
-                        + References.sqlInterval(r) + ")) GROUP BY `counter`, window_start, window_end");
-                rollups.add(tEnv.toDataStream(closed).map(row -> {
-                    long start = epochMillis(row.getField("window_start"));
-                    return new Rollup(row.<String>getFieldAs("counter"), r.label, start, start + r.sizeMillis,
-                            row.<Long>getFieldAs("s"), row.<Long>getFieldAs("n"), null, 0);
-                }).returns(Rollup.class).name("rollup-" + r.label));
+                Table closed = tEnv.sqlQuery(
+                        "SELECT `counter`, window_start, SUM(delta) AS s, COUNT(*) AS n FROM TABLE(TUMBLE(TABLE events, DESCRIPTOR(rt), "
+                                + References.sqlInterval(r) + ")) GROUP BY `counter`, window_start, window_end");
+                rollups.add(tEnv.toDataStream(closed)
+                        .map(row -> {
+                            long start = epochMillis(row.getField("window_start"));
+                            return new Rollup(
+                                    row.<String>getFieldAs("counter"),
+                                    r.label,
+                                    start,
+                                    start + r.sizeMillis,
+                                    row.<Long>getFieldAs("s"),
+                                    row.<Long>getFieldAs("n"),
+                                    null,
+                                    0);
+                        })
+                        .returns(Rollup.class)
+                        .name("rollup-" + r.label));
             }
         }
         Table totals = tEnv.sqlQuery("SELECT `counter`, SUM(delta) AS s FROM events GROUP BY `counter`");
-        writes.add(upserts(tEnv, totals, Schema.newBuilder().column("counter", DataTypes.STRING().notNull())
-                .column("s", DataTypes.BIGINT()).primaryKey("counter").build())
+        writes.add(upserts(
+                        tEnv,
+                        totals,
+                        Schema.newBuilder()
+                                .column("counter", DataTypes.STRING().notNull())
+                                .column("s", DataTypes.BIGINT())
+                                .primaryKey("counter")
+                                .build())
                 .map(row -> new CountWrite(keys.total(row.<String>getFieldAs("counter")), row.<Long>getFieldAs("s"), 0))
-                .returns(CountWrite.class).name("redis-total"));
+                .returns(CountWrite.class)
+                .name("redis-total"));
         return sink(env, writes, rollups, out);
     }
 
     /** The inserts and updates of {@code table} as an upsert stream (deletes, which SUM over inserts never makes, dropped). */
     private static DataStream<Row> upserts(StreamTableEnvironment tEnv, Table table, Schema schema) {
-        return tEnv.toChangelogStream(table, schema, ChangelogMode.upsert()).filter(row -> row.getKind() != RowKind.DELETE).name("upserts");
+        return tEnv.toChangelogStream(table, schema, ChangelogMode.upsert())
+                .filter(row -> row.getKind() != RowKind.DELETE)
+                .name("upserts");
     }
 
     static long epochMillis(Object time) {
@@ -175,10 +250,15 @@ final class FairReferences {
 
     // ------------------------------------------------------------------ outputs
 
-    private static int sink(StreamExecutionEnvironment env, List<DataStream<CountWrite>> writes, List<DataStream<Rollup>> rollups, Outputs out) {
+    private static int sink(
+            StreamExecutionEnvironment env,
+            List<DataStream<CountWrite>> writes,
+            List<DataStream<Rollup>> rollups,
+            Outputs out) {
         DataStream<CountWrite> all = writes.get(0);
         for (int i = 1; i < writes.size(); i++) all = all.union(writes.get(i));
-        all.sinkTo(new StampingSink<>(new PipelinedSetSink(out.redisHost(), out.redisPort()))).name("redis");
+        all.sinkTo(new StampingSink<>(new PipelinedSetSink(out.redisHost(), out.redisPort())))
+                .name("redis");
         if (!rollups.isEmpty()) {
             DataStream<Rollup> r = rollups.get(0);
             for (int i = 1; i < rollups.size(); i++) r = r.union(rollups.get(i));

@@ -19,6 +19,7 @@ final class GeneratedEvents implements GeneratorFunction<Long, Event> {
     private final BenchEvents events;
     /** Paced: event time is the wall clock at creation, and every {@code probeEvery}-th event is a probe. */
     private final boolean paced;
+
     private final long probeEvery;
     private transient EventParser parser;
     private transient int subtask;
@@ -31,14 +32,20 @@ final class GeneratedEvents implements GeneratorFunction<Long, Event> {
 
     /** Every event of the workload, as fast as the job takes them. */
     static DataGeneratorSource<Event> source(BenchEvents events) {
-        return new DataGeneratorSource<>(new GeneratedEvents(events, false, 0), events.count, RateLimiterStrategy.noOp(),
+        return new DataGeneratorSource<>(
+                new GeneratedEvents(events, false, 0),
+                events.count,
+                RateLimiterStrategy.noOp(),
                 TypeInformation.of(Event.class));
     }
 
     /** The workload at {@code eventsPerSecond} (in all), stamped with creation times, with probes. */
     static DataGeneratorSource<Event> paced(BenchEvents events, double eventsPerSecond, long probeEvery) {
-        return new DataGeneratorSource<>(new GeneratedEvents(events, true, probeEvery), events.count,
-                RateLimiterStrategy.perSecond(eventsPerSecond), TypeInformation.of(Event.class));
+        return new DataGeneratorSource<>(
+                new GeneratedEvents(events, true, probeEvery),
+                events.count,
+                RateLimiterStrategy.perSecond(eventsPerSecond),
+                TypeInformation.of(Event.class));
     }
 
     static String probeCounter(long i) {
@@ -64,7 +71,8 @@ final class GeneratedEvents implements GeneratorFunction<Long, Event> {
             BenchClock.LAST_INDEX.set(subtask, i);
         } else {
             line = events.line(i);
-            BenchClock.LAST_INDEX.lazySet(subtask, i); // how far each part got, for the state per active counter at a checkpoint
+            BenchClock.LAST_INDEX.lazySet(
+                    subtask, i); // how far each part got, for the state per active counter at a checkpoint
         }
         return parser.parse(line, null, null, 0, 0);
     }

@@ -22,30 +22,57 @@ import picocli.CommandLine.Option;
  * {@code RESULT bench.growth.extrapolated} for {@code --target} counters, along the straight line through the
  * smallest and the largest size (state and Redis memory grow with the counters; the per-event costs do not).
  */
-@Command(name = "growth", mixinStandardHelpOptions = true,
-        description = "The zipf workload over 1M, 4M and 16M counters: events/s, job CPU per event, checkpoint duration and size, state and Redis memory per counter, heap; RESULT lines per size, the ratio of the largest to the smallest, and an extrapolation to --target counters.")
+@Command(
+        name = "growth",
+        mixinStandardHelpOptions = true,
+        description =
+                "The zipf workload over 1M, 4M and 16M counters: events/s, job CPU per event, checkpoint duration and size, state and Redis memory per counter, heap; RESULT lines per size, the ratio of the largest to the smallest, and an extrapolation to --target counters.")
 final class GrowthBench implements Callable<Integer> {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
-    @Option(names = "--sizes", defaultValue = "1M,4M,16M", split = ",", description = "Counter counts, e.g. 100k,400k or 1M,4M,16M (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--sizes",
+            defaultValue = "1M,4M,16M",
+            split = ",",
+            description = "Counter counts, e.g. 100k,400k or 1M,4M,16M (default: ${DEFAULT-VALUE}).")
     List<String> sizes;
 
-    @Option(names = "--events-per-counter", defaultValue = "3", description = "Events per counter of a size (default: ${DEFAULT-VALUE}); zipf touches the head often and leaves part of the tail untouched: the figures are per distinct counter touched.")
+    @Option(
+            names = "--events-per-counter",
+            defaultValue = "3",
+            description =
+                    "Events per counter of a size (default: ${DEFAULT-VALUE}); zipf touches the head often and leaves part of the tail untouched: the figures are per distinct counter touched.")
     double eventsPerCounter;
 
-    @Option(names = "--target", defaultValue = "100M", description = "The counter count to extrapolate to (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--target",
+            defaultValue = "100M",
+            description = "The counter count to extrapolate to (default: ${DEFAULT-VALUE}).")
     String target;
 
-    @Option(names = "--redis", paramLabel = "URL", description = "Redis to write to (default: $ROLLCOUNT_REDIS or redis://127.0.0.1:6379).")
+    @Option(
+            names = "--redis",
+            paramLabel = "URL",
+            description = "Redis to write to (default: $ROLLCOUNT_REDIS or redis://127.0.0.1:6379).")
     String redis;
 
     @Option(names = "--work-dir", paramLabel = "DIR", description = "Checkpoints (default: .rollcount/bench-growth).")
     Path workDir;
 
     /** What one size measured. */
-    record Figures(long counters, long distinct, long events, double eps, double jobMicros, long checkpointMillis, long checkpointMaxMillis,
-            long checkpointBytes, double stateBytesPerCounter, double redisBytesPerCounter, long heapPeakBytes) {}
+    record Figures(
+            long counters,
+            long distinct,
+            long events,
+            double eps,
+            double jobMicros,
+            long checkpointMillis,
+            long checkpointMaxMillis,
+            long checkpointBytes,
+            double stateBytesPerCounter,
+            double redisBytesPerCounter,
+            long heapPeakBytes) {}
 
     static long parseCount(String s) {
         String t = s.trim().toLowerCase(Locale.ROOT);
@@ -59,7 +86,8 @@ final class GrowthBench implements Callable<Integer> {
             if (n < 1_000) throw new NumberFormatException();
             return n;
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("'" + s + "' is not a counter count of at least 1000, such as 100k, 4M or 100M");
+            throw new IllegalArgumentException(
+                    "'" + s + "' is not a counter count of at least 1000, such as 100k, 4M or 100M");
         }
     }
 
@@ -75,10 +103,20 @@ final class GrowthBench implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }
         String url = redis != null ? redis : System.getenv().getOrDefault("ROLLCOUNT_REDIS", "redis://127.0.0.1:6379");
-        Path dir = (workDir != null ? workDir : Path.of(".rollcount", "bench-growth", String.valueOf(ProcessHandle.current().pid()))).toAbsolutePath();
+        Path dir = (workDir != null
+                        ? workDir
+                        : Path.of(
+                                ".rollcount",
+                                "bench-growth",
+                                String.valueOf(ProcessHandle.current().pid())))
+                .toAbsolutePath();
         PrintStream out = System.out;
-        out.printf(Locale.ROOT, "bench growth: zipf over %s counters, %.1f events per counter, parallelism %d, RocksDB, checkpoints every 5 s%n",
-                counts, eventsPerCounter, JobBench.PARALLELISM);
+        out.printf(
+                Locale.ROOT,
+                "bench growth: zipf over %s counters, %.1f events per counter, parallelism %d, RocksDB, checkpoints every 5 s%n",
+                counts,
+                eventsPerCounter,
+                JobBench.PARALLELISM);
         List<Figures> all = new ArrayList<>();
         try {
             for (long n : counts) all.add(measure(n, url, dir.resolve("n" + n), out));
@@ -87,36 +125,68 @@ final class GrowthBench implements Callable<Integer> {
         }
         Figures small = all.get(0), large = all.get(all.size() - 1);
         if (all.size() > 1) {
-            result(out, "bench.growth.ratio", "from", String.valueOf(small.counters()), "to", String.valueOf(large.counters()),
-                    "counters_ratio", f2(large.counters() / (double) small.counters()),
-                    "distinct_ratio", f2(large.distinct() / (double) small.distinct()),
-                    "eps_ratio", f2(large.eps() / small.eps()),
-                    "job_cpu_per_event_ratio", f2(large.jobMicros() / small.jobMicros()),
-                    "checkpoint_ms_ratio", f2(large.checkpointMillis() / (double) small.checkpointMillis()),
-                    "checkpoint_bytes_ratio", f2(large.checkpointBytes() / (double) small.checkpointBytes()),
-                    "state_bytes_per_counter_ratio", f2(large.stateBytesPerCounter() / small.stateBytesPerCounter()),
-                    "redis_bytes_per_counter_ratio", f2(large.redisBytesPerCounter() / small.redisBytesPerCounter()),
-                    "heap_peak_ratio", f2(large.heapPeakBytes() / (double) small.heapPeakBytes()));
+            result(
+                    out,
+                    "bench.growth.ratio",
+                    "from",
+                    String.valueOf(small.counters()),
+                    "to",
+                    String.valueOf(large.counters()),
+                    "counters_ratio",
+                    f2(large.counters() / (double) small.counters()),
+                    "distinct_ratio",
+                    f2(large.distinct() / (double) small.distinct()),
+                    "eps_ratio",
+                    f2(large.eps() / small.eps()),
+                    "job_cpu_per_event_ratio",
+                    f2(large.jobMicros() / small.jobMicros()),
+                    "checkpoint_ms_ratio",
+                    f2(large.checkpointMillis() / (double) small.checkpointMillis()),
+                    "checkpoint_bytes_ratio",
+                    f2(large.checkpointBytes() / (double) small.checkpointBytes()),
+                    "state_bytes_per_counter_ratio",
+                    f2(large.stateBytesPerCounter() / small.stateBytesPerCounter()),
+                    "redis_bytes_per_counter_ratio",
+                    f2(large.redisBytesPerCounter() / small.redisBytesPerCounter()),
+                    "heap_peak_ratio",
+                    f2(large.heapPeakBytes() / (double) small.heapPeakBytes()));
             // the straight line through the smallest and the largest size, per distinct counter touched
-            double stateSlope = (large.checkpointBytes() - small.checkpointBytes()) / (double) (large.distinct() - small.distinct());
-            double redisSlope = (large.redisBytesPerCounter() * large.distinct() - small.redisBytesPerCounter() * small.distinct())
-                    / (large.distinct() - small.distinct());
+            double stateSlope = (large.checkpointBytes() - small.checkpointBytes())
+                    / (double) (large.distinct() - small.distinct());
+            double redisSlope =
+                    (large.redisBytesPerCounter() * large.distinct() - small.redisBytesPerCounter() * small.distinct())
+                            / (large.distinct() - small.distinct());
             double state = large.checkpointBytes() + stateSlope * (targetCount - large.distinct());
-            double redisBytes = large.redisBytesPerCounter() * large.distinct() + redisSlope * (targetCount - large.distinct());
+            double redisBytes =
+                    large.redisBytesPerCounter() * large.distinct() + redisSlope * (targetCount - large.distinct());
             double gib = 1024.0 * 1024 * 1024;
-            result(out, "bench.growth.extrapolated", "counters", String.valueOf(targetCount),
-                    "state_bytes_per_counter", String.valueOf(Math.round(stateSlope)), "state_gib", f2(state / gib),
-                    "redis_bytes_per_counter", String.valueOf(Math.round(redisSlope)), "redis_gib", f2(redisBytes / gib),
-                    // Redis nodes of 64 GiB used to 75 %, one replica each; RocksDB state spread over TaskManagers of 100 GiB local disk
-                    "redis_nodes_64gib", String.valueOf((long) Math.ceil(redisBytes / (0.75 * 64 * gib))),
-                    "note", "linear-from-" + small.distinct() + "-to-" + large.distinct() + "-distinct-counters");
+            result(
+                    out,
+                    "bench.growth.extrapolated",
+                    "counters",
+                    String.valueOf(targetCount),
+                    "state_bytes_per_counter",
+                    String.valueOf(Math.round(stateSlope)),
+                    "state_gib",
+                    f2(state / gib),
+                    "redis_bytes_per_counter",
+                    String.valueOf(Math.round(redisSlope)),
+                    "redis_gib",
+                    f2(redisBytes / gib),
+                    // Redis nodes of 64 GiB used to 75 %, one replica each; RocksDB state spread over TaskManagers of
+                    // 100 GiB local disk
+                    "redis_nodes_64gib",
+                    String.valueOf((long) Math.ceil(redisBytes / (0.75 * 64 * gib))),
+                    "note",
+                    "linear-from-" + small.distinct() + "-to-" + large.distinct() + "-distinct-counters");
         }
         return 0;
     }
 
     private Figures measure(long counters, String url, Path dir, PrintStream out) throws Exception {
         long events = Math.round(counters * eventsPerCounter);
-        JobBench.Size size = new JobBench.Size("growth", events, (int) Math.min(Integer.MAX_VALUE, counters), 100_000, 1, 10, 0, 0, 0, 50_000, 0);
+        JobBench.Size size = new JobBench.Size(
+                "growth", events, (int) Math.min(Integer.MAX_VALUE, counters), 100_000, 1, 10, 0, 0, 0, 50_000, 0);
         JobBench bench = new JobBench(size, url, false, dir, out);
         bench.checkpointInterval = java.time.Duration.ofSeconds(5);
         Figures[] f = new Figures[1];
@@ -127,27 +197,61 @@ final class GrowthBench implements Callable<Integer> {
             System.gc();
             long memoryBefore = bench.redisUsedMemory();
             AtomicLong heapPeak = new AtomicLong();
-            JobBench.Measured m = bench.measured(() -> bench.ours(ev,
-                    t -> heapPeak.accumulateAndGet(ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed(), Math::max)));
+            JobBench.Measured m = bench.measured(() -> bench.ours(
+                    ev,
+                    t -> heapPeak.accumulateAndGet(
+                            ManagementFactory.getMemoryMXBean()
+                                    .getHeapMemoryUsage()
+                                    .getUsed(),
+                            Math::max)));
             long redisBytes = bench.redisUsedMemory() - memoryBefore;
             BenchCluster.Run run = m.run();
-            f[0] = new Figures(counters, distinct, ev.count, m.eps(ev.count), m.jobMicros(ev.count), run.lastCheckpointMillis, run.maxCheckpointMillis,
-                    run.lastCheckpointFullBytes, run.lastCheckpointFullBytes < 0 ? -1 : run.lastCheckpointFullBytes / (double) distinct,
-                    redisBytes / (double) distinct, heapPeak.get());
+            f[0] = new Figures(
+                    counters,
+                    distinct,
+                    ev.count,
+                    m.eps(ev.count),
+                    m.jobMicros(ev.count),
+                    run.lastCheckpointMillis,
+                    run.maxCheckpointMillis,
+                    run.lastCheckpointFullBytes,
+                    run.lastCheckpointFullBytes < 0 ? -1 : run.lastCheckpointFullBytes / (double) distinct,
+                    redisBytes / (double) distinct,
+                    heapPeak.get());
         });
         Figures x = f[0];
-        result(out, "bench.growth", "counters", String.valueOf(x.counters()), "distinct", String.valueOf(x.distinct()), "events", String.valueOf(x.events()),
-                "eps", String.format(Locale.ROOT, "%.0f", x.eps()), "job_cpu_us_per_event", f2(x.jobMicros()),
-                "checkpoint_ms", String.valueOf(x.checkpointMillis()), "checkpoint_max_ms", String.valueOf(x.checkpointMaxMillis()),
-                "checkpoint_bytes", String.valueOf(x.checkpointBytes()), "state_bytes_per_counter", String.format(Locale.ROOT, "%.0f", x.stateBytesPerCounter()),
-                "redis_bytes_per_counter", String.format(Locale.ROOT, "%.0f", x.redisBytesPerCounter()),
-                "heap_peak_mb", String.valueOf(x.heapPeakBytes() / (1024 * 1024)));
+        result(
+                out,
+                "bench.growth",
+                "counters",
+                String.valueOf(x.counters()),
+                "distinct",
+                String.valueOf(x.distinct()),
+                "events",
+                String.valueOf(x.events()),
+                "eps",
+                String.format(Locale.ROOT, "%.0f", x.eps()),
+                "job_cpu_us_per_event",
+                f2(x.jobMicros()),
+                "checkpoint_ms",
+                String.valueOf(x.checkpointMillis()),
+                "checkpoint_max_ms",
+                String.valueOf(x.checkpointMaxMillis()),
+                "checkpoint_bytes",
+                String.valueOf(x.checkpointBytes()),
+                "state_bytes_per_counter",
+                String.format(Locale.ROOT, "%.0f", x.stateBytesPerCounter()),
+                "redis_bytes_per_counter",
+                String.format(Locale.ROOT, "%.0f", x.redisBytesPerCounter()),
+                "heap_peak_mb",
+                String.valueOf(x.heapPeakBytes() / (1024 * 1024)));
         return x;
     }
 
     private static void deleteQuietly(Path dir) {
         try (var paths = java.nio.file.Files.walk(dir)) {
-            for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) java.nio.file.Files.deleteIfExists(p);
+            for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList())
+                java.nio.file.Files.deleteIfExists(p);
         } catch (java.io.IOException | RuntimeException ignored) {
             // a leftover folder of a benchmark is harmless
         }
@@ -159,7 +263,8 @@ final class GrowthBench implements Callable<Integer> {
 
     private static void result(PrintStream out, String benchmark, String... pairs) {
         StringBuilder sb = new StringBuilder("RESULT ").append(benchmark);
-        for (int i = 0; i < pairs.length; i += 2) sb.append(' ').append(pairs[i]).append('=').append(pairs[i + 1]);
+        for (int i = 0; i < pairs.length; i += 2)
+            sb.append(' ').append(pairs[i]).append('=').append(pairs[i + 1]);
         out.println(sb);
         out.flush();
     }

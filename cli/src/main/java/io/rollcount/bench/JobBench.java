@@ -10,7 +10,6 @@ import io.rollcount.job.metrics.RollcountMetrics;
 import io.rollcount.job.model.Event;
 import io.rollcount.job.ops.DropDuplicates;
 import io.rollcount.job.ops.PreAggregate;
-import io.rollcount.job.ops.RouteEvents;
 import io.rollcount.job.redis.RedisEndpoint;
 import io.rollcount.job.redis.RedisKeys;
 import io.rollcount.job.redis.RedisSink;
@@ -60,13 +59,26 @@ public final class JobBench {
      * Sizes of a run. {@code warmupEvents}: zipf events each variant runs once before anything is measured
      * (the JIT compiles for tens of seconds). {@code events}: per workload and round, measured.
      */
-    public record Size(String name, long events, int counters, int users, int rounds, int pacedSeconds, long kafkaEvents,
-            int limitLines, long redisEvents, double eventTimeRate, long warmupEvents) {
-        public static final Size FULL = new Size("full", 3_000_000, 1_000_000, 100_000, 3, 60, 3_000_000, 1_000_000, 600_000, 50_000, 500_000);
+    public record Size(
+            String name,
+            long events,
+            int counters,
+            int users,
+            int rounds,
+            int pacedSeconds,
+            long kafkaEvents,
+            int limitLines,
+            long redisEvents,
+            double eventTimeRate,
+            long warmupEvents) {
+        public static final Size FULL =
+                new Size("full", 3_000_000, 1_000_000, 100_000, 3, 60, 3_000_000, 1_000_000, 600_000, 50_000, 500_000);
         /** Small and short: the figures of a quick run are not a steady state, and its first line says so. */
-        public static final Size QUICK = new Size("quick", 30_000, 1_000_000, 100_000, 1, 10, 30_000, 100_000, 30_000, 50_000, 10_000);
+        public static final Size QUICK =
+                new Size("quick", 30_000, 1_000_000, 100_000, 1, 10, 30_000, 100_000, 30_000, 50_000, 10_000);
         /** For the automated test: seconds, not figures. */
-        public static final Size TINY = new Size("tiny", 4_000, 10_000, 1_000, 1, 3, 4_000, 10_000, 4_000, 5_000, 2_000);
+        public static final Size TINY =
+                new Size("tiny", 4_000, 10_000, 1_000, 1, 3, 4_000, 10_000, 4_000, 5_000, 2_000);
     }
 
     static final int PARALLELISM = 2;
@@ -122,11 +134,13 @@ public final class JobBench {
         final List<Double> redisFloorMicrosPerEvent = new ArrayList<>();
         /** Rollcount with its Redis writes built and discarded (zipf only): the job's own cost. */
         final List<Double> oursNoRedis = new ArrayList<>();
+
         final List<Double> oursNoRedisJobMicros = new ArrayList<>();
         final List<Double> ratioNaive = new ArrayList<>();
         final List<Double> ratioSql = new ArrayList<>();
         /** The fair references: the same Redis outputs as ours. */
         final List<Double> naiveRedis = new ArrayList<>();
+
         final List<Double> sqlRedis = new ArrayList<>();
         final List<Double> ratioNaiveRedis = new ArrayList<>();
         final List<Double> ratioSqlRedis = new ArrayList<>();
@@ -176,13 +190,17 @@ public final class JobBench {
     public void run() throws Exception {
         long started = System.nanoTime();
         Files.createDirectories(work);
-        out.printf("bench job (%s): %,d events per workload, %,d counters, %,d users, parallelism %d, RocksDB, checkpoints every 10 s, %d round(s), warm-up %,d events per variant%n",
+        out.printf(
+                "bench job (%s): %,d events per workload, %,d counters, %,d users, parallelism %d, RocksDB, checkpoints every 10 s, %d round(s), warm-up %,d events per variant%n",
                 size.name, size.events, size.counters, size.users, PARALLELISM, size.rounds, size.warmupEvents);
         if (size != Size.FULL) {
-            out.println("  (" + size.name + " run: too few events for a steady state; the CPU figures still include JIT compilation. The full run measures "
+            out.println("  (" + size.name
+                    + " run: too few events for a steady state; the CPU figures still include JIT compilation. The full run measures "
                     + String.format(Locale.ROOT, "%,d", Size.FULL.events) + " events per workload.)");
         }
-        out.println("  Rollcount: RollcountJob.build with dedup, five resolutions, uniques, trending and window top-K, real Redis at " + redisUrl + " prefix " + prefix);
+        out.println(
+                "  Rollcount: RollcountJob.build with dedup, five resolutions, uniques, trending and window top-K, real Redis at "
+                        + redisUrl + " prefix " + prefix);
         try (BenchCluster c = new BenchCluster(PARALLELISM, work)) {
             cluster = c;
             Map<Workload, Figures> figures = new EnumMap<>(Workload.class);
@@ -192,8 +210,13 @@ public final class JobBench {
                     BenchEvents ev = events(profileOnly, size.events);
                     long commands = c.metrics.sum(RollcountMetrics.REDIS_COMMANDS_SENT);
                     BenchCluster.Run o = ours(ev);
-                    out.printf("  ours %s %,.0f ev/s, %.4f Redis commands/event, counted %,d, job CPU %.1f us/event%n", profileOnly, ev.count / o.seconds,
-                            (c.metrics.sum(RollcountMetrics.REDIS_COMMANDS_SENT) - commands) / (double) ev.count, o.acc(PreAggregate.COUNTED), o.jobCpuSeconds * 1e6 / ev.count);
+                    out.printf(
+                            "  ours %s %,.0f ev/s, %.4f Redis commands/event, counted %,d, job CPU %.1f us/event%n",
+                            profileOnly,
+                            ev.count / o.seconds,
+                            (c.metrics.sum(RollcountMetrics.REDIS_COMMANDS_SENT) - commands) / (double) ev.count,
+                            o.acc(PreAggregate.COUNTED),
+                            o.jobCpuSeconds * 1e6 / ev.count);
                     cleanRedis();
                 }
                 return;
@@ -282,14 +305,28 @@ public final class JobBench {
                     f.sqlRedisJobMicros.add(sr.jobMicros(ev.count));
                     f.sqlRedisRedisMicros.add(sr.redisMicros(ev.count));
                     f.cmdsPerEvent.add(cmds);
-                    f.redis.add(References.redis(ev, size.redisEvents, redisHost, redisPort, prefix + ":seed", PARALLELISM));
+                    f.redis.add(References.redis(
+                            ev, size.redisEvents, redisHost, redisPort, prefix + ":seed", PARALLELISM));
                     cleanRedis();
                     f.limit.add(References.limitOneThread(ev, size.limitLines, 3) * PARALLELISM);
-                    out.printf("  round %d %-7s ours %,9.0f ev/s (counted %,d, duplicates %,d, late %,d; %.4f Redis commands/event; job %.1f us, Redis %.1f us CPU/event)"
+                    out.printf(
+                            "  round %d %-7s ours %,9.0f ev/s (counted %,d, duplicates %,d, late %,d; %.4f Redis commands/event; job %.1f us, Redis %.1f us CPU/event)"
                                     + "  naive %,9.0f  sql %,9.0f  naive+redis %,9.0f  sql+redis %,9.0f  redis %,9.0f  limit %,9.0f%n",
-                            round + 1, w, oursEps, o.acc(PreAggregate.COUNTED), o.acc(DropDuplicates.DUPLICATES), o.acc(PreAggregate.LATE_COUNTER),
-                            cmds, last(f.jobMicrosPerEvent), last(f.redisMicrosPerEvent), naiveEps, sqlEps, last(f.naiveRedis), last(f.sqlRedis),
-                            last(f.redis), last(f.limit));
+                            round + 1,
+                            w,
+                            oursEps,
+                            o.acc(PreAggregate.COUNTED),
+                            o.acc(DropDuplicates.DUPLICATES),
+                            o.acc(PreAggregate.LATE_COUNTER),
+                            cmds,
+                            last(f.jobMicrosPerEvent),
+                            last(f.redisMicrosPerEvent),
+                            naiveEps,
+                            sqlEps,
+                            last(f.naiveRedis),
+                            last(f.sqlRedis),
+                            last(f.redis),
+                            last(f.limit));
                     if (w == Workload.zipf) {
                         BenchCluster.Run g = sourceOnly(ev);
                         sourceOnly.add(ev.count / g.seconds);
@@ -299,42 +336,123 @@ public final class JobBench {
             for (Workload w : Workload.values()) {
                 Figures f = figures.get(w);
                 double ours = median(f.ours);
-                result("job." + w, "ours_eps", eps(ours), "naive_eps", eps(median(f.naive)), "ratio_naive", r2(median(f.ratioNaive)),
-                        "sql_eps", eps(median(f.sql)), "ratio_sql", r2(median(f.ratioSql)), "redis_eps", eps(median(f.redis)),
-                        "ratio_redis", r2(ours / median(f.redis)), "limit_eps", eps(median(f.limit)), "ratio_limit", r2(ours / median(f.limit)),
-                        "redis_cmds_per_event", String.format(Locale.ROOT, "%.4f", median(f.cmdsPerEvent)),
-                        "redis_cpu_us_per_event", us(median(f.redisMicrosPerEvent)),
-                        "redis_floor_us_per_event", us(median(f.redisFloorMicrosPerEvent)),
-                        "runs", String.valueOf(f.ours.size()), "ours_spread_pct", String.valueOf(Math.round(spreadPct(f.ours))),
-                        "ref", "flink-2.2.1-datastream-window-aggregate/flink-sql-tumble-tvf-minibatch-two-phase/redis-7-incrby-16-shards-pipelined/one-thread-parse-map-hll-cms-x" + PARALLELISM,
-                        "naive_redis_eps", eps(median(f.naiveRedis)), "ratio_naive_redis", r2(median(f.ratioNaiveRedis)),
-                        "sql_redis_eps", eps(median(f.sqlRedis)), "ratio_sql_redis", r2(median(f.ratioSqlRedis)),
-                        "job_cpu_us_per_event", us(median(f.jobMicrosPerEvent)),
-                        "naive_redis_job_cpu_us_per_event", us(median(f.naiveRedisJobMicros)),
-                        "naive_redis_redis_cpu_us_per_event", us(median(f.naiveRedisRedisMicros)),
-                        "sql_redis_job_cpu_us_per_event", us(median(f.sqlRedisJobMicros)),
-                        "sql_redis_redis_cpu_us_per_event", us(median(f.sqlRedisRedisMicros)),
-                        "redis_bytes_per_counter", String.valueOf(Math.round(median(f.redisBytesPerCounter))),
-                        "distinct_counters", String.valueOf(f.distinctCounters), "events", String.valueOf(size.events),
-                        "naive_job_cpu_us_per_event", us(median(f.naiveJobMicros)), "sql_job_cpu_us_per_event", us(median(f.sqlJobMicros)),
-                        "ref_redis", "datastream-windows-and-rolling-total/sql-group-by-bucket-upsert-minibatch-two-phase-pipelined-set-pxat");
+                result(
+                        "job." + w,
+                        "ours_eps",
+                        eps(ours),
+                        "naive_eps",
+                        eps(median(f.naive)),
+                        "ratio_naive",
+                        r2(median(f.ratioNaive)),
+                        "sql_eps",
+                        eps(median(f.sql)),
+                        "ratio_sql",
+                        r2(median(f.ratioSql)),
+                        "redis_eps",
+                        eps(median(f.redis)),
+                        "ratio_redis",
+                        r2(ours / median(f.redis)),
+                        "limit_eps",
+                        eps(median(f.limit)),
+                        "ratio_limit",
+                        r2(ours / median(f.limit)),
+                        "redis_cmds_per_event",
+                        String.format(Locale.ROOT, "%.4f", median(f.cmdsPerEvent)),
+                        "redis_cpu_us_per_event",
+                        us(median(f.redisMicrosPerEvent)),
+                        "redis_floor_us_per_event",
+                        us(median(f.redisFloorMicrosPerEvent)),
+                        "runs",
+                        String.valueOf(f.ours.size()),
+                        "ours_spread_pct",
+                        String.valueOf(Math.round(spreadPct(f.ours))),
+                        "ref",
+                        "flink-2.2.1-datastream-window-aggregate/flink-sql-tumble-tvf-minibatch-two-phase/redis-7-incrby-16-shards-pipelined/one-thread-parse-map-hll-cms-x"
+                                + PARALLELISM,
+                        "naive_redis_eps",
+                        eps(median(f.naiveRedis)),
+                        "ratio_naive_redis",
+                        r2(median(f.ratioNaiveRedis)),
+                        "sql_redis_eps",
+                        eps(median(f.sqlRedis)),
+                        "ratio_sql_redis",
+                        r2(median(f.ratioSqlRedis)),
+                        "job_cpu_us_per_event",
+                        us(median(f.jobMicrosPerEvent)),
+                        "naive_redis_job_cpu_us_per_event",
+                        us(median(f.naiveRedisJobMicros)),
+                        "naive_redis_redis_cpu_us_per_event",
+                        us(median(f.naiveRedisRedisMicros)),
+                        "sql_redis_job_cpu_us_per_event",
+                        us(median(f.sqlRedisJobMicros)),
+                        "sql_redis_redis_cpu_us_per_event",
+                        us(median(f.sqlRedisRedisMicros)),
+                        "redis_bytes_per_counter",
+                        String.valueOf(Math.round(median(f.redisBytesPerCounter))),
+                        "distinct_counters",
+                        String.valueOf(f.distinctCounters),
+                        "events",
+                        String.valueOf(size.events),
+                        "naive_job_cpu_us_per_event",
+                        us(median(f.naiveJobMicros)),
+                        "sql_job_cpu_us_per_event",
+                        us(median(f.sqlJobMicros)),
+                        "ref_redis",
+                        "datastream-windows-and-rolling-total/sql-group-by-bucket-upsert-minibatch-two-phase-pipelined-set-pxat");
             }
             double uniform = median(figures.get(Workload.uniform).ours);
             double viral = median(figures.get(Workload.viral).ours);
-            result("job.viral_vs_uniform", "viral_eps", eps(viral), "uniform_eps", eps(uniform), "ratio", r2(viral / uniform));
+            result(
+                    "job.viral_vs_uniform",
+                    "viral_eps",
+                    eps(viral),
+                    "uniform_eps",
+                    eps(uniform),
+                    "ratio",
+                    r2(viral / uniform));
             Figures z = figures.get(Workload.zipf);
-            result("job.zipf.breakdown", "ours_eps", eps(median(z.ours)), "ours_without_redis_eps", eps(median(z.oursNoRedis)),
-                    "ratio_naive_without_redis", r2(median(z.oursNoRedis) / median(z.naive)),
-                    "redis_cpu_us_per_event", us(median(z.redisMicrosPerEvent)),
-                    "redis_one_core_eps", eps(1e6 / median(z.redisMicrosPerEvent)),
-                    "note", "without-redis=same-job-redis-writes-built-and-discarded;redis-cpu=INFO-used_cpu-of-the-server-during-the-run",
-                    "ours_without_redis_job_cpu_us_per_event", us(median(z.oursNoRedisJobMicros)));
-            Percentiles p = new Percentiles(reads.stream().mapToDouble(Double::doubleValue).toArray());
-            result("job.read_latency", "p50_ms", ms(p.at(50)), "p99_ms", ms(p.at(99)), "max_ms", ms(p.max()), "reads", String.valueOf(p.count()),
-                    "workload", "zipf-ours-full-speed", "reader", "get-total-and-mget-60-1m-keys-alternately-hot-and-cold-every-" + ReadLatencyProbe.PAUSE_MILLIS + "ms");
+            result(
+                    "job.zipf.breakdown",
+                    "ours_eps",
+                    eps(median(z.ours)),
+                    "ours_without_redis_eps",
+                    eps(median(z.oursNoRedis)),
+                    "ratio_naive_without_redis",
+                    r2(median(z.oursNoRedis) / median(z.naive)),
+                    "redis_cpu_us_per_event",
+                    us(median(z.redisMicrosPerEvent)),
+                    "redis_one_core_eps",
+                    eps(1e6 / median(z.redisMicrosPerEvent)),
+                    "note",
+                    "without-redis=same-job-redis-writes-built-and-discarded;redis-cpu=INFO-used_cpu-of-the-server-during-the-run",
+                    "ours_without_redis_job_cpu_us_per_event",
+                    us(median(z.oursNoRedisJobMicros)));
+            Percentiles p = new Percentiles(
+                    reads.stream().mapToDouble(Double::doubleValue).toArray());
+            result(
+                    "job.read_latency",
+                    "p50_ms",
+                    ms(p.at(50)),
+                    "p99_ms",
+                    ms(p.at(99)),
+                    "max_ms",
+                    ms(p.max()),
+                    "reads",
+                    String.valueOf(p.count()),
+                    "workload",
+                    "zipf-ours-full-speed",
+                    "reader",
+                    "get-total-and-mget-60-1m-keys-alternately-hot-and-cold-every-" + ReadLatencyProbe.PAUSE_MILLIS
+                            + "ms");
             result("job.source", "generator_eps", eps(median(sourceOnly)), "note", "generator-and-parse-only-job-zipf");
-            result("job.heap", "peak_heap_mb", String.valueOf(figures.get(Workload.zipf).peakHeap >> 20),
-                    "max_heap_mb", String.valueOf(Runtime.getRuntime().maxMemory() >> 20), "note", "sampled-heap-used-during-rollcount-zipf-runs-whole-jvm");
+            result(
+                    "job.heap",
+                    "peak_heap_mb",
+                    String.valueOf(figures.get(Workload.zipf).peakHeap >> 20),
+                    "max_heap_mb",
+                    String.valueOf(Runtime.getRuntime().maxMemory() >> 20),
+                    "note",
+                    "sampled-heap-used-during-rollcount-zipf-runs-whole-jvm");
             if (comparePolicies != null) new PolicyBench(this).compare(comparePolicies);
             paced(median(figures.get(Workload.zipf).ours) / 2);
             if (kafka) kafkaMode();
@@ -395,7 +513,8 @@ public final class JobBench {
             if (k < hot.size()) counters.add(hot.get(k));
             if (k < cold.size()) counters.add(cold.get(k));
         }
-        return new ReadLatencyProbe(redisHost, redisPort, prefix, counters, ev.baseTs(ev.partSize() - 1), work.resolve("reader.log"));
+        return new ReadLatencyProbe(
+                redisHost, redisPort, prefix, counters, ev.baseTs(ev.partSize() - 1), work.resolve("reader.log"));
     }
 
     /** Distinct counters among all events of a workload. */
@@ -411,7 +530,8 @@ public final class JobBench {
     BenchEvents events(Workload w, long count) {
         double span = count / size.eventTimeRate * 1000;
         long start = (System.currentTimeMillis() - (long) span - 60_000) / 1000 * 1000;
-        return new BenchEvents(SEED + w.ordinal(), w, size.counters, size.users, count, PARALLELISM, start, size.eventTimeRate, 2_000);
+        return new BenchEvents(
+                SEED + w.ordinal(), w, size.counters, size.users, count, PARALLELISM, start, size.eventTimeRate, 2_000);
     }
 
     private JobOptions options() {
@@ -428,7 +548,8 @@ public final class JobBench {
     }
 
     private StreamExecutionEnvironment environment(Configuration jobConf) {
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(cluster.jobConfiguration(jobConf));
+        StreamExecutionEnvironment env =
+                StreamExecutionEnvironment.getExecutionEnvironment(cluster.jobConfiguration(jobConf));
         env.setParallelism(PARALLELISM);
         return env;
     }
@@ -438,7 +559,8 @@ public final class JobBench {
     private boolean plainFloor;
 
     private void sampleHeap(long ignored) {
-        heapPeak.accumulateAndGet(ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed(), Math::max);
+        heapPeak.accumulateAndGet(
+                ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed(), Math::max);
     }
 
     /**
@@ -453,12 +575,27 @@ public final class JobBench {
     BenchCluster.Run ours(BenchEvents ev, java.util.function.Consumer<Long> whileRunning) throws Exception {
         JobOptions o = options();
         StreamExecutionEnvironment env = environment(RollcountJob.configuration(o));
-        RedisSink sink = plainFloor ? RedisSink.builder().setEndpoint(RedisEndpoint.fromOptions(o)).setKeyPrefix(o.redisKeyPrefix)
-                .setRetryTimeout(o.redisRetryTimeout).setCountersPerCall(RedisSink.JOB_COUNTERS_PER_CALL)
-                .setMaxBufferedKeys(RedisSink.JOB_MAX_BUFFERED_KEYS).setPlainWritesOnly(true).build() : RedisSink.fromOptions(o);
-        RollcountJob.build(env, o, GeneratedEvents.source(ev),
-                new RollcountJob.Outputs(new StampingSink<>(discardRedis ? null : sink), new DeadLetterFileSink(o.dlq), 1,
-                        null, null, discardRedis ? new StampingSink<>(null) : sink.withoutWatermark()));
+        RedisSink sink = plainFloor
+                ? RedisSink.builder()
+                        .setEndpoint(RedisEndpoint.fromOptions(o))
+                        .setKeyPrefix(o.redisKeyPrefix)
+                        .setRetryTimeout(o.redisRetryTimeout)
+                        .setCountersPerCall(RedisSink.JOB_COUNTERS_PER_CALL)
+                        .setMaxBufferedKeys(RedisSink.JOB_MAX_BUFFERED_KEYS)
+                        .setPlainWritesOnly(true)
+                        .build()
+                : RedisSink.fromOptions(o);
+        RollcountJob.build(
+                env,
+                o,
+                GeneratedEvents.source(ev),
+                new RollcountJob.Outputs(
+                        new StampingSink<>(discardRedis ? null : sink),
+                        new DeadLetterFileSink(o.dlq),
+                        1,
+                        null,
+                        null,
+                        discardRedis ? new StampingSink<>(null) : sink.withoutWatermark()));
         heapPeak.set(0);
         return cluster.run(env, "rollcount-" + ev.workload, PARALLELISM, false, timeout(ev.count, 1_000), whileRunning);
     }
@@ -495,8 +632,12 @@ public final class JobBench {
      * every closed window; with {@code --rollups.resolutions}, the same set as ours).
      */
     private FairReferences.Outputs redisOutputs(JobOptions kafkaOptions) {
-        return new FairReferences.Outputs(redisHost, redisPort, keys,
-                kafkaOptions == null ? null : KafkaIO.rollups(kafkaOptions), ROLLUP_RESOLUTIONS);
+        return new FairReferences.Outputs(
+                redisHost,
+                redisPort,
+                keys,
+                kafkaOptions == null ? null : KafkaIO.rollups(kafkaOptions),
+                ROLLUP_RESOLUTIONS);
     }
 
     /** The resolutions of Rollcount's {@code counter-rollups} records. */
@@ -531,16 +672,26 @@ public final class JobBench {
         long probeEvery = Math.max(1, (long) (rate / 50));
         JobOptions o = options();
         StreamExecutionEnvironment env = environment(RollcountJob.configuration(o));
-        RollcountJob.build(env, o, GeneratedEvents.paced(ev, rate, probeEvery),
-                new RollcountJob.Outputs(new StampingSink<>(RedisSink.fromOptions(o)), new DeadLetterFileSink(o.dlq), 1, null, null,
+        RollcountJob.build(
+                env,
+                o,
+                GeneratedEvents.paced(ev, rate, probeEvery),
+                new RollcountJob.Outputs(
+                        new StampingSink<>(RedisSink.fromOptions(o)),
+                        new DeadLetterFileSink(o.dlq),
+                        1,
+                        null,
+                        null,
                         RedisSink.fromOptions(o).withoutWatermark()));
         List<Long> latencies = new ArrayList<>();
         List<long[]> progress = new ArrayList<>();
         try (Jedis jedis = new Jedis(redisHost, redisPort)) {
-            BenchCluster.Run run = cluster.run(env, "rollcount-paced", PARALLELISM, false, Duration.ofSeconds(size.pacedSeconds * 3L + 120),
-                    t -> {
+            BenchCluster.Run run = cluster.run(
+                    env, "rollcount-paced", PARALLELISM, false, Duration.ofSeconds(size.pacedSeconds * 3L + 120), t -> {
                         pollProbes(jedis, latencies);
-                        progress.add(new long[] {System.currentTimeMillis(), BenchClock.LAST_INDEX.get(0), BenchClock.LAST_INDEX.get(1)});
+                        progress.add(new long[] {
+                            System.currentTimeMillis(), BenchClock.LAST_INDEX.get(0), BenchClock.LAST_INDEX.get(1)
+                        });
                     });
             long deadline = System.currentTimeMillis() + 5_000;
             while (!BenchClock.PROBES.isEmpty() && System.currentTimeMillis() < deadline) {
@@ -548,23 +699,67 @@ public final class JobBench {
                 Thread.sleep(20);
             }
             int missing = BenchClock.PROBES.size();
-            long[] sorted = latencies.stream().mapToLong(Long::longValue).sorted().toArray();
-            result("job.visibility", "rate_eps", eps(rate), "achieved_eps", eps(count / run.seconds), "p50_ms", String.valueOf(pct(sorted, 50)),
-                    "p99_ms", String.valueOf(pct(sorted, 99)), "max_ms", String.valueOf(sorted.length == 0 ? -1 : sorted[sorted.length - 1]),
-                    "probes", String.valueOf(sorted.length), "missing", String.valueOf(missing), "workload", "zipf-half-of-max-rate");
-            result("job.checkpoint", "duration_ms", String.valueOf(run.lastCheckpointMillis), "max_duration_ms", String.valueOf(run.maxCheckpointMillis),
-                    "full_bytes", String.valueOf(run.lastCheckpointFullBytes), "incremental_bytes", String.valueOf(run.lastCheckpointIncrementalBytes),
-                    "checkpoints", String.valueOf(run.checkpoints), "workload", "zipf-paced");
+            long[] sorted =
+                    latencies.stream().mapToLong(Long::longValue).sorted().toArray();
+            result(
+                    "job.visibility",
+                    "rate_eps",
+                    eps(rate),
+                    "achieved_eps",
+                    eps(count / run.seconds),
+                    "p50_ms",
+                    String.valueOf(pct(sorted, 50)),
+                    "p99_ms",
+                    String.valueOf(pct(sorted, 99)),
+                    "max_ms",
+                    String.valueOf(sorted.length == 0 ? -1 : sorted[sorted.length - 1]),
+                    "probes",
+                    String.valueOf(sorted.length),
+                    "missing",
+                    String.valueOf(missing),
+                    "workload",
+                    "zipf-half-of-max-rate");
+            result(
+                    "job.checkpoint",
+                    "duration_ms",
+                    String.valueOf(run.lastCheckpointMillis),
+                    "max_duration_ms",
+                    String.valueOf(run.maxCheckpointMillis),
+                    "full_bytes",
+                    String.valueOf(run.lastCheckpointFullBytes),
+                    "incremental_bytes",
+                    String.valueOf(run.lastCheckpointIncrementalBytes),
+                    "checkpoints",
+                    String.valueOf(run.checkpoints),
+                    "workload",
+                    "zipf-paced");
             long active = activeCounters(ev, progress, run.lastCheckpointTriggerMillis, probeEvery);
-            long dedup = run.stateBytesByOperator.entrySet().stream().filter(e -> e.getKey().contains("drop-duplicates"))
-                    .mapToLong(Map.Entry::getValue).sum();
-            long counting = run.stateBytesByOperator.entrySet().stream().filter(e -> e.getKey().contains("count-per-counter"))
-                    .mapToLong(Map.Entry::getValue).sum();
-            result("job.state", "bytes_per_active_counter", active <= 0 || run.lastCheckpointFullBytes < 0 ? "-1" : String.valueOf(run.lastCheckpointFullBytes / active),
-                    "counting_bytes_per_active_counter", active <= 0 ? "-1" : String.valueOf(counting / active),
-                    "dedup_bytes", String.valueOf(dedup), "active_counters", String.valueOf(active), "source", "last-checkpoint-full-size");
+            long dedup = run.stateBytesByOperator.entrySet().stream()
+                    .filter(e -> e.getKey().contains("drop-duplicates"))
+                    .mapToLong(Map.Entry::getValue)
+                    .sum();
+            long counting = run.stateBytesByOperator.entrySet().stream()
+                    .filter(e -> e.getKey().contains("count-per-counter"))
+                    .mapToLong(Map.Entry::getValue)
+                    .sum();
+            result(
+                    "job.state",
+                    "bytes_per_active_counter",
+                    active <= 0 || run.lastCheckpointFullBytes < 0
+                            ? "-1"
+                            : String.valueOf(run.lastCheckpointFullBytes / active),
+                    "counting_bytes_per_active_counter",
+                    active <= 0 ? "-1" : String.valueOf(counting / active),
+                    "dedup_bytes",
+                    String.valueOf(dedup),
+                    "active_counters",
+                    String.valueOf(active),
+                    "source",
+                    "last-checkpoint-full-size");
             out.println("  state by operator at the last checkpoint: " + run.stateBytesByOperator);
-            if (run.checkpoints == 0) out.println("  (no checkpoint completed in the paced run: it is shorter than two checkpoint intervals)");
+            if (run.checkpoints == 0)
+                out.println(
+                        "  (no checkpoint completed in the paced run: it is shorter than two checkpoint intervals)");
         }
         cleanRedis();
     }
@@ -623,14 +818,25 @@ public final class JobBench {
             JobOptions o = kafkaOptions(broker.bootstrap(), topic, prefix);
             KafkaIO.ensureOutputTopics(o);
             StreamExecutionEnvironment env = environment(RollcountJob.configuration(o));
-            RollcountJob.build(env, o, kafkaSource(o, "ours"), new RollcountJob.Outputs(new StampingSink<>(RedisSink.fromOptions(o)),
-                    KafkaIO.deadLetters(o), 0, KafkaIO.rollups(o), null, RedisSink.fromOptions(o).withoutWatermark()));
-            Measured ours = measured(() -> cluster.run(env, "rollcount-kafka", PARALLELISM, true, timeout(ev.count, 1_000), null));
+            RollcountJob.build(
+                    env,
+                    o,
+                    kafkaSource(o, "ours"),
+                    new RollcountJob.Outputs(
+                            new StampingSink<>(RedisSink.fromOptions(o)),
+                            KafkaIO.deadLetters(o),
+                            0,
+                            KafkaIO.rollups(o),
+                            null,
+                            RedisSink.fromOptions(o).withoutWatermark()));
+            Measured ours = measured(
+                    () -> cluster.run(env, "rollcount-kafka", PARALLELISM, true, timeout(ev.count, 1_000), null));
             cleanRedis();
             JobOptions o2 = kafkaOptions(broker.bootstrap(), topic, prefix + "-textbook");
             StreamExecutionEnvironment env2 = environment(RollcountJob.configuration(o2));
             int ends = FairReferences.textbook(env2, kafkaSource(o2, "naive"), redisOutputs(o2));
-            Measured naive = measured(() -> cluster.run(env2, "textbook-kafka", ends, true, timeout(ev.count, 1_000), null));
+            Measured naive =
+                    measured(() -> cluster.run(env2, "textbook-kafka", ends, true, timeout(ev.count, 1_000), null));
             cleanRedis();
             long n = ev.count;
             double oursEps = ours.eps(n);
@@ -640,13 +846,38 @@ public final class JobBench {
             double brokerUs = ours.run.brokerCpuSeconds * 1e6 / n;
             double all = job + redis + brokerUs;
             double naiveAll = naive.jobMicros(n) + naive.redisMicros(n) + naive.run.brokerCpuSeconds * 1e6 / n;
-            result("job.kafka.zipf", "ours_eps", eps(oursEps), "naive_eps", eps(naiveEps), "ratio_naive", r2(oursEps / naiveEps),
-                    "events", String.valueOf(ev.count), "ref", "flink-2.2.1-datastream-window-aggregate-same-kafka-source-redis-set-pxat-kafkasink-exactly-once",
-                    "job_cpu_us_per_event", us(job), "redis_cpu_us_per_event", us(redis), "broker_cpu_us_per_event", us(brokerUs),
-                    "all_cpu_us_per_event", us(all), "cores_per_million_eps", r2(all),
-                    "naive_job_cpu_us_per_event", us(naive.jobMicros(n)), "naive_redis_cpu_us_per_event", us(naive.redisMicros(n)),
-                    "naive_broker_cpu_us_per_event", us(naive.run.brokerCpuSeconds * 1e6 / n), "naive_all_cpu_us_per_event", us(naiveAll),
-                    "cpu", "job=this-jvm-process-cpu-less-harness-threads;broker=child-jvm-process-cpu;redis=INFO-cpu");
+            result(
+                    "job.kafka.zipf",
+                    "ours_eps",
+                    eps(oursEps),
+                    "naive_eps",
+                    eps(naiveEps),
+                    "ratio_naive",
+                    r2(oursEps / naiveEps),
+                    "events",
+                    String.valueOf(ev.count),
+                    "ref",
+                    "flink-2.2.1-datastream-window-aggregate-same-kafka-source-redis-set-pxat-kafkasink-exactly-once",
+                    "job_cpu_us_per_event",
+                    us(job),
+                    "redis_cpu_us_per_event",
+                    us(redis),
+                    "broker_cpu_us_per_event",
+                    us(brokerUs),
+                    "all_cpu_us_per_event",
+                    us(all),
+                    "cores_per_million_eps",
+                    r2(all),
+                    "naive_job_cpu_us_per_event",
+                    us(naive.jobMicros(n)),
+                    "naive_redis_cpu_us_per_event",
+                    us(naive.redisMicros(n)),
+                    "naive_broker_cpu_us_per_event",
+                    us(naive.run.brokerCpuSeconds * 1e6 / n),
+                    "naive_all_cpu_us_per_event",
+                    us(naiveAll),
+                    "cpu",
+                    "job=this-jvm-process-cpu-less-harness-threads;broker=child-jvm-process-cpu;redis=INFO-cpu");
         } finally {
             BenchClock.brokerCpu = null;
         }
@@ -746,7 +977,8 @@ public final class JobBench {
 
     void result(String benchmark, String... pairs) {
         StringBuilder sb = new StringBuilder("RESULT ").append(benchmark);
-        for (int i = 0; i < pairs.length; i += 2) sb.append(' ').append(pairs[i]).append('=').append(pairs[i + 1]);
+        for (int i = 0; i < pairs.length; i += 2)
+            sb.append(' ').append(pairs[i]).append('=').append(pairs[i + 1]);
         out.println(sb);
         out.flush();
     }

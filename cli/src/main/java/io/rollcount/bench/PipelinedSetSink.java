@@ -45,7 +45,8 @@ final class PipelinedSetSink implements Sink<CountWrite> {
         @Override
         public void write(CountWrite w, Context context) {
             String value = Long.toString(w.value);
-            if (w.expireAtMillis > 0) pipeline.set(w.key, value, SetParams.setParams().pxAt(w.expireAtMillis));
+            if (w.expireAtMillis > 0)
+                pipeline.set(w.key, value, SetParams.setParams().pxAt(w.expireAtMillis));
             else pipeline.set(w.key, value);
             if (++pending >= BATCH) sync();
         }
@@ -58,7 +59,8 @@ final class PipelinedSetSink implements Sink<CountWrite> {
         /** Sends what is pending and reads every reply; a reply that is an error fails the job (no silent drop). */
         private void sync() {
             for (Object reply : pipeline.syncAndReturnAll()) {
-                if (reply instanceof RuntimeException e) throw new IllegalStateException("a reference's Redis SET failed: " + e.getMessage(), e);
+                if (reply instanceof RuntimeException e)
+                    throw new IllegalStateException("a reference's Redis SET failed: " + e.getMessage(), e);
             }
             pending = 0;
         }

@@ -1,8 +1,8 @@
 package io.rollcount.bench;
 
-import java.time.Duration;
 import io.rollcount.job.gen.EventGenerator.Workload;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
@@ -30,8 +30,17 @@ final class PolicyBench {
     }
 
     /** What one run measured. */
-    private record Figures(double eps, double jobMicros, double redisMicros, double commandsPerEvent, double keysPerCounter,
-            double redisBytesPerCounter, long stateBytesPerActiveCounter, long countingStateBytes, long dedupStateBytes, long activeAtCheckpoint) {}
+    private record Figures(
+            double eps,
+            double jobMicros,
+            double redisMicros,
+            double commandsPerEvent,
+            double keysPerCounter,
+            double redisBytesPerCounter,
+            long stateBytesPerActiveCounter,
+            long countingStateBytes,
+            long dedupStateBytes,
+            long activeAtCheckpoint) {}
 
     void compare(Path policies) throws Exception {
         BenchEvents ev = bench.events(Workload.zipf, bench.size.events());
@@ -56,30 +65,65 @@ final class PolicyBench {
         Figures with = median(withs);
         print("default", null, none, ev.count, distinct);
         print("policies", policies, with, ev.count, distinct);
-        bench.result("job.policies.savings", "policies", policies.toString(),
-                "eps_ratio", ratio(with.eps, none.eps),
-                "job_cpu_ratio", ratio(with.jobMicros, none.jobMicros),
-                "redis_cpu_ratio", ratio(with.redisMicros, none.redisMicros),
-                "redis_cmds_ratio", ratio(with.commandsPerEvent, none.commandsPerEvent),
-                "redis_keys_ratio", ratio(with.keysPerCounter, none.keysPerCounter),
-                "redis_bytes_ratio", ratio(with.redisBytesPerCounter, none.redisBytesPerCounter),
-                "state_ratio", with.stateBytesPerActiveCounter <= 0 || none.stateBytesPerActiveCounter <= 0 ? "-1"
+        bench.result(
+                "job.policies.savings",
+                "policies",
+                policies.toString(),
+                "eps_ratio",
+                ratio(with.eps, none.eps),
+                "job_cpu_ratio",
+                ratio(with.jobMicros, none.jobMicros),
+                "redis_cpu_ratio",
+                ratio(with.redisMicros, none.redisMicros),
+                "redis_cmds_ratio",
+                ratio(with.commandsPerEvent, none.commandsPerEvent),
+                "redis_keys_ratio",
+                ratio(with.keysPerCounter, none.keysPerCounter),
+                "redis_bytes_ratio",
+                ratio(with.redisBytesPerCounter, none.redisBytesPerCounter),
+                "state_ratio",
+                with.stateBytesPerActiveCounter <= 0 || none.stateBytesPerActiveCounter <= 0
+                        ? "-1"
                         : ratio(with.stateBytesPerActiveCounter, none.stateBytesPerActiveCounter),
-                "note", "policies/default;below-1-is-a-saving;same-zipf-events");
+                "note",
+                "policies/default;below-1-is-a-saving;same-zipf-events");
     }
 
     private void print(String variant, Path policies, Figures f, long events, long distinct) {
-        bench.result("job.policies", "variant", variant, "policies", policies == null ? "none" : policies.toString(),
-                "eps", String.format(Locale.ROOT, "%.0f", f.eps),
-                "job_cpu_us_per_event", String.format(Locale.ROOT, "%.2f", f.jobMicros),
-                "redis_cpu_us_per_event", String.format(Locale.ROOT, "%.2f", f.redisMicros),
-                "redis_cmds_per_event", String.format(Locale.ROOT, "%.4f", f.commandsPerEvent),
-                "redis_keys_per_counter", String.format(Locale.ROOT, "%.2f", f.keysPerCounter),
-                "redis_bytes_per_counter", String.valueOf(Math.round(f.redisBytesPerCounter)),
-                "state_bytes_per_active_counter", String.valueOf(f.stateBytesPerActiveCounter),
-                "counting_state_bytes", String.valueOf(f.countingStateBytes), "dedup_state_bytes", String.valueOf(f.dedupStateBytes),
-                "active_counters_at_checkpoint", String.valueOf(f.activeAtCheckpoint), "runs", String.valueOf(ROUNDS),
-                "distinct_counters", String.valueOf(distinct), "events", String.valueOf(events), "workload", "zipf-checkpoints-every-1s");
+        bench.result(
+                "job.policies",
+                "variant",
+                variant,
+                "policies",
+                policies == null ? "none" : policies.toString(),
+                "eps",
+                String.format(Locale.ROOT, "%.0f", f.eps),
+                "job_cpu_us_per_event",
+                String.format(Locale.ROOT, "%.2f", f.jobMicros),
+                "redis_cpu_us_per_event",
+                String.format(Locale.ROOT, "%.2f", f.redisMicros),
+                "redis_cmds_per_event",
+                String.format(Locale.ROOT, "%.4f", f.commandsPerEvent),
+                "redis_keys_per_counter",
+                String.format(Locale.ROOT, "%.2f", f.keysPerCounter),
+                "redis_bytes_per_counter",
+                String.valueOf(Math.round(f.redisBytesPerCounter)),
+                "state_bytes_per_active_counter",
+                String.valueOf(f.stateBytesPerActiveCounter),
+                "counting_state_bytes",
+                String.valueOf(f.countingStateBytes),
+                "dedup_state_bytes",
+                String.valueOf(f.dedupStateBytes),
+                "active_counters_at_checkpoint",
+                String.valueOf(f.activeAtCheckpoint),
+                "runs",
+                String.valueOf(ROUNDS),
+                "distinct_counters",
+                String.valueOf(distinct),
+                "events",
+                String.valueOf(events),
+                "workload",
+                "zipf-checkpoints-every-1s");
     }
 
     private Figures run(BenchEvents ev, long distinct) throws Exception {
@@ -87,8 +131,11 @@ final class PolicyBench {
         long memoryBefore = bench.redisUsedMemory();
         long commands = bench.commandsSent();
         List<long[]> progress = new ArrayList<>();
-        JobBench.Measured m = bench.measured(() -> bench.ours(ev,
-                t -> progress.add(new long[] {System.currentTimeMillis(), BenchClock.LAST_INDEX.get(0), BenchClock.LAST_INDEX.get(1)})));
+        JobBench.Measured m = bench.measured(() -> bench.ours(
+                ev,
+                t -> progress.add(new long[] {
+                    System.currentTimeMillis(), BenchClock.LAST_INDEX.get(0), BenchClock.LAST_INDEX.get(1)
+                })));
         long memory = bench.redisUsedMemory() - memoryBefore;
         double cmds = (bench.commandsSent() - commands) / (double) ev.count;
         long keys = countKeys();
@@ -98,12 +145,24 @@ final class PolicyBench {
         long dedup = stateOf(run, "drop-duplicates");
         long perActive = active <= 0 || run.lastCheckpointFullBytes < 0 ? -1 : run.lastCheckpointFullBytes / active;
         bench.cleanRedis();
-        return new Figures(m.eps(ev.count), m.jobMicros(ev.count), m.redisMicros(ev.count), cmds, keys / (double) distinct,
-                memory / (double) distinct, perActive, counting, dedup, active);
+        return new Figures(
+                m.eps(ev.count),
+                m.jobMicros(ev.count),
+                m.redisMicros(ev.count),
+                cmds,
+                keys / (double) distinct,
+                memory / (double) distinct,
+                perActive,
+                counting,
+                dedup,
+                active);
     }
 
     private static long stateOf(BenchCluster.Run run, String operator) {
-        return run.stateBytesByOperator.entrySet().stream().filter(e -> e.getKey().contains(operator)).mapToLong(Map.Entry::getValue).sum();
+        return run.stateBytesByOperator.entrySet().stream()
+                .filter(e -> e.getKey().contains(operator))
+                .mapToLong(Map.Entry::getValue)
+                .sum();
     }
 
     /** Every key under the bench's prefix (windows, totals, uniques, lists, bookkeeping). */
@@ -138,10 +197,17 @@ final class PolicyBench {
 
     /** Field by field, the median of the runs. */
     private static Figures median(List<Figures> runs) {
-        return new Figures(med(runs, Figures::eps), med(runs, Figures::jobMicros), med(runs, Figures::redisMicros),
-                med(runs, Figures::commandsPerEvent), med(runs, Figures::keysPerCounter), med(runs, Figures::redisBytesPerCounter),
-                Math.round(med(runs, f -> f.stateBytesPerActiveCounter)), Math.round(med(runs, f -> f.countingStateBytes)),
-                Math.round(med(runs, f -> f.dedupStateBytes)), Math.round(med(runs, f -> f.activeAtCheckpoint)));
+        return new Figures(
+                med(runs, Figures::eps),
+                med(runs, Figures::jobMicros),
+                med(runs, Figures::redisMicros),
+                med(runs, Figures::commandsPerEvent),
+                med(runs, Figures::keysPerCounter),
+                med(runs, Figures::redisBytesPerCounter),
+                Math.round(med(runs, f -> f.stateBytesPerActiveCounter)),
+                Math.round(med(runs, f -> f.countingStateBytes)),
+                Math.round(med(runs, f -> f.dedupStateBytes)),
+                Math.round(med(runs, f -> f.activeAtCheckpoint)));
     }
 
     private static double med(List<Figures> runs, java.util.function.ToDoubleFunction<Figures> field) {

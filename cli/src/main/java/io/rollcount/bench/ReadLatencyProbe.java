@@ -32,6 +32,7 @@ final class ReadLatencyProbe implements AutoCloseable {
     private final Process process;
     /** (wall-clock ms at the call's start, latency ms) of each reported call. */
     private final List<double[]> calls = new ArrayList<>();
+
     private final Thread collector;
     private final CountDownLatch ready = new CountDownLatch(1);
 
@@ -43,9 +44,17 @@ final class ReadLatencyProbe implements AutoCloseable {
      */
     ReadLatencyProbe(String host, int port, String prefix, List<String> counters, long lastEventTs, Path log)
             throws IOException, InterruptedException {
-        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx128m", "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"), ReadLatencyProbe.class.getName(),
-                host, String.valueOf(port), prefix, String.valueOf(lastEventTs)));
+        List<String> cmd = new ArrayList<>(List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xmx128m",
+                "-XX:+UseSerialGC",
+                "-cp",
+                System.getProperty("java.class.path"),
+                ReadLatencyProbe.class.getName(),
+                host,
+                String.valueOf(port),
+                prefix,
+                String.valueOf(lastEventTs)));
         cmd.addAll(counters);
         process = new ProcessBuilder(cmd).redirectError(log.toFile()).start();
         collector = new Thread(this::collect, "bench-dashboard-reader-output");
@@ -58,7 +67,8 @@ final class ReadLatencyProbe implements AutoCloseable {
     }
 
     private void collect() {
-        try (BufferedReader in = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.US_ASCII))) {
+        try (BufferedReader in =
+                new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.US_ASCII))) {
             String line;
             while ((line = in.readLine()) != null) {
                 if (line.equals("ready")) {
@@ -66,7 +76,9 @@ final class ReadLatencyProbe implements AutoCloseable {
                     continue;
                 }
                 int space = line.indexOf(' ');
-                double[] call = {Double.parseDouble(line.substring(0, space)), Double.parseDouble(line.substring(space + 1))};
+                double[] call = {
+                    Double.parseDouble(line.substring(0, space)), Double.parseDouble(line.substring(space + 1))
+                };
                 synchronized (calls) {
                     calls.add(call);
                 }
@@ -86,9 +98,13 @@ final class ReadLatencyProbe implements AutoCloseable {
         process.getOutputStream().close();
         if (!process.waitFor(30, TimeUnit.SECONDS)) process.destroyForcibly();
         collector.join(10_000);
-        if (process.exitValue() != 0) throw new IllegalStateException("the dashboard reader failed with exit status " + process.exitValue());
+        if (process.exitValue() != 0)
+            throw new IllegalStateException("the dashboard reader failed with exit status " + process.exitValue());
         synchronized (calls) {
-            return calls.stream().filter(c -> c[0] >= fromMillis && c[0] <= toMillis).mapToDouble(c -> c[1]).toArray();
+            return calls.stream()
+                    .filter(c -> c[0] >= fromMillis && c[0] <= toMillis)
+                    .mapToDouble(c -> c[1])
+                    .toArray();
         }
     }
 
@@ -114,7 +130,8 @@ final class ReadLatencyProbe implements AutoCloseable {
         for (int i = 4; i < args.length; i++) {
             totals.add(keys.total(args[i]));
             String[] hour = new String[60];
-            for (int k = 0; k < 60; k++) hour[k] = keys.window(args[i], Resolution.M1, lastMinute - (59 - k) * Resolution.M1.sizeMillis);
+            for (int k = 0; k < 60; k++)
+                hour[k] = keys.window(args[i], Resolution.M1, lastMinute - (59 - k) * Resolution.M1.sizeMillis);
             hours.add(hour);
         }
         Thread stdin = new Thread(() -> {
@@ -128,7 +145,8 @@ final class ReadLatencyProbe implements AutoCloseable {
         });
         stdin.setDaemon(true);
         stdin.start();
-        PrintStream out = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), false, StandardCharsets.US_ASCII);
+        PrintStream out = new PrintStream(
+                new java.io.FileOutputStream(java.io.FileDescriptor.out), false, StandardCharsets.US_ASCII);
         try (Jedis jedis = new Jedis(host, port)) {
             for (int call = 0; stdin.isAlive(); call++) {
                 int c = (call / 2) % totals.size();

@@ -20,7 +20,8 @@ final class RedisInfo {
         for (String line : info.split("\r?\n")) {
             if (line.isEmpty() || line.startsWith("#")) continue;
             int colon = line.indexOf(':');
-            if (colon > 0) fields.put(line.substring(0, colon), line.substring(colon + 1).trim());
+            if (colon > 0)
+                fields.put(line.substring(0, colon), line.substring(colon + 1).trim());
         }
         return new RedisInfo(fields);
     }

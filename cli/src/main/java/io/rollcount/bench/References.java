@@ -61,15 +61,25 @@ final class References {
      * @return the number of sink subtasks that will report their end
      */
     static int textbook(StreamExecutionEnvironment env, Source<Event, ?, ?> source) {
-        DataStream<Tuple2<String, Long>> increments = env.fromSource(source, watermarks(), "events", TypeInformation.of(Event.class))
-                .map(e -> Tuple2.of(e.counter, e.delta)).returns(Types.TUPLE(Types.STRING, Types.LONG)).name("project");
+        DataStream<Tuple2<String, Long>> increments = env.fromSource(
+                        source, watermarks(), "events", TypeInformation.of(Event.class))
+                .map(e -> Tuple2.of(e.counter, e.delta))
+                .returns(Types.TUPLE(Types.STRING, Types.LONG))
+                .name("project");
         KeyedStream<Tuple2<String, Long>, String> byCounter = increments.keyBy(t -> t.f0, Types.STRING);
         int sinks = 0;
         for (Resolution r : Resolution.all()) {
-            byCounter.window(TumblingEventTimeWindows.of(Duration.ofMillis(r.sizeMillis)))
-                    .aggregate(new Sum(), new WithStart(), Types.LONG, Types.LONG, Types.<Tuple3<String, Long, Long>>TUPLE(Types.STRING, Types.LONG, Types.LONG))
+            byCounter
+                    .window(TumblingEventTimeWindows.of(Duration.ofMillis(r.sizeMillis)))
+                    .aggregate(
+                            new Sum(),
+                            new WithStart(),
+                            Types.LONG,
+                            Types.LONG,
+                            Types.<Tuple3<String, Long, Long>>TUPLE(Types.STRING, Types.LONG, Types.LONG))
                     .name("window-" + r.label)
-                    .sinkTo(new StampingSink<>(null)).name("discard-" + r.label);
+                    .sinkTo(new StampingSink<>(null))
+                    .name("discard-" + r.label);
             sinks++;
         }
         return sinks * env.getParallelism();
@@ -78,10 +88,25 @@ final class References {
     static final class Sum implements AggregateFunction<Tuple2<String, Long>, Long, Long> {
         private static final long serialVersionUID = 1L;
 
-        @Override public Long createAccumulator() { return 0L; }
-        @Override public Long add(Tuple2<String, Long> value, Long acc) { return acc + value.f1; }
-        @Override public Long getResult(Long acc) { return acc; }
-        @Override public Long merge(Long a, Long b) { return a + b; }
+        @Override
+        public Long createAccumulator() {
+            return 0L;
+        }
+
+        @Override
+        public Long add(Tuple2<String, Long> value, Long acc) {
+            return acc + value.f1;
+        }
+
+        @Override
+        public Long getResult(Long acc) {
+            return acc;
+        }
+
+        @Override
+        public Long merge(Long a, Long b) {
+            return a + b;
+        }
     }
 
     static final class WithStart extends ProcessWindowFunction<Long, Tuple3<String, Long, Long>, String, TimeWindow> {
@@ -96,8 +121,11 @@ final class References {
     // ------------------------------------------------------------------ (b) Flink SQL
 
     static final String[][] SQL_WINDOWS = {
-        {"5s", "INTERVAL '5' SECOND"}, {"1m", "INTERVAL '1' MINUTE"}, {"5m", "INTERVAL '5' MINUTE"},
-        {"1h", "INTERVAL '1' HOUR"}, {"1d", "INTERVAL '1' DAY"},
+        {"5s", "INTERVAL '5' SECOND"},
+        {"1m", "INTERVAL '1' MINUTE"},
+        {"5m", "INTERVAL '5' MINUTE"},
+        {"1h", "INTERVAL '1' HOUR"},
+        {"1d", "INTERVAL '1' DAY"},
     };
 
     /**
@@ -109,18 +137,22 @@ final class References {
         tuneSql(tEnv);
         DataStream<Row> rows = env.fromSource(source, watermarks(), "events", TypeInformation.of(Event.class))
                 .map(e -> Row.of(e.counter, e.delta))
-                .returns(Types.ROW_NAMED(new String[] {"counter", "delta"}, Types.STRING, Types.LONG)).name("project");
-        Table events = tEnv.fromDataStream(rows, Schema.newBuilder()
-                .column("counter", DataTypes.STRING())
-                .column("delta", DataTypes.BIGINT())
-                .columnByMetadata("rt", DataTypes.TIMESTAMP_LTZ(3), "rowtime")
-                .watermark("rt", "SOURCE_WATERMARK()")
-                .build());
+                .returns(Types.ROW_NAMED(new String[] {"counter", "delta"}, Types.STRING, Types.LONG))
+                .name("project");
+        Table events = tEnv.fromDataStream(
+                rows,
+                Schema.newBuilder()
+                        .column("counter", DataTypes.STRING())
+                        .column("delta", DataTypes.BIGINT())
+                        .columnByMetadata("rt", DataTypes.TIMESTAMP_LTZ(3), "rowtime")
+                        .watermark("rt", "SOURCE_WATERMARK()")
+                        .build());
         tEnv.createTemporaryView("events", events);
         int sinks = 0;
         for (String[] w : SQL_WINDOWS) {
-            Table sums = tEnv.sqlQuery("SELECT `counter`, window_start, SUM(delta) AS total FROM TABLE(TUMBLE(TABLE events, DESCRIPTOR(rt), "
-                    + w[1] + ")) GROUP BY `counter`, window_start, window_end");
+            Table sums = tEnv.sqlQuery(
+                    "SELECT `counter`, window_start, SUM(delta) AS total FROM TABLE(TUMBLE(TABLE events, DESCRIPTOR(rt), "
+                            + w[1] + ")) GROUP BY `counter`, window_start, window_end");
             tEnv.toDataStream(sums).sinkTo(new StampingSink<>(null)).name("discard-" + w[0]);
             sinks++;
         }
@@ -152,7 +184,8 @@ final class References {
      *
      * @return events per second
      */
-    static double redis(BenchEvents events, long limit, String host, int port, String prefix, int threads) throws Exception {
+    static double redis(BenchEvents events, long limit, String host, int port, String prefix, int threads)
+            throws Exception {
         long perThread = Math.min(events.partSize(), limit / threads);
         ExecutorService pool = Executors.newFixedThreadPool(threads);
         try {

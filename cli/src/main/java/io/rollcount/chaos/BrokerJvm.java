@@ -39,12 +39,23 @@ public final class BrokerJvm implements AutoCloseable {
         cmd.add("-Djava.io.tmpdir=" + dir.toAbsolutePath());
         String log4j = System.getProperty("log4j.configurationFile");
         if (log4j != null) cmd.add("-Dlog4j.configurationFile=" + log4j);
-        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), KafkaBroker.class.getName(),
-                "--port", Integer.toString(port), "--dir", dir.resolve("data").toAbsolutePath().toString()));
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        cmd.addAll(List.of(
+                "-cp",
+                System.getProperty("java.class.path"),
+                KafkaBroker.class.getName(),
+                "--port",
+                Integer.toString(port),
+                "--dir",
+                dir.resolve("data").toAbsolutePath().toString()));
+        Process p = new ProcessBuilder(cmd)
+                .redirectErrorStream(true)
+                .redirectOutput(log.toFile())
+                .start();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
         while (System.nanoTime() < deadline) {
-            if (!p.isAlive()) throw new IOException("the Kafka broker exited with " + p.exitValue() + " before it was ready; see " + log);
+            if (!p.isAlive())
+                throw new IOException(
+                        "the Kafka broker exited with " + p.exitValue() + " before it was ready; see " + log);
             for (String line : Files.readAllLines(log, StandardCharsets.UTF_8)) {
                 if (line.startsWith("bootstrap=")) {
                     process = p;

@@ -68,13 +68,33 @@ public final class ChaosRun implements AutoCloseable {
     private static final Pattern COUNT_KEY = Pattern.compile("\\{([^}]*)\\}:(total|(5s|1m|5m|1h|1d):\\d+)");
 
     /** What a run does. */
-    public record Options(Duration duration, long seed, int rate, int counters, Path dir, Duration first, Duration minGap,
-            Duration maxGap, Duration tail, int eachAtLeast, int taskmanagers) {
+    public record Options(
+            Duration duration,
+            long seed,
+            int rate,
+            int counters,
+            Path dir,
+            Duration first,
+            Duration minGap,
+            Duration maxGap,
+            Duration tail,
+            int eachAtLeast,
+            int taskmanagers) {
         /** The issue's run: a fault every 1 to 3 minutes, every kind at least twice in 20 minutes. */
         public static Options of(Duration duration, long seed, Path dir) {
             boolean longRun = duration.toMinutes() >= 15;
-            return new Options(duration, seed, 500, 400, dir, Duration.ofSeconds(45), longRun ? Duration.ofMinutes(1) : Duration.ofSeconds(20),
-                    longRun ? Duration.ofMinutes(3) : Duration.ofSeconds(35), Duration.ofSeconds(longRun ? 60 : 30), longRun ? 2 : 1, 2);
+            return new Options(
+                    duration,
+                    seed,
+                    500,
+                    400,
+                    dir,
+                    Duration.ofSeconds(45),
+                    longRun ? Duration.ofMinutes(1) : Duration.ofSeconds(20),
+                    longRun ? Duration.ofMinutes(3) : Duration.ofSeconds(35),
+                    Duration.ofSeconds(longRun ? 60 : 30),
+                    longRun ? 2 : 1,
+                    2);
         }
     }
 
@@ -137,14 +157,28 @@ public final class ChaosRun implements AutoCloseable {
     /** Runs the whole scenario and checks it; the report is written even when a check fails. */
     public Outcome run() throws Exception {
         Files.createDirectories(o.dir());
-        List<Fault.Slot> schedule = Fault.schedule(o.seed(), o.duration().toMillis(), o.first().toMillis(), o.minGap().toMillis(),
-                o.maxGap().toMillis(), o.tail().toMillis(), o.eachAtLeast());
-        log("seed " + o.seed() + ", " + o.duration().toSeconds() + " s, " + schedule.size() + " fault slots in " + o.dir());
-        for (Fault.Slot slot : schedule) log(String.format(Locale.ROOT, "  at %4d s: %s", slot.atMillis() / 1000, slot.faults().stream().map(f -> f.label).toList()));
+        List<Fault.Slot> schedule = Fault.schedule(
+                o.seed(),
+                o.duration().toMillis(),
+                o.first().toMillis(),
+                o.minGap().toMillis(),
+                o.maxGap().toMillis(),
+                o.tail().toMillis(),
+                o.eachAtLeast());
+        log("seed " + o.seed() + ", " + o.duration().toSeconds() + " s, " + schedule.size() + " fault slots in "
+                + o.dir());
+        for (Fault.Slot slot : schedule)
+            log(String.format(
+                    Locale.ROOT,
+                    "  at %4d s: %s",
+                    slot.atMillis() / 1000,
+                    slot.faults().stream().map(f -> f.label).toList()));
         redis = new OwnRedis(o.dir().resolve("redis"), true, true).start();
         broker = new BrokerJvm(o.dir().resolve("kafka"), freePort()).start();
         try (Admin admin = Admin.create(adminProperties())) {
-            admin.createTopics(List.of(new NewTopic(TOPIC, PARTITIONS, (short) 1))).all().get(60, TimeUnit.SECONDS);
+            admin.createTopics(List.of(new NewTopic(TOPIC, PARTITIONS, (short) 1)))
+                    .all()
+                    .get(60, TimeUnit.SECONDS);
         }
         cluster = LocalCluster.startIn(o.dir().resolve("cluster"), o.taskmanagers());
         log("redis on " + redis.port + ", kafka on " + broker.bootstrap() + ", flink at " + cluster.restUrl());
@@ -155,10 +189,19 @@ public final class ChaosRun implements AutoCloseable {
         log("job " + job + " running at parallelism " + parallelism);
 
         startNanos = System.nanoTime();
-        EventGenerator gen = new EventGenerator(o.seed(), EventGenerator.Workload.zipf, o.counters(), 300, System.currentTimeMillis(), o.rate(), 1_500, 0.02);
+        EventGenerator gen = new EventGenerator(
+                o.seed(),
+                EventGenerator.Workload.zipf,
+                o.counters(),
+                300,
+                System.currentTimeMillis(),
+                o.rate(),
+                1_500,
+                0.02);
         List<String> polled = new ArrayList<>();
         for (int rank = 0; rank < o.counters(); rank++) {
-            if (positiveOnly(rank) && (rank < 40 || rank % 20 == 0)) polled.add(PREFIX + ":{" + gen.counterId(rank) + "}:total");
+            if (positiveOnly(rank) && (rank < 40 || rank % 20 == 0))
+                polled.add(PREFIX + ":{" + gen.counterId(rank) + "}:total");
         }
         background("producer", () -> produce(gen));
         background("poller", () -> poll(polled));
@@ -209,17 +252,34 @@ public final class ChaosRun implements AutoCloseable {
 
     private List<String> runOptions() {
         // the cluster's fixed-delay strategy allows 10 restarts in a job's life: a long run restarts more often
-        return List.of("-Drestart-strategy.type=fixed-delay", "-Drestart-strategy.fixed-delay.attempts=100000",
+        return List.of(
+                "-Drestart-strategy.type=fixed-delay",
+                "-Drestart-strategy.fixed-delay.attempts=100000",
                 "-Drestart-strategy.fixed-delay.delay=1 s");
     }
 
     private List<String> jobArgs(int p) {
-        return List.of("--kafka.bootstrap", broker.bootstrap(), "--kafka.topic", TOPIC,
-                "--kafka.group-id", "g-" + id, "--kafka.starting-offsets", "earliest",
-                "--kafka.transactional-id-prefix", "t-" + id,
-                "--redis", redis.url(), "--redis.key-prefix", PREFIX,
-                "--checkpoint.interval", "2s", "--allowed-lateness", "5s",
-                "--parallelism", Integer.toString(p));
+        return List.of(
+                "--kafka.bootstrap",
+                broker.bootstrap(),
+                "--kafka.topic",
+                TOPIC,
+                "--kafka.group-id",
+                "g-" + id,
+                "--kafka.starting-offsets",
+                "earliest",
+                "--kafka.transactional-id-prefix",
+                "t-" + id,
+                "--redis",
+                redis.url(),
+                "--redis.key-prefix",
+                PREFIX,
+                "--checkpoint.interval",
+                "2s",
+                "--allowed-lateness",
+                "5s",
+                "--parallelism",
+                Integer.toString(p));
     }
 
     private Properties adminProperties() {
@@ -270,9 +330,11 @@ public final class ChaosRun implements AutoCloseable {
                 send(null, g.counter(), g.line().getBytes(StandardCharsets.UTF_8));
                 produced.incrementAndGet();
                 if (i % 200 == 0) {
-                    // a late event: 3 s behind the stream, within the allowed lateness (5 s): counted, revises closed windows
+                    // a late event: 3 s behind the stream, within the allowed lateness (5 s): counted, revises closed
+                    // windows
                     long ts = gen.eventTime() - 3_000;
-                    String line = "{\"counter\":\"" + g.counter() + "\",\"ts\":" + ts + ",\"event_id\":\"late-" + (++late) + "\"}";
+                    String line = "{\"counter\":\"" + g.counter() + "\",\"ts\":" + ts + ",\"event_id\":\"late-"
+                            + (++late) + "\"}";
                     truth.add(new Generated(line, g.counter(), 1, ts, "late-" + late, null, false));
                     send(null, g.counter(), line.getBytes(StandardCharsets.UTF_8));
                     produced.incrementAndGet();
@@ -328,7 +390,8 @@ public final class ChaosRun implements AutoCloseable {
                 Thread.sleep(5_000);
                 if (admin == null) admin = Admin.create(adminProperties());
                 Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets("g-" + id)
-                        .partitionsToOffsetAndMetadata().get(10, TimeUnit.SECONDS);
+                        .partitionsToOffsetAndMetadata()
+                        .get(10, TimeUnit.SECONDS);
                 Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
                 for (int p = 0; p < PARTITIONS; p++) latest.put(new TopicPartition(TOPIC, p), OffsetSpec.latest());
                 var ends = admin.listOffsets(latest).all().get(10, TimeUnit.SECONDS);
@@ -341,7 +404,8 @@ public final class ChaosRun implements AutoCloseable {
                 maxLag = Math.max(maxLag, end - c);
                 long now = System.nanoTime(), prod = produced.get();
                 double dt = (now - prevNanos) / 1e9;
-                if (prevCommitted >= 0) samples.add(new RateChart.Point(since(now), (prod - prevProduced) / dt, (c - prevCommitted) / dt));
+                if (prevCommitted >= 0)
+                    samples.add(new RateChart.Point(since(now), (prod - prevProduced) / dt, (c - prevCommitted) / dt));
                 prevProduced = prod;
                 prevCommitted = c;
                 prevNanos = now;
@@ -366,7 +430,9 @@ public final class ChaosRun implements AutoCloseable {
             switch (f) {
                 case TM_KILL -> {
                     List<String> tms = cluster.taskManagersOf(job);
-                    int victim = tms.isEmpty() ? 1 : Integer.parseInt(tms.get(r.nextInt(tms.size())).substring(3));
+                    int victim = tms.isEmpty()
+                            ? 1
+                            : Integer.parseInt(tms.get(r.nextInt(tms.size())).substring(3));
                     cluster.killTaskManager(victim);
                     // a supervisor (systemd, Kubernetes) starts it again; the job fails over meanwhile
                     cluster.startTaskManager(victim);
@@ -376,17 +442,19 @@ public final class ChaosRun implements AutoCloseable {
                     String before = job;
                     cluster.killJobManager();
                     cluster.startJobManager();
-                    Path checkpoint = latestCheckpoint().orElseThrow(() -> new IllegalStateException("no retained checkpoint of " + jobs));
+                    Path checkpoint = latestCheckpoint()
+                            .orElseThrow(() -> new IllegalStateException("no retained checkpoint of " + jobs));
                     job = cluster.submit(resumeOptions(checkpoint.toUri().toString()), jobArgs(parallelism));
                     jobs.add(job);
-                    note = "kill -9 of the JobManager, restarted; " + before + " resumed from " + checkpoint.getParent().getFileName() + "/"
-                            + checkpoint.getFileName() + " as " + job;
+                    note = "kill -9 of the JobManager, restarted; " + before + " resumed from "
+                            + checkpoint.getParent().getFileName() + "/" + checkpoint.getFileName() + " as " + job;
                 }
                 case BROKER_KILL -> {
                     broker.kill();
                     Thread.sleep((long) (secs * 1000));
                     broker.start();
-                    note = String.format(Locale.ROOT, "kill -9 of the Kafka broker, restarted on its folder after %.1f s", secs);
+                    note = String.format(
+                            Locale.ROOT, "kill -9 of the Kafka broker, restarted on its folder after %.1f s", secs);
                 }
                 case REDIS_STOP -> {
                     redis.shutdown();
@@ -404,7 +472,8 @@ public final class ChaosRun implements AutoCloseable {
                     String savepoint = cluster.stopWithSavepoint(job, o.dir().resolve("savepoints"));
                     job = cluster.submit(resumeOptions(savepoint), jobArgs(to));
                     jobs.add(job);
-                    note = "stop-with-savepoint of " + before + " at parallelism " + parallelism + ", resumed as " + job + " at " + to;
+                    note = "stop-with-savepoint of " + before + " at parallelism " + parallelism + ", resumed as " + job
+                            + " at " + to;
                     parallelism = to;
                 }
                 case BAD_BURST -> note = badBurst();
@@ -414,14 +483,22 @@ public final class ChaosRun implements AutoCloseable {
             disruptedUntil = System.nanoTime();
             long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
             while (!(cluster.allRunning(job) && lastIncreaseNanos.get() > disruptedUntil)) {
-                if (System.nanoTime() > deadline) throw new IllegalStateException("the job did not write again within 5 minutes; state " + cluster.jobState(job));
+                if (System.nanoTime() > deadline)
+                    throw new IllegalStateException(
+                            "the job did not write again within 5 minutes; state " + cluster.jobState(job));
                 Thread.sleep(100);
             }
             double recovery = (lastIncreaseNanos.get() - t0) / 1e9;
             injected.add(new Injected(f, since(t0), recovery, note, null));
-            log(String.format(Locale.ROOT, "%s at %.0f s: %s; writing again after %.1f s", f.label, since(t0), note, recovery));
+            log(String.format(
+                    Locale.ROOT, "%s at %.0f s: %s; writing again after %.1f s", f.label, since(t0), note, recovery));
         } catch (Exception e) {
-            injected.add(new Injected(f, since(t0), Double.NaN, "", String.valueOf(e.getMessage()).lines().findFirst().orElse("?")));
+            injected.add(new Injected(
+                    f,
+                    since(t0),
+                    Double.NaN,
+                    "",
+                    String.valueOf(e.getMessage()).lines().findFirst().orElse("?")));
             log(f.label + " FAILED: " + e);
         }
     }
@@ -463,11 +540,33 @@ public final class ChaosRun implements AutoCloseable {
     /** Counter ids made to look like Redis commands, Lua, globs and key names: the valid ones count, the others are dead letters. */
     private String attackIds() {
         String s = sentinel;
-        List<String> valid = List.of("*", "?", "[a-z]*", "redis.call('SET','" + s + "','1')", "')redis.call('SET','" + s + "','1')--",
-                "return(redis.call('FLUSHALL'))", "KEYS[1]", "ARGV[1]", "--[[", "]]", "rc:*:total", "a:b:c:d:e", "total", "meta:watermark",
-                "$(touch%20" + s + ")", "../../etc/passwd", "<script>alert(1)</script>", "%s%n%x", "l".repeat(256));
-        List<String> invalid = List.of("a\\r\\nSET\\r\\n" + s + "\\r\\n1", "*3\\r\\n$3\\r\\nSET\\r\\n$8\\r\\n" + s + "\\r\\n$1\\r\\n1\\r\\n",
-                "x y", "}", "{a}", "l".repeat(257));
+        List<String> valid = List.of(
+                "*",
+                "?",
+                "[a-z]*",
+                "redis.call('SET','" + s + "','1')",
+                "')redis.call('SET','" + s + "','1')--",
+                "return(redis.call('FLUSHALL'))",
+                "KEYS[1]",
+                "ARGV[1]",
+                "--[[",
+                "]]",
+                "rc:*:total",
+                "a:b:c:d:e",
+                "total",
+                "meta:watermark",
+                "$(touch%20" + s + ")",
+                "../../etc/passwd",
+                "<script>alert(1)</script>",
+                "%s%n%x",
+                "l".repeat(256));
+        List<String> invalid = List.of(
+                "a\\r\\nSET\\r\\n" + s + "\\r\\n1",
+                "*3\\r\\n$3\\r\\nSET\\r\\n$8\\r\\n" + s + "\\r\\n$1\\r\\n1\\r\\n",
+                "x y",
+                "}",
+                "{a}",
+                "l".repeat(257));
         long ts = System.currentTimeMillis() - 1_000;
         for (String c : valid) {
             String line = "{\"counter\":\"" + c + "\",\"delta\":2,\"ts\":" + ts + "}";
@@ -501,7 +600,8 @@ public final class ChaosRun implements AutoCloseable {
 
     private Outcome verifyAndReport(List<Fault.Slot> schedule) throws Exception {
         List<String> problems = new ArrayList<>();
-        if (producerError.get() != null) problems.add("producer: " + failedSends.get() + " failed sends, first " + producerError.get());
+        if (producerError.get() != null)
+            problems.add("producer: " + failedSends.get() + " failed sends, first " + producerError.get());
         // Redis: every total and window equal to the truth, no other count key
         Map<String, Long> expected = truth.redisKeys(PREFIX);
         List<String> wrongKeys = List.of();
@@ -513,9 +613,11 @@ public final class ChaosRun implements AutoCloseable {
                 List<String> w = new ArrayList<>();
                 for (var e : expected.entrySet()) {
                     String v = actual.get(e.getKey());
-                    if (v == null || Long.parseLong(v) != e.getValue()) w.add(e.getKey() + " expected " + e.getValue() + " got " + v);
+                    if (v == null || Long.parseLong(v) != e.getValue())
+                        w.add(e.getKey() + " expected " + e.getValue() + " got " + v);
                 }
-                for (String k : actual.keySet()) if (!expected.containsKey(k)) w.add(k + " should not exist (" + actual.get(k) + ")");
+                for (String k : actual.keySet())
+                    if (!expected.containsKey(k)) w.add(k + " should not exist (" + actual.get(k) + ")");
                 wrongKeys = w;
                 String wm = j.get(PREFIX + ":meta:watermark");
                 watermark = wm == null ? Long.MIN_VALUE : Long.parseLong(wm);
@@ -525,14 +627,20 @@ public final class ChaosRun implements AutoCloseable {
             if (j.exists(sentinel)) problems.add("an attack id wrote the key " + sentinel);
         }
         polling.set(false);
-        if (!wrongKeys.isEmpty()) problems.add(wrongKeys.size() + " Redis keys wrong, e.g. " + wrongKeys.stream().limit(5).toList());
+        if (!wrongKeys.isEmpty())
+            problems.add(wrongKeys.size() + " Redis keys wrong, e.g. "
+                    + wrongKeys.stream().limit(5).toList());
         // counter-rollups, read_committed
         long[] lostDup = new long[2];
         int wrongWindows = checkRollups(watermark, lostDup, problems);
         // dead letters: exactly the bad records
         checkDeadLetters(problems);
-        if (!decreases.isEmpty()) problems.add(decreases.size() + " totals seen going down, e.g. " + decreases.stream().limit(5).toList());
-        for (Injected i : injected) if (i.error() != null) problems.add(i.fault().label + " at " + Math.round(i.atSecond()) + " s failed: " + i.error());
+        if (!decreases.isEmpty())
+            problems.add(decreases.size() + " totals seen going down, e.g. "
+                    + decreases.stream().limit(5).toList());
+        for (Injected i : injected)
+            if (i.error() != null)
+                problems.add(i.fault().label + " at " + Math.round(i.atSecond()) + " s failed: " + i.error());
         Set<String> kinds = new TreeSet<>();
         List<Double> recoveries = new ArrayList<>();
         for (Injected i : injected) {
@@ -545,40 +653,87 @@ public final class ChaosRun implements AutoCloseable {
         double p50 = recoveries.isEmpty() ? Double.NaN : recoveries.get((recoveries.size() - 1) / 2);
         double max = recoveries.isEmpty() ? Double.NaN : recoveries.get(recoveries.size() - 1);
         int wrong = wrongKeys.size() + wrongWindows;
-        String result = String.format(Locale.ROOT, "RESULT chaos faults=%d kinds=%d lost=%d duplicated=%d wrong=%d decreases=%d recovery_p50_s=%.1f recovery_max_s=%.1f",
-                injected.size(), kinds.size(), lostDup[0], lostDup[1], wrong, decreases.size(), p50, max);
+        String result = String.format(
+                Locale.ROOT,
+                "RESULT chaos faults=%d kinds=%d lost=%d duplicated=%d wrong=%d decreases=%d recovery_p50_s=%.1f recovery_max_s=%.1f",
+                injected.size(),
+                kinds.size(),
+                lostDup[0],
+                lostDup[1],
+                wrong,
+                decreases.size(),
+                p50,
+                max);
         boolean pass = problems.isEmpty() && kinds.size() == Fault.values().length;
         if (kinds.size() != Fault.values().length) problems.add("kinds injected: " + kinds);
 
         Path chart = o.dir().resolve("chaos-rate.png");
         List<RateChart.Mark> marks = new ArrayList<>();
         for (Injected i : injected) marks.add(new RateChart.Mark(i.atSecond(), i.fault().label));
-        RateChart.write(chart, "rollcount chaos, seed " + o.seed() + ": events per second", new ArrayList<>(samples), marks);
+        RateChart.write(
+                chart, "rollcount chaos, seed " + o.seed() + ": events per second", new ArrayList<>(samples), marks);
         Path report = o.dir().resolve("chaos-report.txt");
         StringBuilder sb = new StringBuilder();
-        sb.append("rollcount chaos --duration ").append(o.duration().toSeconds()).append("s --seed ").append(o.seed()).append('\n');
-        sb.append("finished ").append(Instant.now()).append("; ").append(o.rate()).append(" events/s over ").append(o.counters())
-                .append(" counters (zipf), ").append(produced.get()).append(" records produced, ").append(truth.counted).append(" counted, ")
-                .append(truth.duplicates).append(" duplicates, ").append(truth.negativeCounters.size()).append(" counters with decrements, ")
-                .append(expectedDead.size() + expectedDeadBinary.get()).append(" bad records\n");
-        sb.append("jobs: ").append(jobs).append("; final parallelism ").append(parallelism).append('\n');
-        sb.append("\nfaults (s after the stream began; recovery = until the job ran every task and a polled total grew again):\n");
+        sb.append("rollcount chaos --duration ")
+                .append(o.duration().toSeconds())
+                .append("s --seed ")
+                .append(o.seed())
+                .append('\n');
+        sb.append("finished ")
+                .append(Instant.now())
+                .append("; ")
+                .append(o.rate())
+                .append(" events/s over ")
+                .append(o.counters())
+                .append(" counters (zipf), ")
+                .append(produced.get())
+                .append(" records produced, ")
+                .append(truth.counted)
+                .append(" counted, ")
+                .append(truth.duplicates)
+                .append(" duplicates, ")
+                .append(truth.negativeCounters.size())
+                .append(" counters with decrements, ")
+                .append(expectedDead.size() + expectedDeadBinary.get())
+                .append(" bad records\n");
+        sb.append("jobs: ")
+                .append(jobs)
+                .append("; final parallelism ")
+                .append(parallelism)
+                .append('\n');
+        sb.append(
+                "\nfaults (s after the stream began; recovery = until the job ran every task and a polled total grew again):\n");
         for (Injected i : injected) {
-            sb.append(String.format(Locale.ROOT, "  %6.0f s  %-18s recovery %6.1f s  %s%s%n", i.atSecond(), i.fault().label, i.recoverySeconds(), i.note(),
+            sb.append(String.format(
+                    Locale.ROOT,
+                    "  %6.0f s  %-18s recovery %6.1f s  %s%s%n",
+                    i.atSecond(),
+                    i.fault().label,
+                    i.recoverySeconds(),
+                    i.note(),
                     i.error() == null ? "" : " FAILED: " + i.error()));
         }
-        sb.append(String.format(Locale.ROOT, "recovery p50 %.1f s, max %.1f s; largest consumer lag %d records%n", p50, max, maxLag));
-        sb.append("\nevents per second (produced / processed, every 30 s; chart: ").append(chart.getFileName()).append("):\n");
+        sb.append(String.format(
+                Locale.ROOT, "recovery p50 %.1f s, max %.1f s; largest consumer lag %d records%n", p50, max, maxLag));
+        sb.append("\nevents per second (produced / processed, every 30 s; chart: ")
+                .append(chart.getFileName())
+                .append("):\n");
         double nextAt = 0;
         for (RateChart.Point p : samples) {
             if (p.second() >= nextAt) {
-                sb.append(String.format(Locale.ROOT, "  %6.0f s  %7.0f  %7.0f%n", p.second(), p.produced(), p.processed()));
+                sb.append(String.format(
+                        Locale.ROOT, "  %6.0f s  %7.0f  %7.0f%n", p.second(), p.produced(), p.processed()));
                 nextAt = p.second() + 30;
             }
         }
-        sb.append("\nchecks: ").append(problems.isEmpty() ? "every Redis total and window equal to the truth (" + expected.size() + " keys), "
-                + "counter-rollups exactly once, dead letters exactly the bad records, no positive-only total seen going down ("
-                + maxSeen.size() + " polled)" : String.join("\n  ", problems)).append('\n');
+        sb.append("\nchecks: ")
+                .append(
+                        problems.isEmpty()
+                                ? "every Redis total and window equal to the truth (" + expected.size() + " keys), "
+                                        + "counter-rollups exactly once, dead letters exactly the bad records, no positive-only total seen going down ("
+                                        + maxSeen.size() + " polled)"
+                                : String.join("\n  ", problems))
+                .append('\n');
         sb.append(result).append('\n');
         Files.writeString(report, sb.toString());
         log("report " + report + ", chart " + chart);
@@ -595,7 +750,9 @@ public final class ChaosRun implements AutoCloseable {
             keys.addAll(r.getResult());
             cursor = r.getCursor();
         } while (!cursor.equals(ScanParams.SCAN_POINTER_START));
-        List<String> counts = keys.stream().filter(k -> COUNT_KEY.matcher(k.substring(PREFIX.length() + 1)).matches()).toList();
+        List<String> counts = keys.stream()
+                .filter(k -> COUNT_KEY.matcher(k.substring(PREFIX.length() + 1)).matches())
+                .toList();
         for (int i = 0; i < counts.size(); i += 500) {
             List<String> batch = counts.subList(i, Math.min(counts.size(), i + 500));
             List<String> values = j.mget(batch.toArray(String[]::new));
@@ -608,7 +765,9 @@ public final class ChaosRun implements AutoCloseable {
     private int checkRollups(long watermark, long[] lostDup, List<String> problems) throws Exception {
         Map<ClusterTruth.Window, long[]> closed = new HashMap<>();
         truth.windows.forEach((w, v) -> {
-            if (!w.res().equals("5s") && !w.res().equals("5m") && w.start() + ClusterTruth.sizeMillis(w.res()) - 1 <= watermark) closed.put(w, v);
+            if (!w.res().equals("5s")
+                    && !w.res().equals("5m")
+                    && w.start() + ClusterTruth.sizeMillis(w.res()) - 1 <= watermark) closed.put(w, v);
         });
         List<String> wrong = new ArrayList<>();
         long lost = 0, dup = 0;
@@ -623,7 +782,13 @@ public final class ChaosRun implements AutoCloseable {
             records = all.size();
             for (ConsumerRecord<byte[], byte[]> r : all) {
                 JsonNode n = JSON.readTree(r.value());
-                got.computeIfAbsent(new ClusterTruth.Window(n.path("counter").asText(), n.path("res").asText(), n.path("start").asLong()), k -> new ArrayList<>()).add(n);
+                got.computeIfAbsent(
+                                new ClusterTruth.Window(
+                                        n.path("counter").asText(),
+                                        n.path("res").asText(),
+                                        n.path("start").asLong()),
+                                k -> new ArrayList<>())
+                        .add(n);
             }
             for (var e : got.entrySet()) {
                 long[] t = truth.windows.get(e.getKey());
@@ -636,11 +801,15 @@ public final class ChaosRun implements AutoCloseable {
                 for (JsonNode n : e.getValue()) {
                     if (!revisions.add(n.path("revision").asInt())) {
                         wrong.add("duplicate: " + n);
-                        if (e.getKey().res().equals("1m")) dup += n.path("events").asLong();
+                        if (e.getKey().res().equals("1m"))
+                            dup += n.path("events").asLong();
                     }
-                    if (latest == null || n.path("revision").asInt() > latest.path("revision").asInt()) latest = n;
+                    if (latest == null
+                            || n.path("revision").asInt()
+                                    > latest.path("revision").asInt()) latest = n;
                 }
-                for (int r = 0; r < revisions.size(); r++) if (!revisions.contains(r)) wrong.add("revision gap in " + e.getValue());
+                for (int r = 0; r < revisions.size(); r++)
+                    if (!revisions.contains(r)) wrong.add("revision gap in " + e.getValue());
                 if (latest.path("sum").asLong() != t[0] || latest.path("events").asLong() != t[1]) {
                     wrong.add("wrong sum: " + latest + " expected sum " + t[0] + " events " + t[1]);
                 }
@@ -661,7 +830,9 @@ public final class ChaosRun implements AutoCloseable {
         }
         lostDup[0] = lost;
         lostDup[1] = dup;
-        if (!wrong.isEmpty()) problems.add("counter-rollups (" + records + " records): " + wrong.size() + " problems, e.g. " + wrong.stream().limit(5).toList());
+        if (!wrong.isEmpty())
+            problems.add("counter-rollups (" + records + " records): " + wrong.size() + " problems, e.g. "
+                    + wrong.stream().limit(5).toList());
         else log("counter-rollups exact: " + records + " records, every one of " + closed.size() + " closed windows");
         return wrong.size();
     }
@@ -678,7 +849,9 @@ public final class ChaosRun implements AutoCloseable {
             JsonNode n = JSON.readTree(r.value());
             if ("base64".equals(n.path("payload_encoding").asText())) {
                 binary++;
-                if (!java.util.Arrays.equals(Base64.getDecoder().decode(n.path("payload").asText()), EventGenerator.invalidUtf8Line())) extra.add(n.toString());
+                if (!java.util.Arrays.equals(
+                        Base64.getDecoder().decode(n.path("payload").asText()), EventGenerator.invalidUtf8Line()))
+                    extra.add(n.toString());
                 continue;
             }
             String payload = n.path("payload").asText();
@@ -687,9 +860,14 @@ public final class ChaosRun implements AutoCloseable {
             else if (c == 1) want.remove(payload);
             else want.put(payload, c - 1);
         }
-        if (binary != expectedDeadBinary.get()) problems.add("dead letters of invalid UTF-8: " + binary + ", expected " + expectedDeadBinary.get());
-        if (!want.isEmpty()) problems.add("bad records without their dead letter: " + want.keySet().stream().limit(5).toList());
-        if (!extra.isEmpty()) problems.add(extra.size() + " unexpected dead letters, e.g. " + extra.stream().limit(5).toList());
+        if (binary != expectedDeadBinary.get())
+            problems.add("dead letters of invalid UTF-8: " + binary + ", expected " + expectedDeadBinary.get());
+        if (!want.isEmpty())
+            problems.add("bad records without their dead letter: "
+                    + want.keySet().stream().limit(5).toList());
+        if (!extra.isEmpty())
+            problems.add(extra.size() + " unexpected dead letters, e.g. "
+                    + extra.stream().limit(5).toList());
         if (want.isEmpty() && extra.isEmpty()) log("dead letters exact: " + all.size());
     }
 
@@ -705,13 +883,16 @@ public final class ChaosRun implements AutoCloseable {
         try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(p)) {
             var infos = c.partitionsFor(topic, Duration.ofSeconds(30));
             if (infos == null || infos.isEmpty()) return out;
-            List<TopicPartition> parts = infos.stream().map(pi -> new TopicPartition(topic, pi.partition())).toList();
+            List<TopicPartition> parts = infos.stream()
+                    .map(pi -> new TopicPartition(topic, pi.partition()))
+                    .toList();
             c.assign(parts);
             c.seekToBeginning(parts);
             Map<TopicPartition, Long> end = c.endOffsets(parts, Duration.ofSeconds(30));
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
             while (parts.stream().anyMatch(tp -> c.position(tp) < end.get(tp))) {
-                if (System.nanoTime() > deadline) throw new IllegalStateException("reading " + topic + " did not reach " + end);
+                if (System.nanoTime() > deadline)
+                    throw new IllegalStateException("reading " + topic + " did not reach " + end);
                 for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) out.add(r);
             }
         }

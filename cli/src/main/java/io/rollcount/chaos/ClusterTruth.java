@@ -21,6 +21,7 @@ public final class ClusterTruth {
     public final Set<String> negativeCounters = new HashSet<>();
     /** The distinct users of every counter, for its {@code u:all} HyperLogLog. */
     public final Map<String, Set<String>> users = new HashMap<>();
+
     private final Set<String> seenIds = new HashSet<>();
     public long produced;
     public long counted;
@@ -34,7 +35,8 @@ public final class ClusterTruth {
         }
         counted++;
         if (g.delta() < 0) negativeCounters.add(g.counter());
-        if (g.user() != null) users.computeIfAbsent(g.counter(), c -> new HashSet<>()).add(g.user());
+        if (g.user() != null)
+            users.computeIfAbsent(g.counter(), c -> new HashSet<>()).add(g.user());
         Map<String, Long> m = byCounter.computeIfAbsent(g.counter(), c -> new HashMap<>());
         m.merge("total", g.delta(), Long::sum);
         for (Resolution r : Resolution.all()) {

@@ -46,18 +46,28 @@ public enum Fault {
      * {@code eachAtLeast} times (two at once where the slots would not suffice), else a random kind, two at once
      * one time in four. Redis outages last 5 to 40 s, stalls 2 to 10 s, broker downtimes 1 to 10 s.
      */
-    public static List<Slot> schedule(long seed, long durationMillis, long firstMillis, long minGap, long maxGap, long tailMillis, int eachAtLeast) {
+    public static List<Slot> schedule(
+            long seed,
+            long durationMillis,
+            long firstMillis,
+            long minGap,
+            long maxGap,
+            long tailMillis,
+            int eachAtLeast) {
         Random r = new Random(seed);
         int requiredCount = eachAtLeast * values().length;
         List<Long> times = new ArrayList<>();
         // draw the gaps again while they leave too few slots for every required fault, two at once at most
         for (int attempt = 0; attempt < 1000 && (attempt == 0 || 2 * times.size() < requiredCount); attempt++) {
             times.clear();
-            for (long t = firstMillis; t <= durationMillis - tailMillis; t += minGap + (long) (r.nextDouble() * (maxGap - minGap))) times.add(t);
+            for (long t = firstMillis;
+                    t <= durationMillis - tailMillis;
+                    t += minGap + (long) (r.nextDouble() * (maxGap - minGap))) times.add(t);
         }
         if (times.isEmpty()) throw new IllegalArgumentException("the duration leaves no time for a fault");
         if (requiredCount > 2 * times.size()) {
-            throw new IllegalArgumentException(requiredCount + " faults do not fit in " + times.size() + " slots: a longer duration or shorter gaps");
+            throw new IllegalArgumentException(requiredCount + " faults do not fit in " + times.size()
+                    + " slots: a longer duration or shorter gaps");
         }
         List<Fault> required = new ArrayList<>();
         for (int i = 0; i < eachAtLeast; i++) Collections.addAll(required, values());
@@ -69,7 +79,9 @@ public enum Fault {
             if (attempt > 0) Collections.shuffle(required, r);
             slots = place(required, times.size());
         }
-        if (slots == null) throw new IllegalArgumentException("could not pair " + required.size() + " faults in " + times.size() + " slots");
+        if (slots == null)
+            throw new IllegalArgumentException(
+                    "could not pair " + required.size() + " faults in " + times.size() + " slots");
         Fault[] all = values();
         for (int i = 0; i < slots.size(); i++) {
             List<Fault> slot = slots.get(i);
@@ -83,12 +95,13 @@ public enum Fault {
         for (int i = 0; i < times.size(); i++) {
             List<Double> secs = new ArrayList<>();
             for (Fault f : slots.get(i)) {
-                secs.add(switch (f) {
-                    case REDIS_STOP -> 5 + r.nextDouble() * 35;
-                    case REDIS_STALL -> 2 + r.nextDouble() * 8;
-                    case BROKER_KILL -> 1 + r.nextDouble() * 9;
-                    default -> 0.0;
-                });
+                secs.add(
+                        switch (f) {
+                            case REDIS_STOP -> 5 + r.nextDouble() * 35;
+                            case REDIS_STALL -> 2 + r.nextDouble() * 8;
+                            case BROKER_KILL -> 1 + r.nextDouble() * 9;
+                            default -> 0.0;
+                        });
             }
             out.add(new Slot(times.get(i), List.copyOf(slots.get(i)), secs));
         }

@@ -37,7 +37,8 @@ public final class LocalCluster implements AutoCloseable {
     public final Path repo;
     public final Path scripts;
     public final Path dir;
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(3)).build();
+    private final HttpClient http =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(3)).build();
     private final Thread hook;
     private String restUrl;
     /** What start.sh printed. */
@@ -50,13 +51,15 @@ public final class LocalCluster implements AutoCloseable {
         this.repo = repo;
         this.scripts = repo.resolve("deploy/local-cluster");
         this.dir = dir;
-        this.hook = new Thread(() -> {
-            try {
-                run(Duration.ofSeconds(60), "stop.sh");
-            } catch (RuntimeException ignored) {
-                // best effort at JVM exit
-            }
-        }, "local-cluster-stop");
+        this.hook = new Thread(
+                () -> {
+                    try {
+                        run(Duration.ofSeconds(60), "stop.sh");
+                    } catch (RuntimeException ignored) {
+                        // best effort at JVM exit
+                    }
+                },
+                "local-cluster-stop");
     }
 
     /** The repository root: the working directory of a test is the {@code job} module. */
@@ -64,14 +67,21 @@ public final class LocalCluster implements AutoCloseable {
         Path p = Path.of("").toAbsolutePath();
         while (p != null && !Files.isRegularFile(p.resolve("deploy/local-cluster/start.sh"))) p = p.getParent();
         if (p == null) p = repoOfCode();
-        if (p == null) throw new IllegalStateException("no deploy/local-cluster/start.sh above " + Path.of("").toAbsolutePath());
+        if (p == null)
+            throw new IllegalStateException(
+                    "no deploy/local-cluster/start.sh above " + Path.of("").toAbsolutePath());
         return p;
     }
 
     /** The repository this class was loaded from (job/target/classes or job/target/rollcount-job.jar), when run from another folder. */
     private static Path repoOfCode() {
         try {
-            Path p = Path.of(LocalCluster.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toAbsolutePath();
+            Path p = Path.of(LocalCluster.class
+                            .getProtectionDomain()
+                            .getCodeSource()
+                            .getLocation()
+                            .toURI())
+                    .toAbsolutePath();
             while (p != null && !Files.isRegularFile(p.resolve("deploy/local-cluster/start.sh"))) p = p.getParent();
             return p;
         } catch (java.net.URISyntaxException | RuntimeException e) {
@@ -83,7 +93,8 @@ public final class LocalCluster implements AutoCloseable {
     public static Path jobJar() {
         Path jar = repoRoot().resolve("job/target/rollcount-job.jar");
         if (!Files.isRegularFile(jar)) {
-            throw new IllegalStateException(jar + " is missing: run `mvn -B verify -Pcluster-tests` (or `mvn package` first)");
+            throw new IllegalStateException(
+                    jar + " is missing: run `mvn -B verify -Pcluster-tests` (or `mvn package` first)");
         }
         return jar;
     }
@@ -95,7 +106,12 @@ public final class LocalCluster implements AutoCloseable {
 
     /** As {@link #start(int)}, with more options of start.sh (e.g. {@code --metrics-ports A-B}). */
     public static LocalCluster start(int taskmanagers, String... startOptions) throws IOException {
-        return startIn(repoRoot().resolve("job/target/local-cluster-" + UUID.randomUUID().toString().substring(0, 8)), taskmanagers, startOptions);
+        return startIn(
+                repoRoot()
+                        .resolve("job/target/local-cluster-"
+                                + UUID.randomUUID().toString().substring(0, 8)),
+                taskmanagers,
+                startOptions);
     }
 
     /** As {@link #start(int, String...)}, in a given (new) folder. */
@@ -104,7 +120,8 @@ public final class LocalCluster implements AutoCloseable {
         Files.createDirectories(dir);
         LocalCluster c = new LocalCluster(repo, dir);
         Runtime.getRuntime().addShutdownHook(c.hook);
-        List<String> args = new ArrayList<>(List.of("--taskmanagers", Integer.toString(taskmanagers), "--rest-port", "0"));
+        List<String> args =
+                new ArrayList<>(List.of("--taskmanagers", Integer.toString(taskmanagers), "--rest-port", "0"));
         args.addAll(List.of(startOptions));
         Result r = c.run(Duration.ofMinutes(5), "start.sh", args.toArray(String[]::new));
         if (r.exit() != 0) {
@@ -139,7 +156,8 @@ public final class LocalCluster implements AutoCloseable {
             if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
                 p.destroyForcibly();
                 p.waitFor(10, TimeUnit.SECONDS);
-                throw new IllegalStateException(String.join(" ", cmd) + " took over " + timeout.toSeconds() + " s:\n" + Files.readString(out));
+                throw new IllegalStateException(
+                        String.join(" ", cmd) + " took over " + timeout.toSeconds() + " s:\n" + Files.readString(out));
             }
             String output = Files.readString(out, StandardCharsets.UTF_8);
             Files.deleteIfExists(out);
@@ -155,7 +173,9 @@ public final class LocalCluster implements AutoCloseable {
     /** Runs a script and fails on a non-zero exit. */
     public String ok(Duration timeout, String script, String... args) {
         Result r = run(timeout, script, args);
-        if (r.exit() != 0) throw new IllegalStateException(script + " " + String.join(" ", args) + " failed (" + r.exit() + "):\n" + r.output());
+        if (r.exit() != 0)
+            throw new IllegalStateException(
+                    script + " " + String.join(" ", args) + " failed (" + r.exit() + "):\n" + r.output());
         return r.output();
     }
 
@@ -188,15 +208,30 @@ public final class LocalCluster implements AutoCloseable {
         run(Duration.ofMinutes(2), "flink", "cancel", jobId);
     }
 
-    public void killTaskManager(int n) { ok(Duration.ofSeconds(30), "taskmanager.sh", "kill", Integer.toString(n)); }
-    public void startTaskManager(int n) { ok(Duration.ofMinutes(3), "taskmanager.sh", "start", Integer.toString(n)); }
-    public void killJobManager() { ok(Duration.ofSeconds(30), "jobmanager.sh", "kill"); }
-    public void startJobManager() { ok(Duration.ofMinutes(3), "jobmanager.sh", "start"); }
+    public void killTaskManager(int n) {
+        ok(Duration.ofSeconds(30), "taskmanager.sh", "kill", Integer.toString(n));
+    }
+
+    public void startTaskManager(int n) {
+        ok(Duration.ofMinutes(3), "taskmanager.sh", "start", Integer.toString(n));
+    }
+
+    public void killJobManager() {
+        ok(Duration.ofSeconds(30), "jobmanager.sh", "kill");
+    }
+
+    public void startJobManager() {
+        ok(Duration.ofMinutes(3), "jobmanager.sh", "start");
+    }
 
     /** GET of the REST API as JSON, or empty when it does not answer (e.g. the JobManager is down). */
     public Optional<JsonNode> rest(String path) {
         try {
-            HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(restUrl + path)).timeout(Duration.ofSeconds(5)).GET().build(),
+            HttpResponse<String> r = http.send(
+                    HttpRequest.newBuilder(URI.create(restUrl + path))
+                            .timeout(Duration.ofSeconds(5))
+                            .GET()
+                            .build(),
                     HttpResponse.BodyHandlers.ofString());
             if (r.statusCode() != 200) return Optional.empty();
             return Optional.of(JSON.readTree(r.body()));
@@ -228,8 +263,14 @@ public final class LocalCluster implements AutoCloseable {
         long t0 = System.nanoTime();
         while (!allRunning(jobId)) {
             if (System.nanoTime() - t0 > timeout.toNanos()) {
-                throw new AssertionError("job " + jobId + " not running with every task after " + timeout.toSeconds() + " s; state "
-                        + jobState(jobId) + "; exceptions: " + rest("/jobs/" + jobId + "/exceptions").map(String::valueOf).orElse("?").lines().limit(5).toList());
+                throw new AssertionError("job " + jobId + " not running with every task after " + timeout.toSeconds()
+                        + " s; state " + jobState(jobId) + "; exceptions: "
+                        + rest("/jobs/" + jobId + "/exceptions")
+                                .map(String::valueOf)
+                                .orElse("?")
+                                .lines()
+                                .limit(5)
+                                .toList());
             }
             Thread.sleep(100);
         }
@@ -241,12 +282,13 @@ public final class LocalCluster implements AutoCloseable {
         List<String> ids = new ArrayList<>();
         rest("/jobs/" + jobId).ifPresent(job -> {
             for (JsonNode v : job.path("vertices")) {
-                rest("/jobs/" + jobId + "/vertices/" + v.path("id").asText() + "/taskmanagers").ifPresent(tms -> {
-                    for (JsonNode tm : tms.path("taskmanagers")) {
-                        String id = tm.path("taskmanager-id").asText();
-                        if (!id.isEmpty() && !ids.contains(id)) ids.add(id);
-                    }
-                });
+                rest("/jobs/" + jobId + "/vertices/" + v.path("id").asText() + "/taskmanagers")
+                        .ifPresent(tms -> {
+                            for (JsonNode tm : tms.path("taskmanagers")) {
+                                String id = tm.path("taskmanager-id").asText();
+                                if (!id.isEmpty() && !ids.contains(id)) ids.add(id);
+                            }
+                        });
             }
         });
         ids.sort(Comparator.naturalOrder());
@@ -258,8 +300,10 @@ public final class LocalCluster implements AutoCloseable {
         Path jobDir = dir.resolve("checkpoints").resolve(jobId);
         if (!Files.isDirectory(jobDir)) return Optional.empty();
         try (Stream<Path> s = Files.list(jobDir)) {
-            return s.filter(p -> p.getFileName().toString().matches("chk-\\d+") && Files.isRegularFile(p.resolve("_metadata")))
-                    .max(Comparator.comparingLong(p -> Long.parseLong(p.getFileName().toString().substring(4))));
+            return s.filter(p -> p.getFileName().toString().matches("chk-\\d+")
+                            && Files.isRegularFile(p.resolve("_metadata")))
+                    .max(Comparator.comparingLong(
+                            p -> Long.parseLong(p.getFileName().toString().substring(4))));
         }
     }
 

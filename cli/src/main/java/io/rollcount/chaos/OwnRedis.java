@@ -47,16 +47,34 @@ public final class OwnRedis implements AutoCloseable {
     }
 
     public OwnRedis start() throws Exception {
-        List<String> cmd = new java.util.ArrayList<>(List.of("redis-server", "--bind", "127.0.0.1", "--port", Integer.toString(port), "--save", "",
-                "--appendonly", appendOnly ? "yes" : "no", "--dir", dir.toString(), "--dbfilename", "dump.rdb", "--daemonize", "no",
-                "--logfile", dir.resolve("redis.log").toString()));
+        List<String> cmd = new java.util.ArrayList<>(List.of(
+                "redis-server",
+                "--bind",
+                "127.0.0.1",
+                "--port",
+                Integer.toString(port),
+                "--save",
+                "",
+                "--appendonly",
+                appendOnly ? "yes" : "no",
+                "--dir",
+                dir.toString(),
+                "--dbfilename",
+                "dump.rdb",
+                "--daemonize",
+                "no",
+                "--logfile",
+                dir.resolve("redis.log").toString()));
         if (appendOnly) cmd.addAll(List.of("--appendfsync", "always"));
         if (debugCommand) cmd.addAll(List.of("--enable-debug-command", "local"));
-        process = new ProcessBuilder(cmd).redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.appendTo(new File(dir.toFile(), "stdout.log"))).start();
+        process = new ProcessBuilder(cmd)
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(new File(dir.toFile(), "stdout.log")))
+                .start();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
         while (System.nanoTime() < deadline) {
-            if (!process.isAlive()) throw new IllegalStateException("redis-server exited: " + Files.readString(dir.resolve("redis.log")));
+            if (!process.isAlive())
+                throw new IllegalStateException("redis-server exited: " + Files.readString(dir.resolve("redis.log")));
             try (Socket s = new Socket()) {
                 s.connect(new InetSocketAddress("127.0.0.1", port), 200);
                 return this;
@@ -69,8 +87,10 @@ public final class OwnRedis implements AutoCloseable {
 
     /** {@code SHUTDOWN SAVE}: the data goes to dump.rdb and the server exits; the port is closed. */
     public void shutdown() throws Exception {
-        Process cli = new ProcessBuilder("redis-cli", "-h", "127.0.0.1", "-p", Integer.toString(port), "shutdown", "save")
-                .redirectErrorStream(true).start();
+        Process cli = new ProcessBuilder(
+                        "redis-cli", "-h", "127.0.0.1", "-p", Integer.toString(port), "shutdown", "save")
+                .redirectErrorStream(true)
+                .start();
         cli.waitFor(20, TimeUnit.SECONDS);
         if (process != null && !process.waitFor(20, TimeUnit.SECONDS)) {
             throw new IllegalStateException("redis-server on " + port + " did not exit after SHUTDOWN SAVE");
@@ -80,9 +100,19 @@ public final class OwnRedis implements AutoCloseable {
 
     /** {@code DEBUG SLEEP seconds}: the server answers nobody for that long (it needs {@code debugCommand}); returns when it is over. */
     public void stall(double seconds) throws Exception {
-        if (!debugCommand) throw new IllegalStateException("this redis-server was started without --enable-debug-command");
-        Process cli = new ProcessBuilder("redis-cli", "-h", "127.0.0.1", "-p", Integer.toString(port), "debug", "sleep",
-                String.format(java.util.Locale.ROOT, "%.1f", seconds)).redirectErrorStream(true).start();
+        if (!debugCommand)
+            throw new IllegalStateException("this redis-server was started without --enable-debug-command");
+        Process cli = new ProcessBuilder(
+                        "redis-cli",
+                        "-h",
+                        "127.0.0.1",
+                        "-p",
+                        Integer.toString(port),
+                        "debug",
+                        "sleep",
+                        String.format(java.util.Locale.ROOT, "%.1f", seconds))
+                .redirectErrorStream(true)
+                .start();
         String out = new String(cli.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).trim();
         cli.waitFor(60, TimeUnit.SECONDS);
         if (!out.equals("OK")) throw new IllegalStateException("DEBUG SLEEP on " + port + " answered " + out);

@@ -33,8 +33,15 @@ final class RateChart {
         g.setRenderingHint(RenderingHints.KEY_ANTIALIASING, RenderingHints.VALUE_ANTIALIAS_ON);
         g.setColor(Color.WHITE);
         g.fillRect(0, 0, w, h);
-        double maxX = Math.max(1, points.stream().mapToDouble(Point::second).max().orElse(1));
-        double maxY = Math.max(1, points.stream().mapToDouble(p -> Math.max(p.produced(), p.processed())).max().orElse(1)) * 1.1;
+        double maxX =
+                Math.max(1, points.stream().mapToDouble(Point::second).max().orElse(1));
+        double maxY = Math.max(
+                        1,
+                        points.stream()
+                                .mapToDouble(p -> Math.max(p.produced(), p.processed()))
+                                .max()
+                                .orElse(1))
+                * 1.1;
         int pw = w - left - right, ph = h - top - bottom;
         g.setFont(new Font(Font.SANS_SERIF, Font.PLAIN, 12));
         g.setColor(new Color(230, 230, 230));
@@ -73,7 +80,17 @@ final class RateChart {
         ImageIO.write(img, "png", png.toFile());
     }
 
-    private static void line(Graphics2D g, List<Point> points, boolean produced, Color c, int left, int top, int pw, int ph, double maxX, double maxY) {
+    private static void line(
+            Graphics2D g,
+            List<Point> points,
+            boolean produced,
+            Color c,
+            int left,
+            int top,
+            int pw,
+            int ph,
+            double maxX,
+            double maxY) {
         g.setColor(c);
         int px = -1, py = -1;
         for (Point p : points) {

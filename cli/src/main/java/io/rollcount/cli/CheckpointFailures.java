@@ -26,13 +26,15 @@ final class CheckpointFailures {
         try {
             if (!(LogManager.getContext(false) instanceof LoggerContext ctx)) return;
             LoggerConfig config = ctx.getConfiguration().getLoggerConfig(LOGGER);
-            if (!LOGGER.equals(config.getName()) || config.getAppenders().containsKey("rollcount-checkpoint-failures")) return;
-            AbstractAppender appender = new AbstractAppender("rollcount-checkpoint-failures", null, null, true, Property.EMPTY_ARRAY) {
-                @Override
-                public void append(LogEvent event) {
-                    if (event.getThrown() != null) last = rootCause(event.getThrown());
-                }
-            };
+            if (!LOGGER.equals(config.getName()) || config.getAppenders().containsKey("rollcount-checkpoint-failures"))
+                return;
+            AbstractAppender appender =
+                    new AbstractAppender("rollcount-checkpoint-failures", null, null, true, Property.EMPTY_ARRAY) {
+                        @Override
+                        public void append(LogEvent event) {
+                            if (event.getThrown() != null) last = rootCause(event.getThrown());
+                        }
+                    };
             appender.start();
             config.addAppender(appender, Level.INFO, null);
             ctx.updateLoggers();

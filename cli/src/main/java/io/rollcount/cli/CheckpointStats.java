@@ -20,10 +20,12 @@ import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMap
 final class CheckpointStats {
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    private final HttpClient http =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
     private final URI uri;
     /** Completed checkpoints (not savepoints): id to end-to-end duration in ms. */
     private final Map<Long, Long> completed = new TreeMap<>();
+
     private final Map<Long, String> failures = new TreeMap<>();
     private long completedCount;
     private long inProgress;
@@ -36,7 +38,11 @@ final class CheckpointStats {
     /** Reads the current figures; returns false (and keeps the last ones) when the REST API does not answer. */
     synchronized boolean poll() {
         try {
-            HttpResponse<String> r = http.send(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(2)).GET().build(),
+            HttpResponse<String> r = http.send(
+                    HttpRequest.newBuilder(uri)
+                            .timeout(Duration.ofSeconds(2))
+                            .GET()
+                            .build(),
                     HttpResponse.BodyHandlers.ofString());
             if (r.statusCode() != 200) {
                 lastError = "HTTP " + r.statusCode();
@@ -59,15 +65,19 @@ final class CheckpointStats {
         completedCount = counts.path("completed").asLong(completedCount);
         inProgress = counts.path("in_progress").asLong(0);
         for (JsonNode h : root.path("history")) {
-            if ("COMPLETED".equals(h.path("status").asText()) && !h.path("is_savepoint").asBoolean(false)) {
-                completed.put(h.path("id").asLong(), h.path("end_to_end_duration").asLong());
+            if ("COMPLETED".equals(h.path("status").asText())
+                    && !h.path("is_savepoint").asBoolean(false)) {
+                completed.put(
+                        h.path("id").asLong(), h.path("end_to_end_duration").asLong());
             } else if ("FAILED".equals(h.path("status").asText())) {
                 failures.put(h.path("id").asLong(), h.path("failure_message").asText("no reason given"));
             }
         }
         JsonNode latest = root.path("latest").path("completed");
         if (latest.isObject() && !latest.path("is_savepoint").asBoolean(false)) {
-            completed.put(latest.path("id").asLong(), latest.path("end_to_end_duration").asLong());
+            completed.put(
+                    latest.path("id").asLong(),
+                    latest.path("end_to_end_duration").asLong());
         }
     }
 
@@ -91,7 +101,9 @@ final class CheckpointStats {
 
     /** Duration of the last completed checkpoint in ms, or -1. */
     synchronized long lastDuration() {
-        return completed.isEmpty() ? -1 : ((TreeMap<Long, Long>) completed).lastEntry().getValue();
+        return completed.isEmpty()
+                ? -1
+                : ((TreeMap<Long, Long>) completed).lastEntry().getValue();
     }
 
     /** Durations in ms of every completed checkpoint seen, in order. */

@@ -10,6 +10,7 @@ import io.rollcount.job.model.Resolution;
 import io.rollcount.job.ops.RouteEvents;
 import io.rollcount.job.redis.RedisEndpoint;
 import io.rollcount.job.redis.RedisKeys;
+import io.rollcount.job.redis.RedisNodes;
 import io.rollcount.job.util.DurationConverter;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -47,7 +48,6 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
-import io.rollcount.job.redis.RedisNodes;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.commands.JedisCommands;
 
@@ -60,12 +60,16 @@ import redis.clients.jedis.commands.JedisCommands;
  * stops, the job stops with a savepoint (its outputs flushed and committed), the broker stops, the folder is
  * deleted, and a summary is printed.
  */
-@Command(name = "demo", mixinStandardHelpOptions = true, sortOptions = false,
-        description = "The whole system on one machine: an in-process Kafka broker, a generator of the skewed 'viral' workload, "
-                + "the job on a local Flink MiniCluster (RocksDB, checkpoints) writing to Redis, and a live view refreshed every second. "
-                + "Stops at the end of --duration or on Ctrl-C, and prints a summary. At start it clears the keys of the demo's counters "
-                + "under the key prefix (a fresh job's versioned writes would not replace what an earlier run left); "
-                + "give --redis.key-prefix to keep other data apart.")
+@Command(
+        name = "demo",
+        mixinStandardHelpOptions = true,
+        sortOptions = false,
+        description =
+                "The whole system on one machine: an in-process Kafka broker, a generator of the skewed 'viral' workload, "
+                        + "the job on a local Flink MiniCluster (RocksDB, checkpoints) writing to Redis, and a live view refreshed every second. "
+                        + "Stops at the end of --duration or on Ctrl-C, and prints a summary. At start it clears the keys of the demo's counters "
+                        + "under the key prefix (a fresh job's versioned writes would not replace what an earlier run left); "
+                        + "give --redis.key-prefix to keep other data apart.")
 public final class DemoCommand implements Callable<Integer> {
     static final String TOPIC = "counter-events";
     static final int PARTITIONS = 2;
@@ -75,35 +79,66 @@ public final class DemoCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--duration", defaultValue = "60s", converter = DurationConverter.class, description = "How long to run (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--duration",
+            defaultValue = "60s",
+            converter = DurationConverter.class,
+            description = "How long to run (default: ${DEFAULT-VALUE}).")
     Duration duration;
 
-    @Option(names = "--rate", defaultValue = "20000", description = "Events per second the generator produces, at most: a busy machine may send fewer (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--rate",
+            defaultValue = "20000",
+            description =
+                    "Events per second the generator produces, at most: a busy machine may send fewer (default: ${DEFAULT-VALUE}).")
     double rate;
 
-    @Option(names = "--counters", defaultValue = "100000", description = "Distinct counters of the workload (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--counters",
+            defaultValue = "100000",
+            description = "Distinct counters of the workload (default: ${DEFAULT-VALUE}).")
     int counters;
 
-    @Option(names = "--users", defaultValue = "10000", description = "Distinct users of the workload (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--users",
+            defaultValue = "10000",
+            description = "Distinct users of the workload (default: ${DEFAULT-VALUE}).")
     int users;
 
-    @Option(names = "--parallelism", defaultValue = "2", description = "Parallelism of the job (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--parallelism",
+            defaultValue = "2",
+            description = "Parallelism of the job (default: ${DEFAULT-VALUE}).")
     int parallelism;
 
-    @Option(names = "--checkpoint.interval", converter = DurationConverter.class, defaultValue = "5s", description = "Checkpoint interval (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--checkpoint.interval",
+            converter = DurationConverter.class,
+            defaultValue = "5s",
+            description = "Checkpoint interval (default: ${DEFAULT-VALUE}).")
     Duration checkpointInterval;
 
     @picocli.CommandLine.Mixin
     RedisReadOptions redisOptions = new RedisReadOptions();
 
-    @Option(names = "--metrics.port", paramLabel = "PORT", description = "Serve Flink's and Rollcount's metrics for Prometheus at http://127.0.0.1:PORT/metrics; 0: off (default: "
-            + MetricsPort.DEFAULT_DEMO_PORT + ", or off when that port is taken).")
+    @Option(
+            names = "--metrics.port",
+            paramLabel = "PORT",
+            description =
+                    "Serve Flink's and Rollcount's metrics for Prometheus at http://127.0.0.1:PORT/metrics; 0: off (default: "
+                            + MetricsPort.DEFAULT_DEMO_PORT + ", or off when that port is taken).")
     Integer metricsPort;
 
-    @Option(names = "--policies", paramLabel = "FILE", description = "Namespace policies (YAML), as for run; e.g. samples/policies.yaml.")
+    @Option(
+            names = "--policies",
+            paramLabel = "FILE",
+            description = "Namespace policies (YAML), as for run; e.g. samples/policies.yaml.")
     String policies;
 
-    @Option(names = "--seed", defaultValue = "42", description = "Random seed of the generator (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--seed",
+            defaultValue = "42",
+            description = "Random seed of the generator (default: ${DEFAULT-VALUE}).")
     long seed;
 
     /** For tests: the temporary folder of the last run (deleted at its end). */
@@ -115,7 +150,13 @@ public final class DemoCommand implements Callable<Integer> {
     private volatile boolean stopRequested;
 
     /** What the final summary says. */
-    record Summary(long produced, long read, double steadyPerSecond, List<Long> checkpointMillis, long redisCommands, double seconds) {}
+    record Summary(
+            long produced,
+            long read,
+            double steadyPerSecond,
+            List<Long> checkpointMillis,
+            long redisCommands,
+            double seconds) {}
 
     @Override
     public Integer call() throws Exception {
@@ -134,7 +175,8 @@ public final class DemoCommand implements Callable<Integer> {
                     err.flush();
                     return 2;
                 }
-                err.println("rollcount demo: metrics off: the default metrics port " + metrics + " is in use (--metrics.port PORT picks another)");
+                err.println("rollcount demo: metrics off: the default metrics port " + metrics
+                        + " is in use (--metrics.port PORT picks another)");
                 err.flush();
                 metrics = 0;
             }
@@ -146,7 +188,8 @@ public final class DemoCommand implements Callable<Integer> {
         options.source = JobOptions.SourceKind.kafka;
         options.kafkaBootstrap = "127.0.0.1:9"; // replaced once the broker has its port; validate() needs one
         options.kafkaGroupId = "rollcount-demo";
-        options.kafkaTransactionalIdPrefix = "rollcount-demo-" + UUID.randomUUID().toString().substring(0, 8);
+        options.kafkaTransactionalIdPrefix =
+                "rollcount-demo-" + UUID.randomUUID().toString().substring(0, 8);
         options.checkpointInterval = checkpointInterval;
         options.parallelism = parallelism;
         options.policiesFile = policies;
@@ -175,8 +218,8 @@ public final class DemoCommand implements Callable<Integer> {
             return 1;
         }
 
-        EventGenerator workload = new EventGenerator(seed, EventGenerator.Workload.viral, counters, users,
-                System.currentTimeMillis(), rate, 0, 0.02);
+        EventGenerator workload = new EventGenerator(
+                seed, EventGenerator.Workload.viral, counters, users, System.currentTimeMillis(), rate, 0, 0.02);
         RedisKeys keys = new RedisKeys(prefix);
         Thread hook = new Thread(this::onShutdown, "rollcount-demo-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
@@ -196,10 +239,14 @@ public final class DemoCommand implements Callable<Integer> {
         try (jedis) {
             long cleared = clearDemoCounters(endpoint, prefix, workload);
             if (cleared > 0) {
-                out.printf("rollcount demo: cleared %,d keys of the demo's counters left by an earlier run under prefix '%s'%n", cleared, prefix);
+                out.printf(
+                        "rollcount demo: cleared %,d keys of the demo's counters left by an earlier run under prefix '%s'%n",
+                        cleared, prefix);
             }
             if (policies != null) options.policies().describe().forEach(line -> out.println("rollcount demo: " + line));
-            out.printf("rollcount demo: starting Kafka, the generator and the job (Redis at %s, key prefix '%s') ...%n", endpoint, prefix);
+            out.printf(
+                    "rollcount demo: starting Kafka, the generator and the job (Redis at %s, key prefix '%s') ...%n",
+                    endpoint, prefix);
             out.flush();
 
             broker = new KafkaBroker(0, dir.resolve("kafka")).start();
@@ -225,14 +272,17 @@ public final class DemoCommand implements Callable<Integer> {
             RollcountJob.assemble(env, options);
             if (stopRequested) return 130;
             job = env.executeAsync("rollcount-demo");
-            checkpoints = new CheckpointStats("http://127.0.0.1:" + restPort, job.getJobID().toHexString());
+            checkpoints = new CheckpointStats(
+                    "http://127.0.0.1:" + restPort, job.getJobID().toHexString());
             generator = new DemoGenerator(workload, broker.adminProperties(), TOPIC, rate).start();
             started = System.nanoTime();
 
             boolean terminal = System.console() != null && !"dumb".equals(System.getenv("TERM"));
             List<Long> commandSamples = new ArrayList<>();
             long deadline = started + runFor.toNanos();
-            while (!stopRequested && System.nanoTime() < deadline && !job.getJobExecutionResult().isDone()) {
+            while (!stopRequested
+                    && System.nanoTime() < deadline
+                    && !job.getJobExecutionResult().isDone()) {
                 sleepUntilNextTick(started);
                 Map<String, Object> acc = accumulators(job);
                 long now = System.nanoTime();
@@ -248,9 +298,20 @@ public final class DemoCommand implements Callable<Integer> {
                 long[] then = back == 0 && samples.size() < 4 ? new long[] {started, 0, 0} : samples.get(back);
                 long commandsThen = back == 0 && samples.size() < 4 ? 0 : commandSamples.get(back);
                 double secs = Math.max(1e-3, (now - then[0]) / 1e9);
-                View v = new View((now - started) / 1e9, runFor.toSeconds(), (produced - then[1]) / secs, (read - then[2]) / secs,
-                        produced, read, lag, checkpoints.completedCount(), checkpoints.lastDuration(),
-                        (commands - commandsThen) / secs, commands, hotCounters(jedis, keys, workload), trending(jedis, keys));
+                View v = new View(
+                        (now - started) / 1e9,
+                        runFor.toSeconds(),
+                        (produced - then[1]) / secs,
+                        (read - then[2]) / secs,
+                        produced,
+                        read,
+                        lag,
+                        checkpoints.completedCount(),
+                        checkpoints.lastDuration(),
+                        (commands - commandsThen) / secs,
+                        commands,
+                        hotCounters(jedis, keys, workload),
+                        trending(jedis, keys));
                 if (terminal) {
                     out.print("\033[H\033[2J");
                     out.print(v.frame(broker.bootstrap(), endpoint.toString(), prefix, counters));
@@ -259,7 +320,8 @@ public final class DemoCommand implements Callable<Integer> {
                 }
                 out.flush();
                 if (generator.firstError() != null && generator.produced() == 0 && v.elapsed > 10) {
-                    throw new IllegalStateException("the generator cannot produce to Kafka: " + Main.oneLine(generator.firstError()));
+                    throw new IllegalStateException(
+                            "the generator cannot produce to Kafka: " + Main.oneLine(generator.firstError()));
                 }
             }
             if (job.getJobExecutionResult().isDone()) {
@@ -274,17 +336,25 @@ public final class DemoCommand implements Callable<Integer> {
             // The REST API goes with the job's MiniCluster: read the checkpoints' figures before stopping it.
             if (checkpoints != null) checkpoints.poll();
             JobExecutionResult result = job == null ? null : stopJob(job, dir, err);
-            if (result != null) read = Math.max(read, RunCommand.longOf(result.getAllAccumulatorResults(), RouteEvents.EVENTS_READ));
+            if (result != null)
+                read = Math.max(read, RunCommand.longOf(result.getAllAccumulatorResults(), RouteEvents.EVENTS_READ));
             if (admin != null) admin.close(Duration.ofSeconds(5));
             if (broker != null) broker.close();
             deleteRecursively(dir);
             if (generator != null) {
                 double seconds = ((generatorStoppedAt > 0 ? generatorStoppedAt : System.nanoTime()) - started) / 1e9;
-                summary = new Summary(generator.produced(), read, steady(samples, runFor), checkpoints == null ? List.of() : checkpoints.durations(),
-                        jobMetrics == null ? 0 : jobMetrics.sum(RollcountMetrics.REDIS_COMMANDS_SENT), seconds);
+                summary = new Summary(
+                        generator.produced(),
+                        read,
+                        steady(samples, runFor),
+                        checkpoints == null ? List.of() : checkpoints.durations(),
+                        jobMetrics == null ? 0 : jobMetrics.sum(RollcountMetrics.REDIS_COMMANDS_SENT),
+                        seconds);
                 printSummary(out, summary, checkpoints);
                 if (generator.failed() > 0) {
-                    err.printf("rollcount demo: %,d events could not be produced (%s)%n", generator.failed(), Main.oneLine(generator.firstError()));
+                    err.printf(
+                            "rollcount demo: %,d events could not be produced (%s)%n",
+                            generator.failed(), Main.oneLine(generator.firstError()));
                 }
             }
             out.flush();
@@ -357,9 +427,11 @@ public final class DemoCommand implements Callable<Integer> {
             List<TopicPartition> parts = new ArrayList<>();
             for (int p = 0; p < PARTITIONS; p++) parts.add(new TopicPartition(TOPIC, p));
             var ends = admin.listOffsets(parts.stream().collect(Collectors.toMap(tp -> tp, tp -> OffsetSpec.latest())))
-                    .all().get(2, TimeUnit.SECONDS);
+                    .all()
+                    .get(2, TimeUnit.SECONDS);
             Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(group)
-                    .partitionsToOffsetAndMetadata().get(2, TimeUnit.SECONDS);
+                    .partitionsToOffsetAndMetadata()
+                    .get(2, TimeUnit.SECONDS);
             long lag = 0;
             for (TopicPartition tp : parts) {
                 OffsetAndMetadata c = committed.get(tp);
@@ -385,7 +457,8 @@ public final class DemoCommand implements Callable<Integer> {
         try {
             // one MGET per counter: its keys share a Redis Cluster slot
             int perCounter = names.size() / HOT;
-            for (int i = 0; i < names.size(); i += perCounter) values.addAll(jedis.mget(names.subList(i, i + perCounter).toArray(String[]::new)));
+            for (int i = 0; i < names.size(); i += perCounter)
+                values.addAll(jedis.mget(names.subList(i, i + perCounter).toArray(String[]::new)));
         } catch (RuntimeException e) {
             return List.of();
         }
@@ -421,25 +494,48 @@ public final class DemoCommand implements Callable<Integer> {
     private static final int TRENDING = 5;
 
     /** One refresh of the view. */
-    record View(double elapsed, long duration, double inPerSecond, double outPerSecond, long produced, long read, long lag,
-            long checkpoints, long lastCheckpointMillis, double commandsPerSecond, long commands, List<Hot> hot, List<String> trending) {
+    record View(
+            double elapsed,
+            long duration,
+            double inPerSecond,
+            double outPerSecond,
+            long produced,
+            long read,
+            long lag,
+            long checkpoints,
+            long lastCheckpointMillis,
+            double commandsPerSecond,
+            long commands,
+            List<Hot> hot,
+            List<String> trending) {
 
         String frame(String bootstrap, String redis, String prefix, int counters) {
             StringBuilder sb = new StringBuilder();
-            sb.append(String.format("rollcount demo   viral workload, %,d counters   Kafka %s   Redis %s (prefix %s)%n", counters, bootstrap, redis, prefix));
+            sb.append(String.format(
+                    "rollcount demo   viral workload, %,d counters   Kafka %s   Redis %s (prefix %s)%n",
+                    counters, bootstrap, redis, prefix));
             sb.append(String.format("%.0f s of %d s   Ctrl-C stops%n%n", elapsed, duration));
             sb.append(String.format("events in     %,10.0f /s   produced %,d%n", inPerSecond, produced));
             sb.append(String.format("events out    %,10.0f /s   read by the job %,d%n", outPerSecond, read));
-            sb.append(String.format("consumer lag  %10s      committed by the job at its last checkpoint; not yet read %,d%n",
+            sb.append(String.format(
+                    "consumer lag  %10s      committed by the job at its last checkpoint; not yet read %,d%n",
                     lag < 0 ? "?" : String.format("%,d", lag), Math.max(0, produced - read)));
-            sb.append(String.format("checkpoints   %,10d      last took %s%n", checkpoints, lastCheckpointMillis < 0 ? "-" : lastCheckpointMillis + " ms"));
+            sb.append(String.format(
+                    "checkpoints   %,10d      last took %s%n",
+                    checkpoints, lastCheckpointMillis < 0 ? "-" : lastCheckpointMillis + " ms"));
             sb.append(String.format("Redis         %,10.0f /s   commands sent %,d%n%n", commandsPerSecond, commands));
-            sb.append(String.format("%-4s %-22s %14s   %s%n", "rank", "hottest counters", "total", "last 60 s in 5 s windows"));
+            sb.append(String.format(
+                    "%-4s %-22s %14s   %s%n", "rank", "hottest counters", "total", "last 60 s in 5 s windows"));
             for (int i = 0; i < hot.size(); i++) {
                 Hot h = hot.get(i);
                 long max = java.util.Arrays.stream(h.windows()).max().orElse(0);
-                sb.append(String.format("%4d %-22s %14s   %s  max %,d%n", i, h.counter(), h.total() == null ? "-" : String.format("%,d", h.total()),
-                        Sparkline.of(h.windows()), max));
+                sb.append(String.format(
+                        "%4d %-22s %14s   %s  max %,d%n",
+                        i,
+                        h.counter(),
+                        h.total() == null ? "-" : String.format("%,d", h.total()),
+                        Sparkline.of(h.windows()),
+                        max));
             }
             sb.append(String.format("%ntrending now (decayed score, half-life 1 h; rc:trending:_all)%n"));
             if (trending.isEmpty()) sb.append("     (not yet written)\n");
@@ -449,11 +545,27 @@ public final class DemoCommand implements Callable<Integer> {
 
         String line() {
             Hot top = hot.isEmpty() ? null : hot.get(0);
-            return String.format("rollcount demo: %3.0f s  in %,.0f/s  out %,.0f/s  produced %,d  read %,d  consumer lag %s  checkpoints %d (last %s)  Redis %,.0f cmd/s%s",
-                    elapsed, inPerSecond, outPerSecond, produced, read, lag < 0 ? "?" : String.format("%,d", lag), checkpoints,
-                    lastCheckpointMillis < 0 ? "-" : lastCheckpointMillis + " ms", commandsPerSecond,
-                    top == null ? "" : String.format("  %s total %s %s", top.counter(), top.total() == null ? "-" : String.format("%,d", top.total()), Sparkline.of(top.windows())))
-                    + (trending.isEmpty() ? "" : "  trending #1 " + trending.get(0).replaceAll("\\s+", " "));
+            return String.format(
+                            "rollcount demo: %3.0f s  in %,.0f/s  out %,.0f/s  produced %,d  read %,d  consumer lag %s  checkpoints %d (last %s)  Redis %,.0f cmd/s%s",
+                            elapsed,
+                            inPerSecond,
+                            outPerSecond,
+                            produced,
+                            read,
+                            lag < 0 ? "?" : String.format("%,d", lag),
+                            checkpoints,
+                            lastCheckpointMillis < 0 ? "-" : lastCheckpointMillis + " ms",
+                            commandsPerSecond,
+                            top == null
+                                    ? ""
+                                    : String.format(
+                                            "  %s total %s %s",
+                                            top.counter(),
+                                            top.total() == null ? "-" : String.format("%,d", top.total()),
+                                            Sparkline.of(top.windows())))
+                    + (trending.isEmpty()
+                            ? ""
+                            : "  trending #1 " + trending.get(0).replaceAll("\\s+", " "));
         }
     }
 
@@ -485,25 +597,32 @@ public final class DemoCommand implements Callable<Integer> {
         List<Long> d = s.checkpointMillis();
         out.printf("rollcount demo: stopped after %.1f s%n", s.seconds());
         out.printf("  events produced     %,d (%,.0f/s)%n", s.produced(), s.produced() / Math.max(1e-9, s.seconds()));
-        out.printf("  events read         %,d%s%n", s.read(),
-                s.read() < s.produced() ? String.format(" (%,d still unread in Kafka when the job stopped)", s.produced() - s.read()) : "");
+        out.printf(
+                "  events read         %,d%s%n",
+                s.read(),
+                s.read() < s.produced()
+                        ? String.format(" (%,d still unread in Kafka when the job stopped)", s.produced() - s.read())
+                        : "");
         out.printf("  steady events/s     %,.0f (read by the job, after the warm-up)%n", s.steadyPerSecond());
         if (d.isEmpty()) {
             out.printf("  checkpoints         none completed%n");
         } else {
             long max = d.stream().mapToLong(Long::longValue).max().orElse(0);
             double avg = d.stream().mapToLong(Long::longValue).average().orElse(0);
-            out.printf("  checkpoints         %d completed, %s ms (mean %.0f ms, max %d ms)%n", d.size(),
-                    d.stream().map(String::valueOf).collect(Collectors.joining(", ")), avg, max);
+            out.printf(
+                    "  checkpoints         %d completed, %s ms (mean %.0f ms, max %d ms)%n",
+                    d.size(), d.stream().map(String::valueOf).collect(Collectors.joining(", ")), avg, max);
         }
         if (checkpoints != null && checkpoints.failedCount() > 0) {
-            out.printf("  checkpoints failed  %d%s%n", checkpoints.failedCount(),
-                    " (" + String.join("; ", checkpoints.failures()) + ")");
+            out.printf(
+                    "  checkpoints failed  %d%s%n",
+                    checkpoints.failedCount(), " (" + String.join("; ", checkpoints.failures()) + ")");
         }
         out.printf("  Redis commands sent %,d%n", s.redisCommands());
     }
 
-    private static final Pattern DEMO_COUNTER = Pattern.compile("(?:post|video|api|user):(\\d{1,9}):(?:likes|views|clicks)");
+    private static final Pattern DEMO_COUNTER =
+            Pattern.compile("(?:post|video|api|user):(\\d{1,9}):(?:likes|views|clicks)");
 
     /**
      * Deletes the keys of the workload's counters under {@code prefix} ({@code P:{C}:*}): a new job's versioned
@@ -521,7 +640,8 @@ public final class DemoCommand implements Callable<Integer> {
                 if (counter == null) continue;
                 boolean demo = isDemo.computeIfAbsent(counter, c -> {
                     Matcher m = DEMO_COUNTER.matcher(c);
-                    return m.matches() && workload.counterId(Integer.parseInt(m.group(1))).equals(c);
+                    return m.matches()
+                            && workload.counterId(Integer.parseInt(m.group(1))).equals(c);
                 });
                 if (demo) doomed.add(key);
             }

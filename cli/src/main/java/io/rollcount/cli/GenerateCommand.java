@@ -12,8 +12,11 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /** {@code ./rollcount generate}: a seeded input file of the benchmark workloads, for trying the job on files. */
-@Command(name = "generate", mixinStandardHelpOptions = true,
-        description = "Write a seeded .jsonl or .jsonl.gz file of skewed events (with redeliveries, decrements and, with --bad, bad lines).")
+@Command(
+        name = "generate",
+        mixinStandardHelpOptions = true,
+        description =
+                "Write a seeded .jsonl or .jsonl.gz file of skewed events (with redeliveries, decrements and, with --bad, bad lines).")
 final class GenerateCommand implements Callable<Integer> {
 
     @Option(names = "--out", required = true, paramLabel = "FILE", description = "Output file; .gz compresses.")
@@ -22,25 +25,42 @@ final class GenerateCommand implements Callable<Integer> {
     @Option(names = "--events", defaultValue = "200000", description = "Number of records (default: ${DEFAULT-VALUE}).")
     long events;
 
-    @Option(names = "--workload", defaultValue = "zipf", description = "uniform, zipf or viral (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--workload",
+            defaultValue = "zipf",
+            description = "uniform, zipf or viral (default: ${DEFAULT-VALUE}).")
     EventGenerator.Workload workload;
 
-    @Option(names = "--counters", defaultValue = "10000", description = "Distinct counters (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--counters",
+            defaultValue = "10000",
+            description = "Distinct counters (default: ${DEFAULT-VALUE}).")
     int counters;
 
     @Option(names = "--users", defaultValue = "5000", description = "Distinct users (default: ${DEFAULT-VALUE}).")
     int users;
 
-    @Option(names = "--rate", defaultValue = "1000", description = "Events per second of event time (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--rate",
+            defaultValue = "1000",
+            description = "Events per second of event time (default: ${DEFAULT-VALUE}).")
     double rate;
 
-    @Option(names = "--start", defaultValue = "1764000000000", description = "Event time of the first record, epoch ms (default: ${DEFAULT-VALUE}, 2025-11-24T16:00:00Z).")
+    @Option(
+            names = "--start",
+            defaultValue = "1764000000000",
+            description = "Event time of the first record, epoch ms (default: ${DEFAULT-VALUE}, 2025-11-24T16:00:00Z).")
     long start;
 
-    @Option(names = "--bad", defaultValue = "0.001", description = "Share of bad lines, of every kind in turn (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--bad",
+            defaultValue = "0.001",
+            description = "Share of bad lines, of every kind in turn (default: ${DEFAULT-VALUE}).")
     double bad;
 
-    @Option(names = "--no-ts", description = "Leave out 'ts': event time is then the time a line is read (the bundled sample).")
+    @Option(
+            names = "--no-ts",
+            description = "Leave out 'ts': event time is then the time a line is read (the bundled sample).")
     boolean noTs;
 
     @Option(names = "--seed", defaultValue = "42", description = "Random seed (default: ${DEFAULT-VALUE}).")
@@ -51,7 +71,8 @@ final class GenerateCommand implements Callable<Integer> {
         EventGenerator gen = new EventGenerator(seed, workload, counters, users, start, rate, 3_000, 0.02);
         String[][] badLines = EventGenerator.badLines(start);
         long every = bad > 0 ? Math.max(1, Math.round(1 / bad)) : Long.MAX_VALUE;
-        if (out.toAbsolutePath().getParent() != null) Files.createDirectories(out.toAbsolutePath().getParent());
+        if (out.toAbsolutePath().getParent() != null)
+            Files.createDirectories(out.toAbsolutePath().getParent());
         OutputStream file = new BufferedOutputStream(Files.newOutputStream(out), 1 << 16);
         if (out.getFileName().toString().endsWith(".gz")) file = new GZIPOutputStream(file, 1 << 16);
         long badCount = 0;

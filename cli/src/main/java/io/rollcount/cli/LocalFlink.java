@@ -7,9 +7,9 @@ import java.time.Duration;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.HeartbeatManagerOptions;
+import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.configuration.TaskManagerOptions;
-import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 
 /** The job on a local MiniCluster, configured as on a cluster: RocksDB, checkpoints, a bounded restart strategy. */
@@ -24,7 +24,10 @@ final class LocalFlink {
     static StreamExecutionEnvironment environment(JobOptions options, Configuration extra) {
         Configuration conf = RollcountJob.configuration(options);
         if (options.checkpointDir == null) {
-            String dir = Path.of(".rollcount", "checkpoints").toAbsolutePath().toUri().toString();
+            String dir = Path.of(".rollcount", "checkpoints")
+                    .toAbsolutePath()
+                    .toUri()
+                    .toString();
             conf.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
             conf.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, dir);
         }
@@ -34,7 +37,9 @@ final class LocalFlink {
         // Accumulators (the progress line) travel with heartbeats.
         conf.set(HeartbeatManagerOptions.HEARTBEAT_INTERVAL, Duration.ofSeconds(1));
         conf.set(TaskManagerOptions.MANAGED_MEMORY_SIZE, MemorySize.ofMebiBytes(256));
-        int parallelism = options.parallelism != null ? options.parallelism : Runtime.getRuntime().availableProcessors();
+        int parallelism = options.parallelism != null
+                ? options.parallelism
+                : Runtime.getRuntime().availableProcessors();
         conf.set(TaskManagerOptions.NUM_TASK_SLOTS, parallelism);
         conf.addAll(extra);
         StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(parallelism, conf);

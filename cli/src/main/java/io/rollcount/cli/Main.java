@@ -5,10 +5,24 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
 /** {@code ./rollcount}: the command line of contract section 5. */
-@Command(name = "rollcount", mixinStandardHelpOptions = true, version = "rollcount 0.1.0",
+@Command(
+        name = "rollcount",
+        mixinStandardHelpOptions = true,
+        version = "rollcount 0.1.0",
         description = "Exact, multi-resolution counting on Apache Flink, with Redis-native uniques and trending.",
-        subcommands = {DemoCommand.class, RunCommand.class, QueryCommand.class, TopCommand.class, GenerateCommand.class, ProduceCommand.class, RebuildRedisCommand.class,
-                io.rollcount.bench.BenchCommand.class, io.rollcount.chaos.ChaosCommand.class, io.rollcount.job.kafka.KafkaBroker.Cli.class, CommandLine.HelpCommand.class})
+        subcommands = {
+            DemoCommand.class,
+            RunCommand.class,
+            QueryCommand.class,
+            TopCommand.class,
+            GenerateCommand.class,
+            ProduceCommand.class,
+            RebuildRedisCommand.class,
+            io.rollcount.bench.BenchCommand.class,
+            io.rollcount.chaos.ChaosCommand.class,
+            io.rollcount.job.kafka.KafkaBroker.Cli.class,
+            CommandLine.HelpCommand.class
+        })
 public final class Main implements Callable<Integer> {
 
     @Override

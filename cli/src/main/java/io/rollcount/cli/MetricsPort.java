@@ -23,14 +23,19 @@ final class MetricsPort {
 
     /** Adds the Prometheus reporter on {@code port} (all interfaces, as the reporter binds) to {@code conf}. */
     static Configuration configure(Configuration conf, int port) {
-        conf.set(ConfigOptions.key("metrics.reporter.prom.factory.class").stringType().noDefaultValue(), REPORTER_FACTORY);
+        conf.set(
+                ConfigOptions.key("metrics.reporter.prom.factory.class")
+                        .stringType()
+                        .noDefaultValue(),
+                REPORTER_FACTORY);
         conf.set(ConfigOptions.key("metrics.reporter.prom.port").stringType().noDefaultValue(), Integer.toString(port));
         return conf;
     }
 
     /** Fails with a message naming the option and the port when {@code port} is not a port number. */
     static void validate(String option, int port) {
-        if (port < 1 || port > 65_535) throw new IllegalArgumentException(option + " must be a port between 1 and 65535, not " + port);
+        if (port < 1 || port > 65_535)
+            throw new IllegalArgumentException(option + " must be a port between 1 and 65535, not " + port);
     }
 
     /** Whether nothing listens on {@code port}: a server socket on all interfaces (as the reporter's) binds to it. */

@@ -26,21 +26,34 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /** {@code ./rollcount produce}: sends the lines of a .jsonl / .jsonl.gz file to a topic, one record per line, byte for byte. */
-@Command(name = "produce", mixinStandardHelpOptions = true,
-        description = "Send every line of a .jsonl or .jsonl.gz file to Kafka as one record (key: the line's counter when it has one).")
+@Command(
+        name = "produce",
+        mixinStandardHelpOptions = true,
+        description =
+                "Send every line of a .jsonl or .jsonl.gz file to Kafka as one record (key: the line's counter when it has one).")
 final class ProduceCommand implements Callable<Integer> {
     private static final Pattern COUNTER = Pattern.compile("\"counter\"\\s*:\\s*\"([^\"\\\\]{1,256})\"");
 
     @Option(names = "--input", required = true, paramLabel = "FILE", description = "The file to send.")
     Path input;
 
-    @Option(names = "--kafka.bootstrap", required = true, paramLabel = "HOST:PORT", description = "Kafka bootstrap servers.")
+    @Option(
+            names = "--kafka.bootstrap",
+            required = true,
+            paramLabel = "HOST:PORT",
+            description = "Kafka bootstrap servers.")
     String bootstrap;
 
-    @Option(names = "--kafka.topic", defaultValue = "counter-events", description = "Topic (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--kafka.topic",
+            defaultValue = "counter-events",
+            description = "Topic (default: ${DEFAULT-VALUE}).")
     String topic;
 
-    @Option(names = "--kafka.properties", paramLabel = "FILE", description = "Kafka client properties (SASL, SSL, ...).")
+    @Option(
+            names = "--kafka.properties",
+            paramLabel = "FILE",
+            description = "Kafka client properties (SASL, SSL, ...).")
     String properties;
 
     @Override
@@ -76,9 +89,11 @@ final class ProduceCommand implements Callable<Integer> {
         };
         long lines = 0;
         long started = System.nanoTime();
-        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
+        try (KafkaProducer<byte[], byte[]> producer =
+                        new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
                 InputStream raw = new BufferedInputStream(Files.newInputStream(input), 1 << 16);
-                InputStream in = input.getFileName().toString().endsWith(".gz") ? new GZIPInputStream(raw, 1 << 16) : raw) {
+                InputStream in =
+                        input.getFileName().toString().endsWith(".gz") ? new GZIPInputStream(raw, 1 << 16) : raw) {
             ByteArrayOutputStream line = new ByteArrayOutputStream(256);
             int b;
             boolean any = false;
@@ -106,9 +121,13 @@ final class ProduceCommand implements Callable<Integer> {
             }
             producer.flush();
         }
-        out.printf("rollcount: sent %,d records to %s in %.1f s%n", acked.get(), topic, (System.nanoTime() - started) / 1e9);
+        out.printf(
+                "rollcount: sent %,d records to %s in %.1f s%n",
+                acked.get(), topic, (System.nanoTime() - started) / 1e9);
         if (failed.get() > 0) {
-            err.printf("rollcount: %,d of %,d lines were not accepted by Kafka (first error: %s)%n", failed.get(), lines, firstError.get());
+            err.printf(
+                    "rollcount: %,d of %,d lines were not accepted by Kafka (first error: %s)%n",
+                    failed.get(), lines, firstError.get());
             return 1;
         }
         return 0;

@@ -18,18 +18,28 @@ import picocli.CommandLine.Parameters;
 import redis.clients.jedis.UnifiedJedis;
 
 /** {@code ./rollcount query <counter> [--res 1m] [--last 1h]}: a counter's series, total and uniques from Redis. */
-@Command(name = "query", mixinStandardHelpOptions = true,
-        description = "Print a counter's window series (with a sparkline), its total and its unique users, read from Redis.")
+@Command(
+        name = "query",
+        mixinStandardHelpOptions = true,
+        description =
+                "Print a counter's window series (with a sparkline), its total and its unique users, read from Redis.")
 final class QueryCommand implements Callable<Integer> {
-    private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss'Z'").withZone(ZoneOffset.UTC);
+    private static final DateTimeFormatter TIME =
+            DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss'Z'").withZone(ZoneOffset.UTC);
 
     @Parameters(index = "0", paramLabel = "COUNTER", description = "The counter id, e.g. post:123:likes.")
     String counter;
 
-    @Option(names = "--res", defaultValue = "1m", description = "Resolution: 5s, 1m, 5m, 1h or 1d (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--res",
+            defaultValue = "1m",
+            description = "Resolution: 5s, 1m, 5m, 1h or 1d (default: ${DEFAULT-VALUE}).")
     String res;
 
-    @Option(names = "--last", defaultValue = "1h", description = "How far back from the job's watermark (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--last",
+            defaultValue = "1h",
+            description = "How far back from the job's watermark (default: ${DEFAULT-VALUE}).")
     String last;
 
     @Mixin
@@ -47,31 +57,51 @@ final class QueryCommand implements Callable<Integer> {
         try (UnifiedJedis jedis = redisOptions.client()) {
             String total = jedis.get(keys.total(counter));
             if (total == null) {
-                System.err.println("rollcount: no counter '" + counter + "' in Redis at " + endpoint + " (key " + keys.total(counter) + " does not exist)");
+                System.err.println("rollcount: no counter '" + counter + "' in Redis at " + endpoint + " (key "
+                        + keys.total(counter) + " does not exist)");
                 return 1;
             }
             String wm = jedis.get(keys.watermark());
             // No watermark yet, or the end of a bounded run (every window final): up to now.
-            long end = wm != null && Long.parseLong(wm) != Long.MAX_VALUE ? Long.parseLong(wm) : System.currentTimeMillis();
+            long end = wm != null && Long.parseLong(wm) != Long.MAX_VALUE
+                    ? Long.parseLong(wm)
+                    : System.currentTimeMillis();
             long lastStart = r.windowStart(end);
             List<Long> starts = new ArrayList<>();
             for (int i = points - 1; i >= 0; i--) starts.add(lastStart - i * r.sizeMillis);
-            String[] windowKeys = starts.stream().map(s -> keys.window(counter, r, s)).toArray(String[]::new);
+            String[] windowKeys =
+                    starts.stream().map(s -> keys.window(counter, r, s)).toArray(String[]::new);
             List<String> values = jedis.mget(windowKeys);
             long[] series = new long[values.size()];
-            for (int i = 0; i < series.length; i++) series[i] = values.get(i) == null ? 0 : Long.parseLong(values.get(i));
+            for (int i = 0; i < series.length; i++)
+                series[i] = values.get(i) == null ? 0 : Long.parseLong(values.get(i));
             System.out.printf("%s  total %s%n", counter, total);
-            System.out.printf("%s windows from %s to %s (watermark %s)%n", r.label, TIME.format(Instant.ofEpochMilli(starts.get(0))),
-                    TIME.format(Instant.ofEpochMilli(lastStart + r.sizeMillis)), wm == null ? "unknown" : Long.parseLong(wm) == Long.MAX_VALUE ? "end of input" : TIME.format(Instant.ofEpochMilli(end)));
-            System.out.println(Sparkline.of(series) + "  max " + java.util.Arrays.stream(series).max().orElse(0));
+            System.out.printf(
+                    "%s windows from %s to %s (watermark %s)%n",
+                    r.label,
+                    TIME.format(Instant.ofEpochMilli(starts.get(0))),
+                    TIME.format(Instant.ofEpochMilli(lastStart + r.sizeMillis)),
+                    wm == null
+                            ? "unknown"
+                            : Long.parseLong(wm) == Long.MAX_VALUE
+                                    ? "end of input"
+                                    : TIME.format(Instant.ofEpochMilli(end)));
+            System.out.println(Sparkline.of(series) + "  max "
+                    + java.util.Arrays.stream(series).max().orElse(0));
             for (int i = Math.max(0, series.length - 10); i < series.length; i++) {
                 System.out.printf("  %s  %,d%n", TIME.format(Instant.ofEpochMilli(starts.get(i))), series[i]);
             }
             long all = pfcount(jedis, keys.uniquesAll(counter));
             if (all >= 0) {
-                System.out.printf("unique users: all time %,d, this hour %,d, today %,d%n", all,
-                        Math.max(0, pfcount(jedis, keys.uniques(counter, Resolution.H1, Resolution.H1.windowStart(end)))),
-                        Math.max(0, pfcount(jedis, keys.uniques(counter, Resolution.D1, Resolution.D1.windowStart(end)))));
+                System.out.printf(
+                        "unique users: all time %,d, this hour %,d, today %,d%n",
+                        all,
+                        Math.max(
+                                0,
+                                pfcount(jedis, keys.uniques(counter, Resolution.H1, Resolution.H1.windowStart(end)))),
+                        Math.max(
+                                0,
+                                pfcount(jedis, keys.uniques(counter, Resolution.D1, Resolution.D1.windowStart(end)))));
             } else {
                 System.out.println("unique users: none recorded (no event carried a user)");
             }

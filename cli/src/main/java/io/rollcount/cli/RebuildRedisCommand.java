@@ -26,9 +26,12 @@ import picocli.CommandLine.Spec;
  * newer stays. For a loss of Redis's data while the job was down, or any time on demand; see
  * {@link RollupsRebuild} and "If Redis loses data" in the README.
  */
-@Command(name = "rebuild-redis", mixinStandardHelpOptions = true,
-        description = "Write the closed windows of counter-rollups (1m, 1h, 1d, and 5m from their 1m windows) to Redis again, "
-                + "e.g. after Redis lost its data; never lowers a larger or newer value in Redis.")
+@Command(
+        name = "rebuild-redis",
+        mixinStandardHelpOptions = true,
+        description =
+                "Write the closed windows of counter-rollups (1m, 1h, 1d, and 5m from their 1m windows) to Redis again, "
+                        + "e.g. after Redis lost its data; never lowers a larger or newer value in Redis.")
 final class RebuildRedisCommand implements Callable<Integer> {
     /** The longest retention (1d windows: 400 days) plus the window itself: nothing older is still in Redis. */
     static final Duration OLDEST = Duration.ofDays(401);
@@ -36,19 +39,35 @@ final class RebuildRedisCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--kafka.bootstrap", paramLabel = "HOST:PORT", description = "Kafka bootstrap servers (or bootstrap.servers in --kafka.properties).")
+    @Option(
+            names = "--kafka.bootstrap",
+            paramLabel = "HOST:PORT",
+            description = "Kafka bootstrap servers (or bootstrap.servers in --kafka.properties).")
     String kafkaBootstrap;
 
-    @Option(names = "--kafka.properties", paramLabel = "FILE", description = "A properties file of Kafka client settings (SASL, SSL, ...).")
+    @Option(
+            names = "--kafka.properties",
+            paramLabel = "FILE",
+            description = "A properties file of Kafka client settings (SASL, SSL, ...).")
     String kafkaProperties;
 
-    @Option(names = "--kafka.topic.rollups", defaultValue = KafkaIO.ROLLUPS_TOPIC, description = "The rollups topic (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--kafka.topic.rollups",
+            defaultValue = KafkaIO.ROLLUPS_TOPIC,
+            description = "The rollups topic (default: ${DEFAULT-VALUE}).")
     String topic = KafkaIO.ROLLUPS_TOPIC;
 
-    @Option(names = "--from", paramLabel = "TIME", description = "Earliest window start: epoch ms or ISO-8601 with offset (default: 401 days ago, the longest retention).")
+    @Option(
+            names = "--from",
+            paramLabel = "TIME",
+            description =
+                    "Earliest window start: epoch ms or ISO-8601 with offset (default: 401 days ago, the longest retention).")
     String from;
 
-    @Option(names = "--to", paramLabel = "TIME", description = "Windows that start before this: epoch ms or ISO-8601 with offset (default: now).")
+    @Option(
+            names = "--to",
+            paramLabel = "TIME",
+            description = "Windows that start before this: epoch ms or ISO-8601 with offset (default: now).")
     String to;
 
     @Mixin
@@ -66,14 +85,16 @@ final class RebuildRedisCommand implements Callable<Integer> {
             fromMillis = from == null ? now - OLDEST.toMillis() : time("--from", from);
             toMillis = to == null ? now + 1 : time("--to", to);
             if (fromMillis >= toMillis) throw new IllegalArgumentException("--from must be before --to");
-            if (topic == null || topic.isBlank()) throw new IllegalArgumentException("--kafka.topic.rollups must not be empty");
+            if (topic == null || topic.isBlank())
+                throw new IllegalArgumentException("--kafka.topic.rollups must not be empty");
             JobOptions o = new JobOptions();
             o.kafkaBootstrap = kafkaBootstrap;
             o.kafkaProperties = kafkaProperties;
             redisOptions.applyTo(o);
             RedisKeys.checkPrefix(o.redisKeyPrefix);
             String url = o.redisUrl();
-            if (!url.startsWith("redis://") && !url.startsWith("rediss://")) throw new IllegalArgumentException("--redis must be a redis:// or rediss:// URL");
+            if (!url.startsWith("redis://") && !url.startsWith("rediss://"))
+                throw new IllegalArgumentException("--redis must be a redis:// or rediss:// URL");
             kafka = KafkaClients.properties(o);
             endpoint = RedisEndpoint.fromOptions(o);
         } catch (IllegalArgumentException e) {
@@ -82,8 +103,11 @@ final class RebuildRedisCommand implements Callable<Integer> {
             return 2;
         }
         redisOptions.client().close(); // one line, not a stack trace, when Redis cannot be reached
-        RollupsRebuild.Result r = new RollupsRebuild(kafka, topic, endpoint, redisOptions.redisKeyPrefix).run(fromMillis, toMillis);
-        spec.commandLine().getOut().println("rebuild-redis: key prefix '" + redisOptions.redisKeyPrefix + "' at " + endpoint + ": " + r);
+        RollupsRebuild.Result r =
+                new RollupsRebuild(kafka, topic, endpoint, redisOptions.redisKeyPrefix).run(fromMillis, toMillis);
+        spec.commandLine()
+                .getOut()
+                .println("rebuild-redis: key prefix '" + redisOptions.redisKeyPrefix + "' at " + endpoint + ": " + r);
         return 0;
     }
 
@@ -92,9 +116,12 @@ final class RebuildRedisCommand implements Callable<Integer> {
         String t = text.trim();
         if (t.matches("-?\\d{1,19}")) return Long.parseLong(t);
         try {
-            return OffsetDateTime.parse(t, DateTimeFormatter.ISO_OFFSET_DATE_TIME).toInstant().toEpochMilli();
+            return OffsetDateTime.parse(t, DateTimeFormatter.ISO_OFFSET_DATE_TIME)
+                    .toInstant()
+                    .toEpochMilli();
         } catch (DateTimeParseException e) {
-            throw new IllegalArgumentException(option + " '" + text + "' is neither epoch milliseconds nor ISO-8601 with an offset (e.g. 2026-11-30T12:00:00Z)");
+            throw new IllegalArgumentException(option + " '" + text
+                    + "' is neither epoch milliseconds nor ISO-8601 with an offset (e.g. 2026-11-30T12:00:00Z)");
         }
     }
 }

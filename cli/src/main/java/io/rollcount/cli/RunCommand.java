@@ -47,8 +47,13 @@ import redis.clients.jedis.UnifiedJedis;
  * the prefix is refused with exit code {@value #EXIT_REFUSED} and one line that says what to do
  * (see {@link PrefixGuard}).
  */
-@Command(name = "run", mixinStandardHelpOptions = true, sortOptions = false, showDefaultValues = false,
-        description = "Run the job on a local Flink MiniCluster (RocksDB, checkpoints), with the same options as on a cluster.")
+@Command(
+        name = "run",
+        mixinStandardHelpOptions = true,
+        sortOptions = false,
+        showDefaultValues = false,
+        description =
+                "Run the job on a local Flink MiniCluster (RocksDB, checkpoints), with the same options as on a cluster.")
 final class RunCommand implements Callable<Integer> {
 
     /** Exit code of a refused start (another job on the key prefix, or an empty start over an earlier job's counts). */
@@ -62,10 +67,18 @@ final class RunCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--resume", paramLabel = "PATH", description = "Resume from this checkpoint (a chk-N folder) or savepoint. Default: the latest retained checkpoint of the key prefix, if any.")
+    @Option(
+            names = "--resume",
+            paramLabel = "PATH",
+            description =
+                    "Resume from this checkpoint (a chk-N folder) or savepoint. Default: the latest retained checkpoint of the key prefix, if any.")
     String resume;
 
-    @Option(names = "--metrics.port", paramLabel = "PORT", description = "Serve Flink's and Rollcount's metrics for Prometheus at http://HOST:PORT/metrics (default: off).")
+    @Option(
+            names = "--metrics.port",
+            paramLabel = "PORT",
+            description =
+                    "Serve Flink's and Rollcount's metrics for Prometheus at http://HOST:PORT/metrics (default: off).")
     Integer metricsPort;
 
     /** The running job, for tests that stop it. */
@@ -76,7 +89,8 @@ final class RunCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         options.validate();
-        if (resume != null && options.fresh) throw new IllegalArgumentException("--resume and --fresh exclude each other");
+        if (resume != null && options.fresh)
+            throw new IllegalArgumentException("--resume and --fresh exclude each other");
         if (metricsPort != null) {
             MetricsPort.validate("--metrics.port", metricsPort);
             if (!MetricsPort.isFree(metricsPort)) {
@@ -101,16 +115,23 @@ final class RunCommand implements Callable<Integer> {
         String restore = resume;
         if (restore != null) {
             Path r = localPath(restore);
-            if (r != null && !Files.exists(r)) throw new IllegalArgumentException("--resume " + restore + " does not exist");
+            if (r != null && !Files.exists(r))
+                throw new IllegalArgumentException("--resume " + restore + " does not exist");
         } else if (!options.fresh && localBase != null) {
             Path latest = latestCheckpoint(localBase);
             if (latest != null) restore = latest.toString();
         }
         // A resumed run holds the lease with the token of the run it continues (kept beside its checkpoints, and
-        // in the writers' state); a new run with a new one. Unknown (a checkpoint from elsewhere): the writers' state decides.
-        options.leaseToken = restore != null ? leaseTokenOf(localPath(restore)) : UUID.randomUUID().toString();
-        String refusal = RollcountJob.checkPrefix(options, restore != null,
-                "--resume PATH, a chk-N folder of its checkpoints; none under " + (localBase != null ? localBase : base));
+        // in the writers' state); a new run with a new one. Unknown (a checkpoint from elsewhere): the writers' state
+        // decides.
+        options.leaseToken = restore != null
+                ? leaseTokenOf(localPath(restore))
+                : UUID.randomUUID().toString();
+        String refusal = RollcountJob.checkPrefix(
+                options,
+                restore != null,
+                "--resume PATH, a chk-N folder of its checkpoints; none under "
+                        + (localBase != null ? localBase : base));
         PrintWriter says = spec.commandLine().getErr();
         if (refusal != null) {
             says.println("rollcount: " + refusal);
@@ -124,7 +145,8 @@ final class RunCommand implements Callable<Integer> {
             extra.set(StateRecoveryOptions.SAVEPOINT_PATH, restore);
             // a files run over other input leaves the earlier run's file source state unclaimed
             extra.set(StateRecoveryOptions.SAVEPOINT_IGNORE_UNCLAIMED_STATE, true);
-            says.printf("rollcount: resuming from checkpoint %s (%s of key prefix '%s'; --fresh starts over, --resume PATH picks another)%n",
+            says.printf(
+                    "rollcount: resuming from checkpoint %s (%s of key prefix '%s'; --fresh starts over, --resume PATH picks another)%n",
                     restore, resume != null ? "--resume" : "the latest", options.redisKeyPrefix);
             says.flush();
         }
@@ -144,7 +166,8 @@ final class RunCommand implements Callable<Integer> {
         long started = System.nanoTime();
         JobClient job = env.executeAsync("rollcount");
         running = job;
-        if (localBase != null && options.leaseToken != null) writeLeaseToken(localBase.resolve(job.getJobID().toHexString()), options.leaseToken);
+        if (localBase != null && options.leaseToken != null)
+            writeLeaseToken(localBase.resolve(job.getJobID().toHexString()), options.leaseToken);
         try {
             return follow(job, metrics, inputBytes, started);
         } finally {
@@ -157,8 +180,11 @@ final class RunCommand implements Callable<Integer> {
             return followOrThrow(job, metrics, inputBytes, started);
         } catch (java.util.concurrent.ExecutionException e) {
             System.err.println();
-            if (org.apache.flink.util.ExceptionUtils.findThrowable(e, org.apache.flink.runtime.client.JobCancellationException.class).isPresent()) {
-                System.err.println("rollcount: cancelled; ./rollcount run with the same options resumes from its last checkpoint");
+            if (org.apache.flink.util.ExceptionUtils.findThrowable(
+                            e, org.apache.flink.runtime.client.JobCancellationException.class)
+                    .isPresent()) {
+                System.err.println(
+                        "rollcount: cancelled; ./rollcount run with the same options resumes from its last checkpoint");
                 return 130;
             }
             throw withCheckpointSpace(e, checkpointBase(options));
@@ -182,10 +208,18 @@ final class RunCommand implements Callable<Integer> {
                 double rate = (events - lastEvents) / ((now - lastTime) / 1e9);
                 lastEvents = events;
                 lastTime = now;
-                String share = inputBytes > 0 ? String.format("%5.1f%% of input, ", Math.min(100.0, 100.0 * bytes / inputBytes)) : "";
+                String share = inputBytes > 0
+                        ? String.format("%5.1f%% of input, ", Math.min(100.0, 100.0 * bytes / inputBytes))
+                        : "";
                 if (terminal || ++ticks % 5 == 0) {
-                    err.printf("%srollcount: %s%,d events read, %,.0f events/s, %,d Redis keys written%s", terminal ? "\r" : "",
-                            share, events, rate, metrics.sum(RollcountMetrics.REDIS_KEYS_WRITTEN), terminal ? "   " : "\n");
+                    err.printf(
+                            "%srollcount: %s%,d events read, %,.0f events/s, %,d Redis keys written%s",
+                            terminal ? "\r" : "",
+                            share,
+                            events,
+                            rate,
+                            metrics.sum(RollcountMetrics.REDIS_KEYS_WRITTEN),
+                            terminal ? "   " : "\n");
                     err.flush();
                 }
             }
@@ -230,7 +264,9 @@ final class RunCommand implements Callable<Integer> {
         out.printf("  Redis keys written %,d%n", metrics.sum(RollcountMetrics.REDIS_KEYS_WRITTEN));
         long rejected = metrics.sum(RollcountMetrics.REDIS_REJECTED);
         if (rejected > 0) {
-            out.printf("  Redis keys rejected %,d, not written (e.g. %s); see the log's WARN lines%n", rejected, metrics.gauge(RollcountMetrics.REDIS_FIRST_REJECTED));
+            out.printf(
+                    "  Redis keys rejected %,d, not written (e.g. %s); see the log's WARN lines%n",
+                    rejected, metrics.gauge(RollcountMetrics.REDIS_FIRST_REJECTED));
         }
     }
 
@@ -246,18 +282,24 @@ final class RunCommand implements Callable<Integer> {
         try {
             Path existing = local;
             while (existing != null && !Files.exists(existing)) existing = existing.getParent();
-            if (existing != null) space = String.format(", %,d bytes free there", Files.getFileStore(existing).getUsableSpace());
+            if (existing != null)
+                space = String.format(
+                        ", %,d bytes free there", Files.getFileStore(existing).getUsableSpace());
         } catch (IOException ignored) {
             // no figure then
         }
         String cause = CheckpointFailures.last();
-        return new IllegalStateException("the job failed: " + Main.oneLine(e) + (cause != null ? " The last failed checkpoint's cause: " + cause + "." : "")
-                + " (checkpoints go to " + base + space + "; each failed checkpoint's cause is logged above)", e);
+        return new IllegalStateException(
+                "the job failed: " + Main.oneLine(e)
+                        + (cause != null ? " The last failed checkpoint's cause: " + cause + "." : "")
+                        + " (checkpoints go to " + base + space + "; each failed checkpoint's cause is logged above)",
+                e);
     }
 
     /** Where this prefix's checkpoints go: {@code <--checkpoint.dir or .rollcount/checkpoints>/<prefix>}, as a URI. */
     static String checkpointBase(JobOptions options) {
-        String root = options.checkpointDir != null ? options.checkpointDir
+        String root = options.checkpointDir != null
+                ? options.checkpointDir
                 : Path.of(".rollcount", "checkpoints").toAbsolutePath().toUri().toString();
         return root.replaceAll("/+$", "") + "/" + options.redisKeyPrefix;
     }
@@ -313,7 +355,8 @@ final class RunCommand implements Callable<Integer> {
             Files.writeString(jobDir.resolve(LEASE_TOKEN_FILE), token);
         } catch (IOException e) {
             System.err.println("rollcount: could not write " + jobDir.resolve(LEASE_TOKEN_FILE) + " (" + e.getMessage()
-                    + "): a run resumed from these checkpoints within " + PrefixGuard.LEASE_TTL.toSeconds() + " s may be refused");
+                    + "): a run resumed from these checkpoints within " + PrefixGuard.LEASE_TTL.toSeconds()
+                    + " s may be refused");
         }
     }
 
@@ -378,5 +421,4 @@ final class RunCommand implements Callable<Integer> {
             return (b[0] & 0xffL) | (b[1] & 0xffL) << 8 | (b[2] & 0xffL) << 16 | (b[3] & 0xffL) << 24;
         }
     }
-
 }

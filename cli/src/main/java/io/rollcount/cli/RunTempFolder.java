@@ -25,7 +25,9 @@ final class RunTempFolder {
      */
     static void manage() {
         Path own = Path.of(System.getProperty("java.io.tmpdir")).toAbsolutePath();
-        if (!own.getFileName().toString().equals(PREFIX + ProcessHandle.current().pid())) return;
+        if (!own.getFileName()
+                .toString()
+                .equals(PREFIX + ProcessHandle.current().pid())) return;
         try {
             Files.createDirectories(own);
         } catch (IOException e) {
@@ -64,7 +66,8 @@ final class RunTempFolder {
                 } catch (NumberFormatException e) {
                     continue;
                 }
-                if (pid == ProcessHandle.current().pid() || ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)) continue;
+                if (pid == ProcessHandle.current().pid()
+                        || ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)) continue;
                 deleteQuietly(child);
                 removed++;
             }

@@ -3,6 +3,7 @@ package io.rollcount.cli;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.redis.RedisEndpoint;
 import io.rollcount.job.redis.RedisKeys;
+import io.rollcount.job.redis.RedisNodes;
 import java.io.PrintStream;
 import java.time.Instant;
 import java.time.ZoneOffset;
@@ -12,7 +13,6 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
-import io.rollcount.job.redis.RedisNodes;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.resps.Tuple;
 
@@ -21,19 +21,32 @@ import redis.clients.jedis.resps.Tuple;
  * latest window top-K ({@code rc:top:<ns>:<res>:<start>}), read from Redis, with bars. {@code _all} is the
  * list across namespaces.
  */
-@Command(name = "top", mixinStandardHelpOptions = true,
-        description = "Print a namespace's trending list and its latest window top-K (with bars), read from Redis. Namespace _all: across namespaces.")
+@Command(
+        name = "top",
+        mixinStandardHelpOptions = true,
+        description =
+                "Print a namespace's trending list and its latest window top-K (with bars), read from Redis. Namespace _all: across namespaces.")
 final class TopCommand implements Callable<Integer> {
-    private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss'Z'").withZone(ZoneOffset.UTC);
+    private static final DateTimeFormatter TIME =
+            DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss'Z'").withZone(ZoneOffset.UTC);
     private static final int BAR_WIDTH = 30;
 
-    @Parameters(index = "0", paramLabel = "NS", description = "The namespace (a counter's text before its first ':'), or _all.")
+    @Parameters(
+            index = "0",
+            paramLabel = "NS",
+            description = "The namespace (a counter's text before its first ':'), or _all.")
     String ns;
 
-    @Option(names = "--res", defaultValue = "1h", description = "Window resolution of the top-K: 1m, 1h or 1d (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--res",
+            defaultValue = "1h",
+            description = "Window resolution of the top-K: 1m, 1h or 1d (default: ${DEFAULT-VALUE}).")
     String res;
 
-    @Option(names = "--limit", defaultValue = "10", description = "How many items of each list to print (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--limit",
+            defaultValue = "10",
+            description = "How many items of each list to print (default: ${DEFAULT-VALUE}).")
     int limit;
 
     @picocli.CommandLine.Mixin
@@ -53,13 +66,16 @@ final class TopCommand implements Callable<Integer> {
             List<Tuple> trending = jedis.zrevrangeWithScores(trendingKey, 0, limit - 1);
             Long start = latestWindow(jedis, endpoint, keys, r);
             if (trending.isEmpty() && start == null) {
-                System.err.println("rollcount: no namespace '" + ns + "' in Redis at " + endpoint + " (no key " + trendingKey
-                        + " and no " + keys.topHead(ns, r) + "* key)");
+                System.err.println("rollcount: no namespace '" + ns + "' in Redis at " + endpoint + " (no key "
+                        + trendingKey + " and no " + keys.topHead(ns, r) + "* key)");
                 return 1;
             }
             PrintStream out = System.out;
             String at = jedis.get(keys.versionOfGlobal(trendingKey));
-            out.printf("trending in %s%s%n", ns, at == null ? "" : " at " + TIME.format(Instant.ofEpochMilli(Long.parseLong(at))) + " (event time)");
+            out.printf(
+                    "trending in %s%s%n",
+                    ns,
+                    at == null ? "" : " at " + TIME.format(Instant.ofEpochMilli(Long.parseLong(at))) + " (event time)");
             if (trending.isEmpty()) out.println("  (no trending list yet)");
             else print(out, trending, "%.1f");
             out.println();
@@ -68,8 +84,13 @@ final class TopCommand implements Callable<Integer> {
             } else {
                 String key = keys.top(ns, r, start);
                 List<Tuple> top = jedis.zrevrangeWithScores(key, 0, limit - 1);
-                out.printf("top %d of %s in the %s window %s .. %s%n", top.size(), ns, r.label,
-                        TIME.format(Instant.ofEpochMilli(start)), TIME.format(Instant.ofEpochMilli(start + r.sizeMillis)));
+                out.printf(
+                        "top %d of %s in the %s window %s .. %s%n",
+                        top.size(),
+                        ns,
+                        r.label,
+                        TIME.format(Instant.ofEpochMilli(start)),
+                        TIME.format(Instant.ofEpochMilli(start + r.sizeMillis)));
                 print(out, top, "%.0f");
             }
             return 0;
@@ -106,8 +127,12 @@ final class TopCommand implements Callable<Integer> {
         int width = items.stream().mapToInt(t -> t.getElement().length()).max().orElse(0);
         for (int i = 0; i < items.size(); i++) {
             Tuple t = items.get(i);
-            out.printf("%4d  %-" + width + "s  %-" + BAR_WIDTH + "s  " + scoreFormat + "%n", i + 1, t.getElement(),
-                    bar(t.getScore(), max), t.getScore());
+            out.printf(
+                    "%4d  %-" + width + "s  %-" + BAR_WIDTH + "s  " + scoreFormat + "%n",
+                    i + 1,
+                    t.getElement(),
+                    bar(t.getScore(), max),
+                    t.getScore());
         }
     }
 

@@ -31,7 +31,11 @@ class FairReferencesTest {
     void textbookAndSqlWriteTheSameCountsAsOurs(@TempDir Path dir) throws Exception {
         int port = Integer.parseInt(System.getenv().getOrDefault("ROLLCOUNT_TEST_REDIS_PORT", "6379"));
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        JobBench bench = new JobBench(JobBench.Size.TINY, "redis://127.0.0.1:" + port, false, dir,
+        JobBench bench = new JobBench(
+                JobBench.Size.TINY,
+                "redis://127.0.0.1:" + port,
+                false,
+                dir,
                 new PrintStream(bytes, true, StandardCharsets.UTF_8));
         BenchEvents ev = bench.events(Workload.zipf, 3_000).withoutRedeliveries();
         SortedMap<String, String> truth = truth(ev, new RedisKeys(bench.prefix()));
@@ -70,7 +74,8 @@ class FairReferencesTest {
             Event e = parser.parse(copy.line(i), null, null, 0, 0);
             assertThat(e.isDeadLetter()).isFalse();
             sums.merge(keys.total(e.counter), e.delta, Long::sum);
-            for (Resolution r : Resolution.all()) sums.merge(keys.window(e.counter, r, r.windowStart(e.ts)), e.delta, Long::sum);
+            for (Resolution r : Resolution.all())
+                sums.merge(keys.window(e.counter, r, r.windowStart(e.ts)), e.delta, Long::sum);
         }
         SortedMap<String, String> truth = new TreeMap<>();
         sums.forEach((k, v) -> truth.put(k, Long.toString(v)));

@@ -23,34 +23,94 @@ class JobBenchTest {
         bench.comparePolicies = Path.of("..", "samples", "policies.yaml").toAbsolutePath();
         bench.run();
         String text = bytes.toString(StandardCharsets.UTF_8);
-        List<String> results = Arrays.stream(text.split("\n")).filter(l -> l.startsWith("RESULT ")).toList();
+        List<String> results = Arrays.stream(text.split("\n"))
+                .filter(l -> l.startsWith("RESULT "))
+                .toList();
         for (String w : List.of("uniform", "zipf", "viral")) {
-            assertThat(results).as(text).anySatisfy(l -> assertThat(l).startsWith("RESULT job." + w + " ours_eps=")
-                    .contains(" naive_eps=", " ratio_naive=", " sql_eps=", " ratio_sql=", " redis_eps=", " limit_eps=", " ratio_limit=",
-                            " redis_cmds_per_event=", " redis_cpu_us_per_event=", " naive_redis_eps=", " ratio_naive_redis=", " sql_redis_eps=",
-                            " ratio_sql_redis=", " job_cpu_us_per_event=", " redis_bytes_per_counter=", " redis_floor_us_per_event="));
+            assertThat(results)
+                    .as(text)
+                    .anySatisfy(l -> assertThat(l)
+                            .startsWith("RESULT job." + w + " ours_eps=")
+                            .contains(
+                                    " naive_eps=",
+                                    " ratio_naive=",
+                                    " sql_eps=",
+                                    " ratio_sql=",
+                                    " redis_eps=",
+                                    " limit_eps=",
+                                    " ratio_limit=",
+                                    " redis_cmds_per_event=",
+                                    " redis_cpu_us_per_event=",
+                                    " naive_redis_eps=",
+                                    " ratio_naive_redis=",
+                                    " sql_redis_eps=",
+                                    " ratio_sql_redis=",
+                                    " job_cpu_us_per_event=",
+                                    " redis_bytes_per_counter=",
+                                    " redis_floor_us_per_event="));
         }
-        String kafka = results.stream().filter(l -> l.startsWith("RESULT job.kafka.zipf ")).findFirst().orElseThrow();
-        assertThat(kafka).contains(" ratio_naive=", " job_cpu_us_per_event=", " redis_cpu_us_per_event=", " broker_cpu_us_per_event=",
-                " all_cpu_us_per_event=", " cores_per_million_eps=");
-        String reads = results.stream().filter(l -> l.startsWith("RESULT job.read_latency ")).findFirst().orElseThrow();
-        assertThat(reads).matches("RESULT job\\.read_latency p50_ms=[0-9.]+ p99_ms=[0-9.]+ max_ms=[0-9.]+ reads=[1-9][0-9]* .*");
+        String kafka = results.stream()
+                .filter(l -> l.startsWith("RESULT job.kafka.zipf "))
+                .findFirst()
+                .orElseThrow();
+        assertThat(kafka)
+                .contains(
+                        " ratio_naive=",
+                        " job_cpu_us_per_event=",
+                        " redis_cpu_us_per_event=",
+                        " broker_cpu_us_per_event=",
+                        " all_cpu_us_per_event=",
+                        " cores_per_million_eps=");
+        String reads = results.stream()
+                .filter(l -> l.startsWith("RESULT job.read_latency "))
+                .findFirst()
+                .orElseThrow();
+        assertThat(reads)
+                .matches("RESULT job\\.read_latency p50_ms=[0-9.]+ p99_ms=[0-9.]+ max_ms=[0-9.]+ reads=[1-9][0-9]* .*");
         // the CPU figures were measured (a job that ran took CPU), not left at zero
-        assertThat(results).filteredOn(l -> l.startsWith("RESULT job.zipf ")).singleElement().asString()
+        assertThat(results)
+                .filteredOn(l -> l.startsWith("RESULT job.zipf "))
+                .singleElement()
+                .asString()
                 .doesNotContain(" job_cpu_us_per_event=0.0 ", " redis_bytes_per_counter=0 ");
         assertThat(kafka).doesNotContain("broker_cpu_us_per_event=0.0 ", "job_cpu_us_per_event=0.0 ");
-        for (String b : List.of("job.zipf.breakdown ours_eps=", "job.read_latency p50_ms=", "job.viral_vs_uniform ", "job.source ", "job.heap peak_heap_mb=", "job.visibility ", "job.checkpoint duration_ms=",
-                "job.state bytes_per_active_counter=", "job.kafka.zipf ours_eps=")) {
+        for (String b : List.of(
+                "job.zipf.breakdown ours_eps=",
+                "job.read_latency p50_ms=",
+                "job.viral_vs_uniform ",
+                "job.source ",
+                "job.heap peak_heap_mb=",
+                "job.visibility ",
+                "job.checkpoint duration_ms=",
+                "job.state bytes_per_active_counter=",
+                "job.kafka.zipf ours_eps=")) {
             assertThat(results).as(text).anySatisfy(l -> assertThat(l).startsWith("RESULT " + b));
         }
         // the zipf workload once more under samples/policies.yaml, beside the default
         for (String v : List.of("default", "policies")) {
-            assertThat(results).as(text).anySatisfy(l -> assertThat(l).startsWith("RESULT job.policies variant=" + v + " ")
-                    .contains(" eps=", " job_cpu_us_per_event=", " redis_cpu_us_per_event=", " redis_keys_per_counter=", " redis_bytes_per_counter=",
-                            " state_bytes_per_active_counter="));
+            assertThat(results)
+                    .as(text)
+                    .anySatisfy(l -> assertThat(l)
+                            .startsWith("RESULT job.policies variant=" + v + " ")
+                            .contains(
+                                    " eps=",
+                                    " job_cpu_us_per_event=",
+                                    " redis_cpu_us_per_event=",
+                                    " redis_keys_per_counter=",
+                                    " redis_bytes_per_counter=",
+                                    " state_bytes_per_active_counter="));
         }
-        String savings = results.stream().filter(l -> l.startsWith("RESULT job.policies.savings ")).findFirst().orElseThrow();
-        assertThat(savings).contains(" redis_keys_ratio=", " redis_bytes_ratio=", " redis_cpu_ratio=", " state_ratio=", " eps_ratio=");
+        String savings = results.stream()
+                .filter(l -> l.startsWith("RESULT job.policies.savings "))
+                .findFirst()
+                .orElseThrow();
+        assertThat(savings)
+                .contains(
+                        " redis_keys_ratio=",
+                        " redis_bytes_ratio=",
+                        " redis_cpu_ratio=",
+                        " state_ratio=",
+                        " eps_ratio=");
         // fewer resolutions and uniques for three of the four namespaces: fewer keys per counter, whatever the noise
         double keys = Double.parseDouble(savings.replaceAll(".* redis_keys_ratio=([0-9.]+) .*", "$1"));
         assertThat(keys).as(savings).isPositive().isLessThan(1.0);

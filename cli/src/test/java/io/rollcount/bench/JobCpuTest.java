@@ -19,7 +19,8 @@ class JobCpuTest {
         long process0 = OS.getProcessCpuTime();
         excluded.start();
         long deadline = System.nanoTime() + 60_000_000_000L;
-        while (ManagementFactory.getThreadMXBean().getThreadCpuTime(excluded.getId()) < spin && System.nanoTime() < deadline) Thread.sleep(10);
+        while (ManagementFactory.getThreadMXBean().getThreadCpuTime(excluded.getId()) < spin
+                && System.nanoTime() < deadline) Thread.sleep(10);
         long job1 = JobCpu.nanos();
         long process1 = OS.getProcessCpuTime();
         excluded.interrupt();
@@ -41,7 +42,8 @@ class JobCpuTest {
         return new Thread(() -> {
             var threads = ManagementFactory.getThreadMXBean();
             long x = 0;
-            while (threads.getCurrentThreadCpuTime() < nanos && !Thread.currentThread().isInterrupted()) {
+            while (threads.getCurrentThreadCpuTime() < nanos
+                    && !Thread.currentThread().isInterrupted()) {
                 for (int i = 0; i < 100_000; i++) x += i ^ (x >>> 3);
             }
             if (x == 42) System.out.print("");

@@ -35,6 +35,7 @@ class PercentilesTest {
     void noValuesAndBadPercentiles() {
         assertThat(new Percentiles(new double[0]).at(50)).isNaN();
         assertThatThrownBy(() -> new Percentiles(new double[] {1}).at(0)).isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> new Percentiles(new double[] {1}).at(101)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new Percentiles(new double[] {1}).at(101))
+                .isInstanceOf(IllegalArgumentException.class);
     }
 }

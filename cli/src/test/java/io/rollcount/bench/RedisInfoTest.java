@@ -11,8 +11,9 @@ class RedisInfoTest {
 
     @Test
     void readsCpuAndMemoryFields() {
-        String info = "# Memory\r\nused_memory:1234567\r\nused_memory_human:1.18M\r\n\r\n# CPU\r\nused_cpu_sys:12.500000\r\n"
-                + "used_cpu_user:30.250000\r\nused_cpu_sys_children:1.000000\r\n";
+        String info =
+                "# Memory\r\nused_memory:1234567\r\nused_memory_human:1.18M\r\n\r\n# CPU\r\nused_cpu_sys:12.500000\r\n"
+                        + "used_cpu_user:30.250000\r\nused_cpu_sys_children:1.000000\r\n";
         RedisInfo parsed = RedisInfo.parse(info);
         assertThat(parsed.usedMemory()).isEqualTo(1_234_567L);
         assertThat(parsed.cpuSeconds()).isEqualTo(42.75);
@@ -29,9 +30,12 @@ class RedisInfoTest {
 
     @Test
     void aMissingFieldIsNamed() {
-        assertThatThrownBy(() -> RedisInfo.parse("# CPU\r\nused_cpu_sys:1.0\r\n").cpuSeconds())
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("used_cpu_user");
+        assertThatThrownBy(
+                        () -> RedisInfo.parse("# CPU\r\nused_cpu_sys:1.0\r\n").cpuSeconds())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("used_cpu_user");
         assertThatThrownBy(() -> RedisInfo.parse("used_memory:lots\r\n").usedMemory())
-                .hasMessageContaining("used_memory").hasMessageContaining("lots");
+                .hasMessageContaining("used_memory")
+                .hasMessageContaining("lots");
     }
 }

@@ -20,12 +20,23 @@ import picocli.CommandLine;
 class DemoCommandTest {
 
     /** Names of the threads a Kafka broker (and its clients) run. */
-    private static final List<String> BROKER_THREADS = List.of("kafka", "raft", "broker-", "controller-", "ExpirationReaper",
-            "LogDirFailureHandler", "data-plane", "quorum", "rollcount-demo");
+    private static final List<String> BROKER_THREADS = List.of(
+            "kafka",
+            "raft",
+            "broker-",
+            "controller-",
+            "ExpirationReaper",
+            "LogDirFailureHandler",
+            "data-plane",
+            "quorum",
+            "rollcount-demo");
 
     private static Set<String> brokerThreads() {
-        return Thread.getAllStackTraces().keySet().stream().filter(Thread::isAlive).map(Thread::getName)
-                .filter(n -> BROKER_THREADS.stream().anyMatch(n::contains)).collect(Collectors.toSet());
+        return Thread.getAllStackTraces().keySet().stream()
+                .filter(Thread::isAlive)
+                .map(Thread::getName)
+                .filter(n -> BROKER_THREADS.stream().anyMatch(n::contains))
+                .collect(Collectors.toSet());
     }
 
     @Test
@@ -38,15 +49,30 @@ class DemoCommandTest {
             CommandLine cli = new CommandLine(demo);
             cli.setOut(new PrintWriter(out, true));
             cli.setErr(new PrintWriter(err, true));
-            int rc = cli.execute("--duration", "15s", "--rate", "400", "--counters", "1000", "--users", "100",
-                    "--checkpoint.interval", "3s", "--redis", redis.url(), "--redis.key-prefix", redis.prefix);
+            int rc = cli.execute(
+                    "--duration",
+                    "15s",
+                    "--rate",
+                    "400",
+                    "--counters",
+                    "1000",
+                    "--users",
+                    "100",
+                    "--checkpoint.interval",
+                    "3s",
+                    "--redis",
+                    redis.url(),
+                    "--redis.key-prefix",
+                    redis.prefix);
             String text = out.toString();
             System.out.println(text);
             System.out.println(err);
             assertThat(rc).as("exit code; stderr: %s", err).isZero();
 
             // The view printed one line a second (stdout is not a terminal here), and the summary.
-            long viewLines = text.lines().filter(l -> l.startsWith("rollcount demo: ") && l.contains(" in ") && l.contains(" out ")).count();
+            long viewLines = text.lines()
+                    .filter(l -> l.startsWith("rollcount demo: ") && l.contains(" in ") && l.contains(" out "))
+                    .count();
             assertThat(viewLines).isGreaterThanOrEqualTo(10);
             assertThat(text).contains("rollcount demo: stopped after", "steady events/s", "checkpoints");
 
@@ -62,9 +88,12 @@ class DemoCommandTest {
             String hottest = workload.counterId(0);
             assertThat(redis.jedis.get(keys.total(hottest))).isNotNull();
             assertThat(Long.parseLong(redis.jedis.get(keys.total(hottest)))).isGreaterThan(s.read() / 10);
-            long withTotals = DemoCommand.hotCounters(redis.jedis, keys, workload).stream().filter(h -> h.total() != null).count();
+            long withTotals = DemoCommand.hotCounters(redis.jedis, keys, workload).stream()
+                    .filter(h -> h.total() != null)
+                    .count();
             assertThat(withTotals).isGreaterThanOrEqualTo(5);
-            assertThat(redis.keys()).anyMatch(k -> k.startsWith(redis.prefix + ":{" + hottest + "}:" + Resolution.S5.label + ":"));
+            assertThat(redis.keys())
+                    .anyMatch(k -> k.startsWith(redis.prefix + ":{" + hottest + "}:" + Resolution.S5.label + ":"));
 
             // Everything stopped: the temporary folder is gone, and no thread of the broker or generator is left.
             assertThat(demo.workDir).isNotNull();
@@ -105,7 +134,9 @@ class DemoCommandTest {
     @Test
     void helpListsTheOptionsWithDefaults() {
         String usage = new CommandLine(new DemoCommand()).getUsageMessage().replaceAll("\\s+", " ");
-        assertThat(usage).contains("--duration", "default: 60s", "--rate", "default: 20000", "--redis.key-prefix", "default: rc");
+        assertThat(usage)
+                .contains(
+                        "--duration", "default: 60s", "--rate", "default: 20000", "--redis.key-prefix", "default: rc");
     }
 
     @Test

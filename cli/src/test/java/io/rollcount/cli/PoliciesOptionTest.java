@@ -36,9 +36,17 @@ class PoliciesOptionTest {
         Files.writeString(input, "{\"counter\":\"a:1\"}\n");
         Path bad = dir.resolve("bad.yaml");
         Files.writeString(bad, "- match: ad\n- match: post\n  resolutions: [1m, 2m]\n");
-        String expected = "rollcount: " + bad + ": rule 2 (line 3): field 'resolutions': unknown resolution '2m': expected 5s, 1m, 5m, 1h, 1d";
+        String expected = "rollcount: " + bad
+                + ": rule 2 (line 3): field 'resolutions': unknown resolution '2m': expected 5s, 1m, 5m, 1h, 1d";
 
-        Outcome run = run("run", "--input", input.toString(), "--policies", bad.toString(), "--dlq", dir.resolve("dlq.jsonl").toString());
+        Outcome run = run(
+                "run",
+                "--input",
+                input.toString(),
+                "--policies",
+                bad.toString(),
+                "--dlq",
+                dir.resolve("dlq.jsonl").toString());
         assertThat(run.exit()).isEqualTo(2);
         assertThat(run.err()).isEqualTo(expected + System.lineSeparator());
         assertThat(dir.resolve("dlq.jsonl")).doesNotExist();
@@ -51,25 +59,48 @@ class PoliciesOptionTest {
         Files.writeString(bad, "not: [yaml");
         Outcome notYaml = run("run", "--input", input.toString(), "--policies", bad.toString());
         assertThat(notYaml.exit()).isEqualTo(2);
-        assertThat(notYaml.err()).startsWith("rollcount: " + bad + ": not YAML: ").doesNotContain("\n" + "rollcount").hasLineCount(1);
+        assertThat(notYaml.err())
+                .startsWith("rollcount: " + bad + ": not YAML: ")
+                .doesNotContain("\n" + "rollcount")
+                .hasLineCount(1);
 
-        Outcome missing = run("run", "--input", input.toString(), "--policies", dir.resolve("none.yaml").toString());
+        Outcome missing = run(
+                "run",
+                "--input",
+                input.toString(),
+                "--policies",
+                dir.resolve("none.yaml").toString());
         assertThat(missing.exit()).isEqualTo(2);
-        assertThat(missing.err()).startsWith("rollcount: " + dir.resolve("none.yaml") + ": cannot read the policies file").hasLineCount(1);
+        assertThat(missing.err())
+                .startsWith("rollcount: " + dir.resolve("none.yaml") + ": cannot read the policies file")
+                .hasLineCount(1);
     }
 
     @Test
     void flinkRunRefusesABadFileWithOneLineAndExitCode2() throws Exception {
-        // RollcountJob.main, the entry point of flink run, in a JVM of its own (it exits): the file is read on the client.
+        // RollcountJob.main, the entry point of flink run, in a JVM of its own (it exits): the file is read on the
+        // client.
         Path bad = dir.resolve("bad.yaml");
         Files.writeString(bad, "- match: '*'\n- match: post\n");
         Path err = dir.resolve("err.txt");
-        Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp", System.getProperty("java.class.path"),
-                "io.rollcount.job.RollcountJob", "--input", dir.toString(), "--policies", bad.toString())
-                .redirectError(err.toFile()).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        Process p = new ProcessBuilder(
+                        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                        "-cp",
+                        System.getProperty("java.class.path"),
+                        "io.rollcount.job.RollcountJob",
+                        "--input",
+                        dir.toString(),
+                        "--policies",
+                        bad.toString())
+                .redirectError(err.toFile())
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .start();
         assertThat(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
         assertThat(p.exitValue()).isEqualTo(2);
-        assertThat(Files.readAllLines(err)).filteredOn(l -> !l.startsWith("SLF4J") && !l.isBlank()).containsExactly("rollcount: " + bad
-                + ": rule 2 (line 2): field 'match': 'post' can never match: rule 1 ('*') comes first and matches every namespace it does");
+        assertThat(Files.readAllLines(err))
+                .filteredOn(l -> !l.startsWith("SLF4J") && !l.isBlank())
+                .containsExactly(
+                        "rollcount: " + bad
+                                + ": rule 2 (line 2): field 'match': 'post' can never match: rule 1 ('*') comes first and matches every namespace it does");
     }
 }

@@ -43,18 +43,25 @@ class ProduceCommandTest {
             cmd.topic = topic;
             ByteArrayOutputStream out = new ByteArrayOutputStream();
             ByteArrayOutputStream err = new ByteArrayOutputStream();
-            int exit = cmd.produce(new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
+            int exit = cmd.produce(
+                    new PrintStream(out, true, StandardCharsets.UTF_8),
+                    new PrintStream(err, true, StandardCharsets.UTF_8));
 
             assertThat(exit).isEqualTo(1);
-            assertThat(out.toString(StandardCharsets.UTF_8)).startsWith("rollcount: sent 5 records to produce-test in ");
+            assertThat(out.toString(StandardCharsets.UTF_8))
+                    .startsWith("rollcount: sent 5 records to produce-test in ");
             assertThat(err.toString(StandardCharsets.UTF_8))
-                    .startsWith("rollcount: 1 of 6 lines were not accepted by Kafka (first error: RecordTooLargeException: ");
+                    .startsWith(
+                            "rollcount: 1 of 6 lines were not accepted by Kafka (first error: RecordTooLargeException: ");
             assertThat(records(broker, topic)).as("records on the topic").isEqualTo(5);
 
             // Every line accepted: exit 0, the same count.
             Files.writeString(file, good.repeat(4), StandardCharsets.UTF_8);
             out.reset();
-            assertThat(cmd.produce(new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8))).isZero();
+            assertThat(cmd.produce(
+                            new PrintStream(out, true, StandardCharsets.UTF_8),
+                            new PrintStream(err, true, StandardCharsets.UTF_8)))
+                    .isZero();
             assertThat(out.toString(StandardCharsets.UTF_8)).startsWith("rollcount: sent 4 records");
             assertThat(records(broker, topic)).isEqualTo(9);
         }

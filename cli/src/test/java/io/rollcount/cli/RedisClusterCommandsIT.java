@@ -36,22 +36,42 @@ class RedisClusterCommandsIT {
             c.zadd(p + ":top:post:1h:1763996400", Map.of("post:9", 3.0));
             c.zadd(p + ":top:post:1h:1764000000", Map.of("post:1", 80.0, "post:2", 20.0));
         }
-        CliRun q = CliRun.run("query", "post:1", "--redis", CLUSTER.url(), "--redis.cluster", "--redis.key-prefix", p, "--res", "1m", "--last", "5m");
+        CliRun q = CliRun.run(
+                "query",
+                "post:1",
+                "--redis",
+                CLUSTER.url(),
+                "--redis.cluster",
+                "--redis.key-prefix",
+                p,
+                "--res",
+                "1m",
+                "--last",
+                "5m");
         assertThat(q.code()).as(q.err()).isZero();
-        assertThat(q.out()).contains("post:1  total 42").contains("30").contains("12").contains("unique users: all time 2");
+        assertThat(q.out())
+                .contains("post:1  total 42")
+                .contains("30")
+                .contains("12")
+                .contains("unique users: all time 2");
 
         CliRun t = CliRun.run("top", "post", "--redis", CLUSTER.url(), "--redis.cluster", "--redis.key-prefix", p);
         assertThat(t.code()).as(t.err()).isZero();
-        assertThat(t.out()).contains("trending in post at 2025-11-24 16:00:04Z").contains("post:1")
-                .contains("top 2 of post in the 1h window 2025-11-24 16:00:00Z .. 2025-11-24 17:00:00Z").doesNotContain("post:9");
+        assertThat(t.out())
+                .contains("trending in post at 2025-11-24 16:00:04Z")
+                .contains("post:1")
+                .contains("top 2 of post in the 1h window 2025-11-24 16:00:00Z .. 2025-11-24 17:00:00Z")
+                .doesNotContain("post:9");
 
         // Without a watermark, top finds the latest window by a SCAN of every master.
         try (RedisClusterClient c = CLUSTER.client()) {
             c.del(p + ":meta:watermark");
         }
-        CliRun scanned = CliRun.run("top", "post", "--redis", CLUSTER.url(), "--redis.cluster", "--redis.key-prefix", p);
+        CliRun scanned =
+                CliRun.run("top", "post", "--redis", CLUSTER.url(), "--redis.cluster", "--redis.key-prefix", p);
         assertThat(scanned.code()).as(scanned.err()).isZero();
-        assertThat(scanned.out()).contains("top 2 of post in the 1h window 2025-11-24 16:00:00Z .. 2025-11-24 17:00:00Z");
+        assertThat(scanned.out())
+                .contains("top 2 of post in the 1h window 2025-11-24 16:00:00Z .. 2025-11-24 17:00:00Z");
     }
 
     @Test
@@ -59,22 +79,29 @@ class RedisClusterCommandsIT {
         int port = CLUSTER.livePorts().get(0);
         CliRun r = CliRun.run("query", "post:1", "--redis", "redis://127.0.0.1:" + port);
         assertThat(r.code()).isEqualTo(1);
-        assertThat(r.err().strip()).isEqualTo("rollcount: --redis: 127.0.0.1:" + port
-                + " is a Redis Cluster node: add --redis.cluster (and list its seed nodes in --redis)");
+        assertThat(r.err().strip())
+                .isEqualTo("rollcount: --redis: 127.0.0.1:" + port
+                        + " is a Redis Cluster node: add --redis.cluster (and list its seed nodes in --redis)");
     }
 
     @Test
     void aSeedListMixingClusterAndSingleNodesIsRefusedNamingTheNode() throws Exception {
         try (RedisServerProcess single = RedisServerProcess.launch()) {
-            CliRun r = CliRun.run("top", "post", "--redis.cluster", "--redis", CLUSTER.url() + ",127.0.0.1:" + single.port);
+            CliRun r = CliRun.run(
+                    "top", "post", "--redis.cluster", "--redis", CLUSTER.url() + ",127.0.0.1:" + single.port);
             assertThat(r.code()).isEqualTo(1);
-            assertThat(r.err().strip()).doesNotContain("\n").startsWith("rollcount: --redis: seed node 127.0.0.1:" + single.port
-                    + " is not a Redis Cluster node").contains("mixes cluster and non-cluster nodes");
+            assertThat(r.err().strip())
+                    .doesNotContain("\n")
+                    .startsWith(
+                            "rollcount: --redis: seed node 127.0.0.1:" + single.port + " is not a Redis Cluster node")
+                    .contains("mixes cluster and non-cluster nodes");
 
             CliRun alone = CliRun.run("query", "post:1", "--redis.cluster", "--redis", single.url());
             assertThat(alone.code()).isEqualTo(1);
-            assertThat(alone.err().strip()).doesNotContain("\n")
-                    .startsWith("rollcount: --redis: seed node 127.0.0.1:" + single.port + " is not a Redis Cluster node");
+            assertThat(alone.err().strip())
+                    .doesNotContain("\n")
+                    .startsWith(
+                            "rollcount: --redis: seed node 127.0.0.1:" + single.port + " is not a Redis Cluster node");
         }
     }
 
@@ -82,10 +109,14 @@ class RedisClusterCommandsIT {
     void seedsNoneOfWhichAnswersAreNamed() throws Exception {
         int a = freePort();
         int b = freePort();
-        CliRun r = CliRun.run("query", "post:1", "--redis.cluster", "--redis", "redis://127.0.0.1:" + a + ",127.0.0.1:" + b);
+        CliRun r = CliRun.run(
+                "query", "post:1", "--redis.cluster", "--redis", "redis://127.0.0.1:" + a + ",127.0.0.1:" + b);
         assertThat(r.code()).isEqualTo(1);
-        assertThat(r.err().strip()).doesNotContain("\n").startsWith("rollcount: cannot reach Redis at redis://127.0.0.1:" + a + ",127.0.0.1:" + b)
-                .contains("tried 127.0.0.1:" + a + " (").contains(", 127.0.0.1:" + b + " (");
+        assertThat(r.err().strip())
+                .doesNotContain("\n")
+                .startsWith("rollcount: cannot reach Redis at redis://127.0.0.1:" + a + ",127.0.0.1:" + b)
+                .contains("tried 127.0.0.1:" + a + " (")
+                .contains(", 127.0.0.1:" + b + " (");
     }
 
     @Test
@@ -95,10 +126,15 @@ class RedisClusterCommandsIT {
         assertThat(db.err().strip()).doesNotContain("\n").contains("--redis: seed node 6 must be host:port");
         int port = CLUSTER.livePorts().get(0);
         CliRun db1 = CliRun.run("query", "post:1", "--redis.cluster", "--redis", "redis://127.0.0.1:" + port + "/2");
-        assertThat(db1.err().strip()).isEqualTo("rollcount: --redis: a Redis Cluster has database 0 only: remove '/2' (--redis.cluster is set)");
+        assertThat(db1.err().strip())
+                .isEqualTo(
+                        "rollcount: --redis: a Redis Cluster has database 0 only: remove '/2' (--redis.cluster is set)");
         CliRun list = CliRun.run("query", "post:1", "--redis", CLUSTER.url());
         assertThat(list.code()).isEqualTo(1);
-        assertThat(list.err().strip()).doesNotContain("\n").startsWith("rollcount: --redis: a list of nodes is the seed list of a Redis Cluster: add --redis.cluster");
+        assertThat(list.err().strip())
+                .doesNotContain("\n")
+                .startsWith(
+                        "rollcount: --redis: a list of nodes is the seed list of a Redis Cluster: add --redis.cluster");
     }
 
     private static int freePort() throws Exception {

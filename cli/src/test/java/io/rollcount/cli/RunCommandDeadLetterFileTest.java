@@ -28,19 +28,31 @@ class RunCommandDeadLetterFileTest {
         Files.writeString(input, "{\"counter\":\"a:b\",\"ts\":1000}\n");
         String prefix = "rcdlqlock" + UUID.randomUUID().toString().substring(0, 8);
         try (OtherProcessFileLock other = OtherProcessFileLock.hold(Path.of(dlq + ".lock"));
-             Jedis redis = new Jedis("127.0.0.1", 6379)) {
+                Jedis redis = new Jedis("127.0.0.1", 6379)) {
             redis.set(prefix + ":_job", "an earlier job"); // what --fresh would delete
 
             StringWriter err = new StringWriter();
             CommandLine cli = new CommandLine(new RunCommand());
             cli.setErr(new PrintWriter(err, true));
-            int exit = cli.execute("--input", input.toString(), "--dlq", dlq.toString(), "--redis.key-prefix", prefix, "--fresh",
-                    "--checkpoint.dir", dir.resolve("chk").toUri().toString());
+            int exit = cli.execute(
+                    "--input",
+                    input.toString(),
+                    "--dlq",
+                    dlq.toString(),
+                    "--redis.key-prefix",
+                    prefix,
+                    "--fresh",
+                    "--checkpoint.dir",
+                    dir.resolve("chk").toUri().toString());
 
             assertThat(exit).isEqualTo(RunCommand.EXIT_REFUSED);
-            assertThat(err.toString().strip()).isEqualTo("rollcount: --dlq " + dlq + " is in use by another running job (it holds " + dlq
-                    + ".lock): give this job a dead-letter file of its own with --dlq PATH, or stop the other job");
-            assertThat(redis.get(prefix + ":_job")).as("--fresh deleted nothing").isEqualTo("an earlier job");
+            assertThat(err.toString().strip())
+                    .isEqualTo(
+                            "rollcount: --dlq " + dlq + " is in use by another running job (it holds " + dlq
+                                    + ".lock): give this job a dead-letter file of its own with --dlq PATH, or stop the other job");
+            assertThat(redis.get(prefix + ":_job"))
+                    .as("--fresh deleted nothing")
+                    .isEqualTo("an earlier job");
             assertThat(dlq).doesNotExist();
             redis.del(prefix + ":_job");
         }

@@ -39,11 +39,19 @@ class RunCommandMetricsTest {
             StringWriter err = new StringWriter();
             CommandLine cli = new CommandLine(new RunCommand());
             cli.setErr(new PrintWriter(err, true));
-            int exit = cli.execute("--input", input.toString(), "--metrics.port", Integer.toString(port),
-                    "--dlq", dir.resolve("dlq.jsonl").toString(), "--checkpoint.dir", dir.resolve("chk").toUri().toString());
+            int exit = cli.execute(
+                    "--input",
+                    input.toString(),
+                    "--metrics.port",
+                    Integer.toString(port),
+                    "--dlq",
+                    dir.resolve("dlq.jsonl").toString(),
+                    "--checkpoint.dir",
+                    dir.resolve("chk").toUri().toString());
             assertThat(exit).isEqualTo(RunCommand.EXIT_REFUSED);
-            assertThat(err.toString().strip()).isEqualTo("rollcount: --metrics.port " + port
-                    + ": the port is in use (another process listens on it); choose another port");
+            assertThat(err.toString().strip())
+                    .isEqualTo("rollcount: --metrics.port " + port
+                            + ": the port is in use (another process listens on it); choose another port");
         }
     }
 
@@ -55,10 +63,12 @@ class RunCommandMetricsTest {
             CommandLine cli = new CommandLine(new DemoCommand());
             cli.setErr(new PrintWriter(err, true));
             cli.setOut(new PrintWriter(new StringWriter(), true));
-            int exit = cli.execute("--duration", "5s", "--metrics.port", Integer.toString(port), "--redis", "redis://127.0.0.1:1");
+            int exit = cli.execute(
+                    "--duration", "5s", "--metrics.port", Integer.toString(port), "--redis", "redis://127.0.0.1:1");
             assertThat(exit).isEqualTo(2);
-            assertThat(err.toString().strip()).isEqualTo("rollcount demo: --metrics.port " + port
-                    + ": the port is in use (another process listens on it); choose another port");
+            assertThat(err.toString().strip())
+                    .isEqualTo("rollcount demo: --metrics.port " + port
+                            + ": the port is in use (another process listens on it); choose another port");
         }
     }
 
@@ -72,8 +82,13 @@ class RunCommandMetricsTest {
         long now = System.currentTimeMillis();
         StringBuilder lines = new StringBuilder();
         for (int i = 0; i < 150_000; i++) {
-            lines.append("{\"counter\":\"m:c").append(i % 5000).append("\",\"ts\":").append(now - 600_000 + i)
-                    .append(",\"event_id\":\"e").append(i % 120_000).append("\"}\n");
+            lines.append("{\"counter\":\"m:c")
+                    .append(i % 5000)
+                    .append("\",\"ts\":")
+                    .append(now - 600_000 + i)
+                    .append(",\"event_id\":\"e")
+                    .append(i % 120_000)
+                    .append("\"}\n");
             if (i % 1000 == 0) lines.append("not json\n");
         }
         Files.writeString(input, lines);
@@ -84,49 +99,92 @@ class RunCommandMetricsTest {
             CommandLine cli = new CommandLine(run);
             cli.setErr(new PrintWriter(err, true));
             cli.setOut(new PrintWriter(new StringWriter(), true));
-            CompletableFuture<Integer> exit = CompletableFuture.supplyAsync(() -> cli.execute("--input", input.toString(),
-                    "--metrics.port", Integer.toString(port), "--redis", redis.url(), "--redis.key-prefix", redis.prefix,
-                    "--parallelism", "1", "--dlq", dir.resolve("dlq.jsonl").toString(),
-                    "--checkpoint.dir", dir.resolve("chk").toUri().toString()));
+            CompletableFuture<Integer> exit = CompletableFuture.supplyAsync(() -> cli.execute(
+                    "--input",
+                    input.toString(),
+                    "--metrics.port",
+                    Integer.toString(port),
+                    "--redis",
+                    redis.url(),
+                    "--redis.key-prefix",
+                    redis.prefix,
+                    "--parallelism",
+                    "1",
+                    "--dlq",
+                    dir.resolve("dlq.jsonl").toString(),
+                    "--checkpoint.dir",
+                    dir.resolve("chk").toUri().toString()));
 
-            // Scrape as Prometheus does until every Rollcount metric shows, counted events among them (or the run ends).
-            HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+            // Scrape as Prometheus does until every Rollcount metric shows, counted events among them (or the run
+            // ends).
+            HttpClient http = HttpClient.newBuilder()
+                    .connectTimeout(Duration.ofSeconds(2))
+                    .build();
             AtomicReference<String> last = new AtomicReference<>("");
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
             while (!exit.isDone() && System.nanoTime() < deadline) {
                 try {
-                    HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics"))
-                            .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString());
+                    HttpResponse<String> r = http.send(
+                            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics"))
+                                    .timeout(Duration.ofSeconds(5))
+                                    .build(),
+                            HttpResponse.BodyHandlers.ofString());
                     if (r.statusCode() == 200 && r.body().contains("rollcount_")) {
                         last.set(r.body());
-                        if (missing(r.body()).isEmpty() && r.body().matches("(?s).*rollcount_eventsCounted\\{[^}]*} [1-9].*")) break;
+                        if (missing(r.body()).isEmpty()
+                                && r.body().matches("(?s).*rollcount_eventsCounted\\{[^}]*} [1-9].*")) break;
                     }
                 } catch (java.io.IOException notYet) {
                     // the MiniCluster's reporter is not up yet
                 }
                 Thread.sleep(200);
             }
-            assertThat(exit.get(3, TimeUnit.MINUTES)).as("run exit; stderr: %s", err).isZero();
+            assertThat(exit.get(3, TimeUnit.MINUTES))
+                    .as("run exit; stderr: %s", err)
+                    .isZero();
             assertThat(err.toString()).contains("Prometheus metrics at http://127.0.0.1:" + port + "/metrics");
             String body = last.get();
-            assertThat(body).as("a scrape while the job ran showed counted events").isNotEmpty();
-            assertThat(missing(body)).as("Rollcount metrics missing from the last scrape while the job ran").isEmpty();
+            assertThat(body)
+                    .as("a scrape while the job ran showed counted events")
+                    .isNotEmpty();
+            assertThat(missing(body))
+                    .as("Rollcount metrics missing from the last scrape while the job ran")
+                    .isEmpty();
             assertThat(body).as("counted events").containsPattern("rollcount_eventsCounted\\{[^}]*} [1-9]");
-            assertThat(body).as("dead letters labelled by reason")
-                    .containsPattern("(?m)^flink_taskmanager_job_task_operator_rollcount_reason_deadLetters\\{.*reason=\"invalid_json\"");
-            assertThat(body).as("latency quantiles").containsPattern("rollcount_redisWriteLatencyMs\\{.*quantile=\"0\\.99\"");
+            assertThat(body)
+                    .as("dead letters labelled by reason")
+                    .containsPattern(
+                            "(?m)^flink_taskmanager_job_task_operator_rollcount_reason_deadLetters\\{.*reason=\"invalid_json\"");
+            assertThat(body)
+                    .as("latency quantiles")
+                    .containsPattern("rollcount_redisWriteLatencyMs\\{.*quantile=\"0\\.99\"");
             RedisTestSupport.deleteAll(redis.jedis, redis.prefix);
         }
     }
 
-    private static final String[] NAMES = {"eventsRead", "eventsCounted", "eventsDeduplicated", "eventsLate", "partialSums",
-            "redisWriteLatencyMs", "redisRetries", "redisCommandsSent", "redisKeysWritten", "redisWritesInFlight",
-            "trendingListAgeMs", "eventTimeLagMs", "reason_deadLetters"};
+    private static final String[] NAMES = {
+        "eventsRead",
+        "eventsCounted",
+        "eventsDeduplicated",
+        "eventsLate",
+        "partialSums",
+        "redisWriteLatencyMs",
+        "redisRetries",
+        "redisCommandsSent",
+        "redisKeysWritten",
+        "redisWritesInFlight",
+        "trendingListAgeMs",
+        "eventTimeLagMs",
+        "reason_deadLetters"
+    };
 
     /** The Rollcount metrics without a sample in a Prometheus scrape. */
     private static java.util.List<String> missing(String body) {
         return java.util.Arrays.stream(NAMES)
-                .filter(n -> !java.util.regex.Pattern.compile("(?m)^flink_taskmanager_job_task_operator_rollcount_" + n + "[{ ]").matcher(body).find())
+                .filter(n -> !java.util.regex.Pattern.compile(
+                                "(?m)^flink_taskmanager_job_task_operator_rollcount_" + n + "[{ ]")
+                        .matcher(body)
+                        .find())
                 .toList();
     }
 }

@@ -22,24 +22,28 @@ class RunCommandSkipTest {
         Files.writeString(dir.resolve("good.jsonl"), "{\"counter\":\"a:1\"}\n");
         Files.createSymbolicLink(dir.resolve(".#good.jsonl"), Path.of("user@host.1"));
         Path fifo = dir.resolve("pipe.jsonl");
-        assertThat(new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor()).isZero();
+        assertThat(new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor())
+                .isZero();
         Files.writeString(dir.resolve("notes.txt"), "not an input, not worth a line");
 
         InputFiles.Scan scan = RunCommand.scanInput(dir.toString());
         assertThat(RunCommand.inputSize(scan)).isEqualTo(Files.size(dir.resolve("good.jsonl")));
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         RunCommand.printSkipped(scan, new PrintStream(bytes, true, StandardCharsets.UTF_8));
-        assertThat(bytes.toString(StandardCharsets.UTF_8)).isEqualTo(String.join("\n",
-                "  input files read   1",
-                "  input skipped      2",
-                "    " + dir.resolve(".#good.jsonl") + ": hidden (its name begins with '.')",
-                "    " + fifo + ": not a regular file (a FIFO, socket or device would block the run)",
-                ""));
+        assertThat(bytes.toString(StandardCharsets.UTF_8))
+                .isEqualTo(String.join(
+                        "\n",
+                        "  input files read   1",
+                        "  input skipped      2",
+                        "    " + dir.resolve(".#good.jsonl") + ": hidden (its name begins with '.')",
+                        "    " + fifo + ": not a regular file (a FIFO, socket or device would block the run)",
+                        ""));
     }
 
     @Test
     void aMissingInputIsOneLine() {
         assertThatThrownBy(() -> RunCommand.scanInput(dir.resolve("nope").toString()))
-                .isInstanceOf(IllegalArgumentException.class).hasMessage("--input " + dir.resolve("nope") + " does not exist");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("--input " + dir.resolve("nope") + " does not exist");
     }
 }

@@ -36,23 +36,50 @@ class RunProcessIT {
             Files.writeString(stale.resolve("leftover"), "x".repeat(1000));
             Path input = writeEvents(dir.resolve("in.jsonl"), 3_000, 100);
 
-            Process p = start(root, "run", "--input", input.toString(), "--redis", redis.url(), "--redis.key-prefix", redis.prefix,
-                    "--parallelism", "1", "--dlq", dir.resolve("dlq.jsonl").toString());
+            Process p = start(
+                    root,
+                    "run",
+                    "--input",
+                    input.toString(),
+                    "--redis",
+                    redis.url(),
+                    "--redis.key-prefix",
+                    redis.prefix,
+                    "--parallelism",
+                    "1",
+                    "--dlq",
+                    dir.resolve("dlq.jsonl").toString());
             assertThat(p.waitFor(120, TimeUnit.SECONDS)).isTrue();
             String err = Files.readString(dir.resolve("err.txt"));
             assertThat(p.exitValue()).as("stderr: %s", err).isZero();
-            assertThat(redis.jedis.get(new RedisKeys(redis.prefix).total("c:7"))).isEqualTo("30");
+            assertThat(redis.jedis.get(new RedisKeys(redis.prefix).total("c:7")))
+                    .isEqualTo("30");
             try (Stream<Path> left = Files.list(root)) {
-                assertThat(left.toList()).as("what the run left in its temporary folder root").isEmpty();
+                assertThat(left.toList())
+                        .as("what the run left in its temporary folder root")
+                        .isEmpty();
             }
 
             // Stopped midway (SIGTERM, as Ctrl-C): the shutdown hook deletes the run's temporary folder.
             // big enough to outlast the first progress lines: a million events now take the job about 6 s
             Path big = writeEvents(dir.resolve("big.jsonl"), 8_000_000, 1_000);
-            Process q = start(root, "run", "--input", big.toString(), "--redis", redis.url(), "--redis.key-prefix", redis.prefix + "b",
-                    "--parallelism", "1", "--dlq", dir.resolve("dlq-b.jsonl").toString());
+            Process q = start(
+                    root,
+                    "run",
+                    "--input",
+                    big.toString(),
+                    "--redis",
+                    redis.url(),
+                    "--redis.key-prefix",
+                    redis.prefix + "b",
+                    "--parallelism",
+                    "1",
+                    "--dlq",
+                    dir.resolve("dlq-b.jsonl").toString());
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
-            while (q.isAlive() && System.nanoTime() < deadline && !Files.readString(dir.resolve("err.txt")).contains("events read")) Thread.sleep(200);
+            while (q.isAlive()
+                    && System.nanoTime() < deadline
+                    && !Files.readString(dir.resolve("err.txt")).contains("events read")) Thread.sleep(200);
             assertThat(q.isAlive()).as("still running when stopped").isTrue();
             q.destroy();
             assertThat(q.waitFor(60, TimeUnit.SECONDS)).isTrue();
@@ -68,15 +95,34 @@ class RunProcessIT {
     @Test
     void aFullCheckpointDiskSaysNoSpaceLeft() throws Exception {
         Path disk = Files.createDirectories(dir.resolve("small-disk"));
-        Process mount = new ProcessBuilder("mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", disk.toString()).redirectErrorStream(true).start();
+        Process mount = new ProcessBuilder("mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", disk.toString())
+                .redirectErrorStream(true)
+                .start();
         boolean mounted = mount.waitFor(20, TimeUnit.SECONDS) && mount.exitValue() == 0;
-        assumeTrue(mounted, "a tiny tmpfs is the way to fill a disk for real, and mount needs root: " + new String(mount.getInputStream().readAllBytes()));
+        assumeTrue(
+                mounted,
+                "a tiny tmpfs is the way to fill a disk for real, and mount needs root: "
+                        + new String(mount.getInputStream().readAllBytes()));
         try (RedisTestSupport redis = new RedisTestSupport()) {
             Path root = dir.resolve("tmp-root");
             Path input = writeEvents(dir.resolve("in.jsonl"), 400_000, 200_000);
-            Process p = start(root, "run", "--input", input.toString(), "--redis", redis.url(), "--redis.key-prefix", redis.prefix,
-                    "--parallelism", "1", "--checkpoint.interval", "1s", "--checkpoint.dir", disk.toUri().toString(),
-                    "--dlq", dir.resolve("dlq.jsonl").toString());
+            Process p = start(
+                    root,
+                    "run",
+                    "--input",
+                    input.toString(),
+                    "--redis",
+                    redis.url(),
+                    "--redis.key-prefix",
+                    redis.prefix,
+                    "--parallelism",
+                    "1",
+                    "--checkpoint.interval",
+                    "1s",
+                    "--checkpoint.dir",
+                    disk.toUri().toString(),
+                    "--dlq",
+                    dir.resolve("dlq.jsonl").toString());
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(100);
             String err = "";
             while (System.nanoTime() < deadline && !err.contains("No space left on device") && p.isAlive()) {
@@ -84,16 +130,26 @@ class RunProcessIT {
                 err = Files.readString(dir.resolve("err.txt"));
             }
             assertThat(err).contains("checkpoint failed: ").contains("No space left on device");
-            String line = err.lines().filter(l -> l.contains("No space left on device")).findFirst().orElseThrow();
+            String line = err.lines()
+                    .filter(l -> l.contains("No space left on device"))
+                    .findFirst()
+                    .orElseThrow();
             assertThat(line).contains("checkpoint failed: ").contains("could not be completed");
             // Flink gives up (tolerable checkpoint failures, then its restarts): the last line names the cause too.
             if (p.waitFor(150, TimeUnit.SECONDS)) {
                 err = Files.readString(dir.resolve("err.txt")).strip();
                 // the run's last line of its own (a log line of the JVM's shutdown may still follow it)
-                String last = err.lines().filter(l -> l.startsWith("rollcount: ")).reduce((a, b) -> b).orElse("");
+                String last = err.lines()
+                        .filter(l -> l.startsWith("rollcount: "))
+                        .reduce((a, b) -> b)
+                        .orElse("");
                 assertThat(p.exitValue()).isEqualTo(1);
-                assertThat(last).startsWith("rollcount: the job failed: ").contains("Exceeded checkpoint tolerable failure threshold",
-                        "The last failed checkpoint's cause: java.io.IOException: No space left on device.", "checkpoints go to " + disk.toUri());
+                assertThat(last)
+                        .startsWith("rollcount: the job failed: ")
+                        .contains(
+                                "Exceeded checkpoint tolerable failure threshold",
+                                "The last failed checkpoint's cause: java.io.IOException: No space left on device.",
+                                "checkpoints go to " + disk.toUri());
             } else {
                 // Ctrl-C / kill: the shutdown hook deletes the run's temporary folder.
                 p.destroy();
@@ -101,7 +157,9 @@ class RunProcessIT {
                 throw new AssertionError("the run did not end within 150 s of its checkpoints failing");
             }
             try (Stream<Path> left = Files.list(root)) {
-                assertThat(left.toList()).as("temporary folders after a failed run").isEmpty();
+                assertThat(left.toList())
+                        .as("temporary folders after a failed run")
+                        .isEmpty();
             }
         } finally {
             new ProcessBuilder("umount", "-l", disk.toString()).start().waitFor(20, TimeUnit.SECONDS);
@@ -120,11 +178,18 @@ class RunProcessIT {
     private Process start(Path tmpRoot, String... args) throws IOException {
         Files.createDirectories(tmpRoot);
         Path log4j = Path.of("src/main/resources/log4j2-cli.properties").toAbsolutePath();
-        List<String> command = new ArrayList<>(List.of("bash", "-c",
+        List<String> command = new ArrayList<>(List.of(
+                "bash",
+                "-c",
                 "mkdir -p \"$0/run-$$\" && exec java -Xmx1g -Djava.io.tmpdir=\"$0/run-$$\" -Dlog4j.configurationFile=\"$1\" -cp \"$2\" io.rollcount.cli.Main \"${@:3}\"",
-                tmpRoot.toString(), log4j.toString(), System.getProperty("java.class.path")));
+                tmpRoot.toString(),
+                log4j.toString(),
+                System.getProperty("java.class.path")));
         command.addAll(List.of(args));
-        return new ProcessBuilder(command).directory(dir.toFile())
-                .redirectOutput(dir.resolve("out.txt").toFile()).redirectError(dir.resolve("err.txt").toFile()).start();
+        return new ProcessBuilder(command)
+                .directory(dir.toFile())
+                .redirectOutput(dir.resolve("out.txt").toFile())
+                .redirectError(dir.resolve("err.txt").toFile())
+                .start();
     }
 }

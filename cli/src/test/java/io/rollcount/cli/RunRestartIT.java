@@ -40,7 +40,9 @@ class RunRestartIT {
     record Run(RunCommand command, CompletableFuture<Integer> exit, StringWriter err) {
         void cancel() throws Exception {
             command.running.cancel().get(30, TimeUnit.SECONDS);
-            assertThat(exit.get(60, TimeUnit.SECONDS)).as("exit code of a cancelled run; stderr: %s", err).isEqualTo(130);
+            assertThat(exit.get(60, TimeUnit.SECONDS))
+                    .as("exit code of a cancelled run; stderr: %s", err)
+                    .isEqualTo(130);
         }
     }
 
@@ -52,48 +54,90 @@ class RunRestartIT {
             String total = new RedisKeys(redis.prefix).total(COUNTER);
             String tx = "restart-" + UUID.randomUUID().toString().substring(0, 8);
             String chk = dir.resolve("chk").toUri().toString();
-            List<String> common = List.of("--source", "kafka", "--kafka.bootstrap", broker.bootstrap(), "--kafka.topic", TOPIC,
-                    "--kafka.group-id", "g-" + tx, "--kafka.transactional-id-prefix", tx, "--redis", redis.url(),
-                    "--redis.key-prefix", redis.prefix, "--checkpoint.interval", "1s", "--parallelism", "1");
+            List<String> common = List.of(
+                    "--source",
+                    "kafka",
+                    "--kafka.bootstrap",
+                    broker.bootstrap(),
+                    "--kafka.topic",
+                    TOPIC,
+                    "--kafka.group-id",
+                    "g-" + tx,
+                    "--kafka.transactional-id-prefix",
+                    tx,
+                    "--redis",
+                    redis.url(),
+                    "--redis.key-prefix",
+                    redis.prefix,
+                    "--checkpoint.interval",
+                    "1s",
+                    "--parallelism",
+                    "1");
 
             // 1. A job counts 1,000 events, checkpoints, and is stopped.
             produce(broker, 1_000);
             Run a = start(common, "--checkpoint.dir", chk);
             await(() -> "1000".equals(redis.jedis.get(total)), 90, "first run counts 1,000");
             long counted = System.currentTimeMillis();
-            await(() -> checkpointAfter(dir.resolve("chk").resolve(redis.prefix), counted), 30, "a checkpoint after the count");
+            await(
+                    () -> checkpointAfter(dir.resolve("chk").resolve(redis.prefix), counted),
+                    30,
+                    "a checkpoint after the count");
             a.cancel();
 
             // 2. 500 more; `run` again with the same options resumes: the total is all 1,500.
             produce(broker, 500);
             Run b = start(common, "--checkpoint.dir", chk);
             await(() -> "1500".equals(redis.jedis.get(total)), 90, "the restarted run reaches 1,500");
-            assertThat(b.err().toString()).contains("rollcount: resuming from checkpoint", "the latest of key prefix '" + redis.prefix + "'");
+            assertThat(b.err().toString())
+                    .contains("rollcount: resuming from checkpoint", "the latest of key prefix '" + redis.prefix + "'");
 
             // 3. While it runs, a second job on the prefix is refused, even with --fresh.
-            CompletableFuture<Integer> second = start(common, "--checkpoint.dir", dir.resolve("other").toUri().toString(), "--fresh").exit();
-            Run c = start(common, "--checkpoint.dir", dir.resolve("other").toUri().toString());
+            CompletableFuture<Integer> second = start(
+                            common,
+                            "--checkpoint.dir",
+                            dir.resolve("other").toUri().toString(),
+                            "--fresh")
+                    .exit();
+            Run c = start(
+                    common, "--checkpoint.dir", dir.resolve("other").toUri().toString());
             assertThat(second.get(60, TimeUnit.SECONDS)).isEqualTo(RunCommand.EXIT_REFUSED);
             assertThat(c.exit().get(60, TimeUnit.SECONDS)).isEqualTo(RunCommand.EXIT_REFUSED);
-            assertThat(c.err().toString().strip()).startsWith("rollcount: key prefix '" + redis.prefix + "' is in use by a running job")
-                    .contains("own --redis.key-prefix").doesNotContain("\n");
+            assertThat(c.err().toString().strip())
+                    .startsWith("rollcount: key prefix '" + redis.prefix + "' is in use by a running job")
+                    .contains("own --redis.key-prefix")
+                    .doesNotContain("\n");
             assertThat(redis.jedis.get(total)).isEqualTo("1500");
             b.cancel();
-            assertThat(redis.jedis.exists(redis.prefix + ":_lease")).as("the lease is given up when the job stops").isFalse();
+            assertThat(redis.jedis.exists(redis.prefix + ":_lease"))
+                    .as("the lease is given up when the job stops")
+                    .isFalse();
 
             // 4. Once it stopped: an empty start (no checkpoint of its own) over those counts is refused ...
-            Run d = start(common, "--checkpoint.dir", dir.resolve("empty").toUri().toString());
+            Run d = start(
+                    common, "--checkpoint.dir", dir.resolve("empty").toUri().toString());
             assertThat(d.exit().get(60, TimeUnit.SECONDS)).isEqualTo(RunCommand.EXIT_REFUSED);
-            assertThat(d.err().toString().strip()).startsWith("rollcount: key prefix '" + redis.prefix + "' holds the counts of an earlier job")
-                    .contains("--resume PATH", "new --redis.key-prefix", "--fresh").doesNotContain("\n");
+            assertThat(d.err().toString().strip())
+                    .startsWith("rollcount: key prefix '" + redis.prefix + "' holds the counts of an earlier job")
+                    .contains("--resume PATH", "new --redis.key-prefix", "--fresh")
+                    .doesNotContain("\n");
             assertThat(redis.jedis.get(total)).isEqualTo("1500");
 
-            // 5. ... and --fresh deletes the prefix's keys and counts from zero what it reads: here the whole topic again.
+            // 5. ... and --fresh deletes the prefix's keys and counts from zero what it reads: here the whole topic
+            // again.
             List<String> fresh = new ArrayList<>(common);
             fresh.set(fresh.indexOf("g-" + tx), "g2-" + tx);
-            Run e = start(fresh, "--checkpoint.dir", dir.resolve("fresh").toUri().toString(), "--fresh",
-                    "--kafka.starting-offsets", "earliest", "--bounded");
-            assertThat(e.exit().get(120, TimeUnit.SECONDS)).as("stderr: %s", e.err()).isZero();
+            Run e = start(
+                    fresh,
+                    "--checkpoint.dir",
+                    dir.resolve("fresh").toUri().toString(),
+                    "--fresh",
+                    "--kafka.starting-offsets",
+                    "earliest",
+                    "--bounded");
+            assertThat(e.exit().get(120, TimeUnit.SECONDS))
+                    .as("stderr: %s", e.err())
+                    .isZero();
             assertThat(redis.jedis.get(total)).isEqualTo("1500");
         }
     }
@@ -101,7 +145,10 @@ class RunRestartIT {
     private static boolean checkpointAfter(Path base, long millis) {
         try {
             Path latest = RunCommand.latestCheckpoint(base);
-            return latest != null && java.nio.file.Files.getLastModifiedTime(latest.resolve("_metadata")).toMillis() > millis;
+            return latest != null
+                    && java.nio.file.Files.getLastModifiedTime(latest.resolve("_metadata"))
+                                    .toMillis()
+                            > millis;
         } catch (java.io.IOException e) {
             return false;
         }
@@ -129,7 +176,8 @@ class RunRestartIT {
         p.put("value.serializer", StringSerializer.class.getName());
         p.put("acks", "all");
         try (KafkaProducer<String, String> producer = new KafkaProducer<>(p)) {
-            for (int i = 0; i < n; i++) producer.send(new ProducerRecord<>(TOPIC, COUNTER, "{\"counter\":\"" + COUNTER + "\",\"delta\":1}"));
+            for (int i = 0; i < n; i++)
+                producer.send(new ProducerRecord<>(TOPIC, COUNTER, "{\"counter\":\"" + COUNTER + "\",\"delta\":1}"));
             producer.flush();
         }
     }

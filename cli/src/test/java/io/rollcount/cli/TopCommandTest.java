@@ -21,15 +21,20 @@ class TopCommandTest {
 
             CliRun r = CliRun.run("top", "post", "--redis", redis.url(), "--redis.key-prefix", p);
             assertThat(r.code()).as(r.err()).isZero();
-            assertThat(r.out()).contains("trending in post at 2025-11-24 16:00:04Z")
+            assertThat(r.out())
+                    .contains("trending in post at 2025-11-24 16:00:04Z")
                     .contains("post:1  ██████████████████████████████  40.5")
-                    .contains("post:2  ███████▍").contains("10.0")
+                    .contains("post:2  ███████▍")
+                    .contains("10.0")
                     .contains("top 2 of post in the 1h window 2025-11-24 16:00:00Z .. 2025-11-24 17:00:00Z")
-                    .contains("80").doesNotContain("post:9");
+                    .contains("80")
+                    .doesNotContain("post:9");
 
             CliRun unknown = CliRun.run("top", "nosuch", "--redis", redis.url(), "--redis.key-prefix", p);
             assertThat(unknown.code()).isEqualTo(1);
-            assertThat(unknown.err().strip()).startsWith("rollcount: no namespace 'nosuch'").doesNotContain("\n");
+            assertThat(unknown.err().strip())
+                    .startsWith("rollcount: no namespace 'nosuch'")
+                    .doesNotContain("\n");
         }
     }
 
@@ -37,6 +42,8 @@ class TopCommandTest {
     void anUnreachableRedisIsOneLine() {
         CliRun r = CliRun.run("top", "post", "--redis", "redis://127.0.0.1:1");
         assertThat(r.code()).isEqualTo(1);
-        assertThat(r.err().strip()).startsWith("rollcount: cannot reach Redis at redis://127.0.0.1:1").doesNotContain("\n");
+        assertThat(r.err().strip())
+                .startsWith("rollcount: cannot reach Redis at redis://127.0.0.1:1")
+                .doesNotContain("\n");
     }
 }

@@ -20,101 +20,195 @@ import picocli.CommandLine.Option;
 public class JobOptions extends RedisOptions {
     private static final long serialVersionUID = 1L;
 
-    public enum SourceKind { kafka, files }
+    public enum SourceKind {
+        kafka,
+        files
+    }
 
-    public enum StartingOffsets { committed, earliest, latest }
+    public enum StartingOffsets {
+        committed,
+        earliest,
+        latest
+    }
 
-    @Option(names = "--source", description = "Where increments come from: kafka or files. Default: files when --input is given, else kafka.")
+    @Option(
+            names = "--source",
+            description =
+                    "Where increments come from: kafka or files. Default: files when --input is given, else kafka.")
     public SourceKind source;
 
-    @Option(names = "--input", paramLabel = "PATH", description = "A .jsonl or .jsonl.gz file, or a folder of them (--source files).")
+    @Option(
+            names = "--input",
+            paramLabel = "PATH",
+            description = "A .jsonl or .jsonl.gz file, or a folder of them (--source files).")
     public String input;
 
     @Option(names = "--bounded", description = "Kafka: stop at the end offsets found at start. Files always end.")
     public boolean bounded;
 
-    @Option(names = "--kafka.bootstrap", paramLabel = "HOST:PORT", description = "Kafka bootstrap servers; when set, rollups, trending and dead letters go to Kafka.")
+    @Option(
+            names = "--kafka.bootstrap",
+            paramLabel = "HOST:PORT",
+            description = "Kafka bootstrap servers; when set, rollups, trending and dead letters go to Kafka.")
     public String kafkaBootstrap;
 
-    @Option(names = "--kafka.topic", defaultValue = "counter-events", description = "Input topic (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--kafka.topic",
+            defaultValue = "counter-events",
+            description = "Input topic (default: ${DEFAULT-VALUE}).")
     public String kafkaTopic;
 
-    @Option(names = "--kafka.properties", paramLabel = "FILE", description = "A properties file of Kafka client settings (SASL, SSL, ...) given to every Kafka client of the job.")
+    @Option(
+            names = "--kafka.properties",
+            paramLabel = "FILE",
+            description =
+                    "A properties file of Kafka client settings (SASL, SSL, ...) given to every Kafka client of the job.")
     public String kafkaProperties;
 
-    @Option(names = "--kafka.starting-offsets", defaultValue = "committed", description = "committed, earliest or latest (default: ${DEFAULT-VALUE}; committed falls back to earliest).")
+    @Option(
+            names = "--kafka.starting-offsets",
+            defaultValue = "committed",
+            description =
+                    "committed, earliest or latest (default: ${DEFAULT-VALUE}; committed falls back to earliest).")
     public StartingOffsets kafkaStartingOffsets;
 
-    @Option(names = "--kafka.group-id", defaultValue = "rollcount", description = "Consumer group id (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--kafka.group-id",
+            defaultValue = "rollcount",
+            description = "Consumer group id (default: ${DEFAULT-VALUE}).")
     public String kafkaGroupId;
 
-    @Option(names = "--kafka.transactional-id-prefix", defaultValue = "rollcount", description = "Prefix of the transactional ids of the exactly-once Kafka sinks; unique per job on a cluster (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--kafka.transactional-id-prefix",
+            defaultValue = "rollcount",
+            description =
+                    "Prefix of the transactional ids of the exactly-once Kafka sinks; unique per job on a cluster (default: ${DEFAULT-VALUE}).")
     public String kafkaTransactionalIdPrefix;
 
-    @Option(names = "--kafka.transaction-timeout", defaultValue = "10m", converter = DurationConverter.class,
-            description = "Kafka transaction timeout; at most the broker's transaction.max.timeout.ms, 15m by default (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--kafka.transaction-timeout",
+            defaultValue = "10m",
+            converter = DurationConverter.class,
+            description =
+                    "Kafka transaction timeout; at most the broker's transaction.max.timeout.ms, 15m by default (default: ${DEFAULT-VALUE}).")
     public Duration kafkaTransactionTimeout;
 
-    @Option(names = "--dlq", paramLabel = "PATH", defaultValue = "rollcount-dlq.jsonl", description = "Dead-letter JSON-lines file, used when Kafka is not configured (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--dlq",
+            paramLabel = "PATH",
+            defaultValue = "rollcount-dlq.jsonl",
+            description = "Dead-letter JSON-lines file, used when Kafka is not configured (default: ${DEFAULT-VALUE}).")
     public String dlq;
 
-    @Option(names = "--redis.retry-timeout", defaultValue = "60s", converter = DurationConverter.class,
-            description = "How long Redis errors are retried with backoff before the job fails and restarts from its checkpoint (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--redis.retry-timeout",
+            defaultValue = "60s",
+            converter = DurationConverter.class,
+            description =
+                    "How long Redis errors are retried with backoff before the job fails and restarts from its checkpoint (default: ${DEFAULT-VALUE}).")
     public Duration redisRetryTimeout;
 
     @Option(names = "--parallelism", description = "Parallelism of the job (default: the cluster's).")
     public Integer parallelism;
 
-    @Option(names = "--checkpoint.interval", defaultValue = "10s", converter = DurationConverter.class,
+    @Option(
+            names = "--checkpoint.interval",
+            defaultValue = "10s",
+            converter = DurationConverter.class,
             description = "Checkpoint interval (default: ${DEFAULT-VALUE}).")
     public Duration checkpointInterval;
 
-    @Option(names = "--checkpoint.dir", paramLabel = "URI", description = "Checkpoint storage, e.g. file:///var/rollcount/checkpoints (default: the cluster's; locally a folder under the working directory).")
+    @Option(
+            names = "--checkpoint.dir",
+            paramLabel = "URI",
+            description =
+                    "Checkpoint storage, e.g. file:///var/rollcount/checkpoints (default: the cluster's; locally a folder under the working directory).")
     public String checkpointDir;
 
-    @Option(names = "--allowed-lateness", defaultValue = "1m", converter = DurationConverter.class,
-            description = "How long after a window's end late events still change it; later ones are dead-lettered as 'late' (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--allowed-lateness",
+            defaultValue = "1m",
+            converter = DurationConverter.class,
+            description =
+                    "How long after a window's end late events still change it; later ones are dead-lettered as 'late' (default: ${DEFAULT-VALUE}).")
     public Duration allowedLateness;
 
-    @Option(names = "--out-of-orderness", defaultValue = "5s", converter = DurationConverter.class,
+    @Option(
+            names = "--out-of-orderness",
+            defaultValue = "5s",
+            converter = DurationConverter.class,
             description = "Bound of the watermark's out-of-orderness (default: ${DEFAULT-VALUE}).")
     public Duration outOfOrderness;
 
-    @Option(names = "--idle-timeout", defaultValue = "10s", converter = DurationConverter.class,
-            description = "A source partition without events for this long no longer holds the watermark back (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--idle-timeout",
+            defaultValue = "10s",
+            converter = DurationConverter.class,
+            description =
+                    "A source partition without events for this long no longer holds the watermark back (default: ${DEFAULT-VALUE}).")
     public Duration idleTimeout;
 
-    @Option(names = "--dedup-horizon", defaultValue = "24h", converter = DurationConverter.class,
+    @Option(
+            names = "--dedup-horizon",
+            defaultValue = "24h",
+            converter = DurationConverter.class,
             description = "How long (event time) an event_id is remembered per counter (default: ${DEFAULT-VALUE}).")
     public Duration dedupHorizon;
 
-    @Option(names = "--max-future", defaultValue = "10m", converter = DurationConverter.class,
-            description = "Events more than this far ahead of the wall clock are dead-lettered (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--max-future",
+            defaultValue = "10m",
+            converter = DurationConverter.class,
+            description =
+                    "Events more than this far ahead of the wall clock are dead-lettered (default: ${DEFAULT-VALUE}).")
     public Duration maxFuture;
 
-    @Option(names = "--flush-interval", defaultValue = "1s", converter = DurationConverter.class,
+    @Option(
+            names = "--flush-interval",
+            defaultValue = "1s",
+            converter = DurationConverter.class,
             description = "How often changed totals and open windows are written (default: ${DEFAULT-VALUE}).")
     public Duration flushInterval;
 
-    @Option(names = "--topk", defaultValue = "100", description = "Length of the top-K lists (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--topk",
+            defaultValue = "100",
+            description = "Length of the top-K lists (default: ${DEFAULT-VALUE}).")
     public int topk;
 
-    @Option(names = "--trending.half-life", defaultValue = "1h", converter = DurationConverter.class,
+    @Option(
+            names = "--trending.half-life",
+            defaultValue = "1h",
+            converter = DurationConverter.class,
             description = "Half-life of trending scores in event time (default: ${DEFAULT-VALUE}).")
     public Duration trendingHalfLife;
 
-    @Option(names = "--trending.max-namespaces", defaultValue = "1000", description = "At most this many namespaces get trending lists and window top-K lists of their own, the first ones seen; the counters of the others are in the _all lists only (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--trending.max-namespaces",
+            defaultValue = "1000",
+            description =
+                    "At most this many namespaces get trending lists and window top-K lists of their own, the first ones seen; the counters of the others are in the _all lists only (default: ${DEFAULT-VALUE}).")
     public int trendingMaxNamespaces;
 
-    @Option(names = "--rollups.resolutions", paramLabel = "LIST", defaultValue = "1m,1h,1d",
-            description = "Which closed windows go to counter-rollups: a comma list of 5s, 1m, 5m, 1h, 1d (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--rollups.resolutions",
+            paramLabel = "LIST",
+            defaultValue = "1m,1h,1d",
+            description =
+                    "Which closed windows go to counter-rollups: a comma list of 5s, 1m, 5m, 1h, 1d (default: ${DEFAULT-VALUE}).")
     public String rollupsResolutions;
 
-    @Option(names = "--policies", paramLabel = "FILE",
-            description = "Namespace policies (YAML): per namespace or glob, which resolutions, retention, uniques, trending, top-K and dedup horizon its counters get; read at start, before anything runs (default: every counter gets everything).")
+    @Option(
+            names = "--policies",
+            paramLabel = "FILE",
+            description =
+                    "Namespace policies (YAML): per namespace or glob, which resolutions, retention, uniques, trending, top-K and dedup horizon its counters get; read at start, before anything runs (default: every counter gets everything).")
     public String policiesFile;
 
-    @Option(names = "--fresh", description = "Start empty although the key prefix holds another job's counts: deletes the prefix's keys first, so that totals restart from what this run reads. Without it such a start is refused (exit 2).")
+    @Option(
+            names = "--fresh",
+            description =
+                    "Start empty although the key prefix holds another job's counts: deletes the prefix's keys first, so that totals restart from what this run reads. Without it such a start is refused (exit 2).")
     public boolean fresh;
 
     /** The options at their defaults (the {@code defaultValue} of each annotation). */
@@ -136,7 +230,9 @@ public class JobOptions extends RedisOptions {
     public Policies policies() {
         if (policies == null) {
             long dedup = dedupHorizon.toMillis();
-            policies = policiesFile == null ? Policies.none(topk, dedup) : PoliciesFile.load(java.nio.file.Path.of(policiesFile), topk, dedup);
+            policies = policiesFile == null
+                    ? Policies.none(topk, dedup)
+                    : PoliciesFile.load(java.nio.file.Path.of(policiesFile), topk, dedup);
         }
         return policies;
     }
@@ -160,10 +256,12 @@ public class JobOptions extends RedisOptions {
             Resolution r = null;
             for (Resolution c : Resolution.all()) if (c.label.equals(label)) r = c;
             if (r == null) {
-                throw new IllegalArgumentException("--rollups.resolutions: unknown resolution '" + label + "' in '" + value + "': " + expected);
+                throw new IllegalArgumentException(
+                        "--rollups.resolutions: unknown resolution '" + label + "' in '" + value + "': " + expected);
             }
             if ((mask & (1 << r.ordinal())) != 0) {
-                throw new IllegalArgumentException("--rollups.resolutions: '" + label + "' is listed twice in '" + value + "'");
+                throw new IllegalArgumentException(
+                        "--rollups.resolutions: '" + label + "' is listed twice in '" + value + "'");
             }
             mask |= 1 << r.ordinal();
         }
@@ -178,7 +276,8 @@ public class JobOptions extends RedisOptions {
     /** Fails with a message naming the option when {@code d} is shorter than {@code min}. */
     private static void atLeast(String option, Duration d, Duration min, String why) {
         if (d.compareTo(min) < 0) {
-            throw new IllegalArgumentException(option + " must be at least " + Durations.format(min) + why + ", not " + Durations.format(d));
+            throw new IllegalArgumentException(
+                    option + " must be at least " + Durations.format(min) + why + ", not " + Durations.format(d));
         }
     }
 
@@ -199,17 +298,21 @@ public class JobOptions extends RedisOptions {
         atLeast("--flush-interval", flushInterval, Duration.ofMillis(10), "");
         atLeast("--kafka.transaction-timeout", kafkaTransactionTimeout, Duration.ofSeconds(1), "");
         if (kafkaTransactionTimeout.compareTo(Duration.ofMinutes(15)) > 0) {
-            throw new IllegalArgumentException("--kafka.transaction-timeout must be at most 15m, the default transaction.max.timeout.ms of a Kafka broker");
+            throw new IllegalArgumentException(
+                    "--kafka.transaction-timeout must be at most 15m, the default transaction.max.timeout.ms of a Kafka broker");
         }
         if (sourceKind() == SourceKind.files && (input == null || input.isBlank())) {
             throw new IllegalArgumentException("--input is required with --source files");
         }
         if (sourceKind() == SourceKind.kafka && !kafkaConfigured()) {
-            throw new IllegalArgumentException("--kafka.bootstrap is required with --source kafka (or give --input PATH to read files)");
+            throw new IllegalArgumentException(
+                    "--kafka.bootstrap is required with --source kafka (or give --input PATH to read files)");
         }
-        if (parallelism != null && parallelism < 1) throw new IllegalArgumentException("--parallelism must be at least 1");
+        if (parallelism != null && parallelism < 1)
+            throw new IllegalArgumentException("--parallelism must be at least 1");
         if (trendingMaxNamespaces < 1 || trendingMaxNamespaces > 100_000) {
-            throw new IllegalArgumentException("--trending.max-namespaces must be between 1 and 100000, got " + trendingMaxNamespaces);
+            throw new IllegalArgumentException(
+                    "--trending.max-namespaces must be between 1 and 100000, got " + trendingMaxNamespaces);
         }
         rollupResolutionMask();
         if (topk < 1 || topk > 10_000) throw new IllegalArgumentException("--topk must be between 1 and 10000");

@@ -15,19 +15,33 @@ public class RedisOptions implements Serializable {
 
     /** Where {@code --redis} is read from when it is not given. */
     public static final String URL_ENV = "ROLLCOUNT_REDIS";
+
     public static final String DEFAULT_URL = "redis://127.0.0.1:6379";
 
-    @Option(names = "--redis", paramLabel = "URL", description = "redis://[user[:password]@]host:port[/db] or rediss:// for TLS; "
-            + "with --redis.cluster the seed nodes redis://host:port,host2:port2,... (default: $ROLLCOUNT_REDIS or redis://127.0.0.1:6379).")
+    @Option(
+            names = "--redis",
+            paramLabel = "URL",
+            description =
+                    "redis://[user[:password]@]host:port[/db] or rediss:// for TLS; "
+                            + "with --redis.cluster the seed nodes redis://host:port,host2:port2,... (default: $ROLLCOUNT_REDIS or redis://127.0.0.1:6379).")
     public String redis;
 
-    @Option(names = "--redis.cluster", description = "--redis lists seed nodes of a Redis Cluster: redis://[user[:password]@]host:port,host2:port2,... (same user, password and TLS for all; no /db).")
+    @Option(
+            names = "--redis.cluster",
+            description =
+                    "--redis lists seed nodes of a Redis Cluster: redis://[user[:password]@]host:port,host2:port2,... (same user, password and TLS for all; no /db).")
     public boolean redisCluster;
 
-    @Option(names = "--redis.password-file", paramLabel = "FILE", description = "Read the Redis password from this file (also: $ROLLCOUNT_REDIS_PASSWORD).")
+    @Option(
+            names = "--redis.password-file",
+            paramLabel = "FILE",
+            description = "Read the Redis password from this file (also: $ROLLCOUNT_REDIS_PASSWORD).")
     public String redisPasswordFile;
 
-    @Option(names = "--redis.key-prefix", defaultValue = "rc", description = "Prefix of every Redis key (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--redis.key-prefix",
+            defaultValue = "rc",
+            description = "Prefix of every Redis key (default: ${DEFAULT-VALUE}).")
     public String redisKeyPrefix;
 
     /** {@code --redis}, else {@code $ROLLCOUNT_REDIS}, else {@value #DEFAULT_URL}. */

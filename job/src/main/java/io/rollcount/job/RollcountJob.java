@@ -11,8 +11,8 @@ import io.rollcount.job.model.Json;
 import io.rollcount.job.model.PartialSum;
 import io.rollcount.job.model.Rollup;
 import io.rollcount.job.model.TopList;
-import io.rollcount.job.model.TrendWeight;
 import io.rollcount.job.model.TrendCandidates;
+import io.rollcount.job.model.TrendWeight;
 import io.rollcount.job.model.WindowTop;
 import io.rollcount.job.ops.CountPerCounter;
 import io.rollcount.job.ops.DropDuplicates;
@@ -33,8 +33,8 @@ import io.rollcount.job.redis.RedisEndpoint;
 import io.rollcount.job.redis.RedisKeys;
 import io.rollcount.job.redis.RedisLossWatch;
 import io.rollcount.job.redis.RedisSink;
-import io.rollcount.job.redis.RollupsRebuild;
 import io.rollcount.job.redis.RedisWrite;
+import io.rollcount.job.redis.RollupsRebuild;
 import io.rollcount.job.redis.TopListWrites;
 import java.time.Duration;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
@@ -53,7 +53,6 @@ import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import picocli.CommandLine;
-import redis.clients.jedis.Jedis;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisException;
 
@@ -69,6 +68,7 @@ public final class RollcountJob {
 
     /** How often each trending shard reports its candidates, and how often the merge publishes (processing time). */
     static final long TREND_EMIT_MILLIS = 2_000;
+
     static final long TREND_PUBLISH_MILLIS = 1_000;
 
     /**
@@ -77,23 +77,39 @@ public final class RollcountJob {
      * @param rollups may be null: no {@code counter-rollups} output (no Kafka)
      * @param deadLetterParallelism parallelism of the dead-letter sink, 0 for the job's (the file sink needs 1)
      */
-    public record Outputs(Sink<RedisWrite> redis, Sink<Event> deadLetters, int deadLetterParallelism, Sink<Rollup> rollups,
-            Sink<TopList> trending, Sink<RedisWrite> redisLists) {
+    public record Outputs(
+            Sink<RedisWrite> redis,
+            Sink<Event> deadLetters,
+            int deadLetterParallelism,
+            Sink<Rollup> rollups,
+            Sink<TopList> trending,
+            Sink<RedisWrite> redisLists) {
         /** Without a {@code counter-trending} output. */
-        public Outputs(Sink<RedisWrite> redis, Sink<Event> deadLetters, int deadLetterParallelism, Sink<Rollup> rollups) {
+        public Outputs(
+                Sink<RedisWrite> redis, Sink<Event> deadLetters, int deadLetterParallelism, Sink<Rollup> rollups) {
             this(redis, deadLetters, deadLetterParallelism, rollups, null);
         }
 
         /** The sorted sets go to {@code redis} too: to a second writer of it if it is a {@link RedisSink}. */
-        public Outputs(Sink<RedisWrite> redis, Sink<Event> deadLetters, int deadLetterParallelism, Sink<Rollup> rollups,
+        public Outputs(
+                Sink<RedisWrite> redis,
+                Sink<Event> deadLetters,
+                int deadLetterParallelism,
+                Sink<Rollup> rollups,
                 Sink<TopList> trending) {
-            this(redis, deadLetters, deadLetterParallelism, rollups, trending,
+            this(
+                    redis,
+                    deadLetters,
+                    deadLetterParallelism,
+                    rollups,
+                    trending,
                     redis instanceof RedisSink r ? r.withoutWatermark() : null);
         }
     }
 
     /** Builds the whole pipeline, top to bottom, from an injected source to injected sinks. */
-    public static void build(StreamExecutionEnvironment env, JobOptions options, Source<Event, ?, ?> source, Outputs outputs) {
+    public static void build(
+            StreamExecutionEnvironment env, JobOptions options, Source<Event, ?, ?> source, Outputs outputs) {
         long lateness = options.allowedLateness.toMillis();
         long flushInterval = options.flushInterval.toMillis();
         RedisKeys keys = new RedisKeys(options.redisKeyPrefix);
@@ -102,22 +118,33 @@ public final class RollcountJob {
         policies.describe().forEach(LOG::info);
 
         // 1. Parse inside the source; per-partition watermarks over valid events only.
-        DataStream<Event> events = env.fromSource(source,
+        DataStream<Event> events = env.fromSource(
+                        source,
                         ValidEventsWatermarks.strategy(options.outOfOrderness, options.idleTimeout),
-                        "events", TypeInformation.of(Event.class))
+                        "events",
+                        TypeInformation.of(Event.class))
                 .uid(sourceUid(options));
 
         // 2. Dead letters aside; events with an event_id to deduplication, the rest straight on.
-        SingleOutputStreamOperator<Event> routed = events.process(new RouteEvents(policies)).name("route").uid("route");
+        SingleOutputStreamOperator<Event> routed =
+                events.process(new RouteEvents(policies)).name("route").uid("route");
         DataStream<Event> firstDeliveries = routed.getSideOutput(RouteEvents.WITH_EVENT_ID)
                 .keyBy(DropDuplicates::keyOf, Types.STRING)
                 .process(new DropDuplicates(policies))
-                .name("drop-duplicates").uid("drop-duplicates");
+                .name("drop-duplicates")
+                .uid("drop-duplicates");
 
         // 3. Late events out; the rest combined per (counter, 5 s bucket) before the shuffle by counter.
         SingleOutputStreamOperator<PartialSum> partials = routed.union(firstDeliveries)
-                .transform("pre-aggregate", TypeInformation.of(PartialSum.class),
-                        new PreAggregate(lateness, 20_000, Math.min(200, flushInterval), options.trendingHalfLife.toMillis(), policies))
+                .transform(
+                        "pre-aggregate",
+                        TypeInformation.of(PartialSum.class),
+                        new PreAggregate(
+                                lateness,
+                                20_000,
+                                Math.min(200, flushInterval),
+                                options.trendingHalfLife.toMillis(),
+                                policies))
                 .uid("pre-aggregate");
 
         // 4. One keyed operator per counter: five resolutions and the total, written to Redis; rollups of the
@@ -125,39 +152,67 @@ public final class RollcountJob {
         //    PartialSum crosses this shuffle by Flink's POJO serializer: a hand-written one (as Event and
         //    TrendWeight have) waits until its fields (users) settle.
         int rollupMask = outputs.rollups() == null ? 0 : options.rollupResolutionMask();
-        SingleOutputStreamOperator<RedisWrite> counts = partials
-                .keyBy(p -> p.counter, Types.STRING)
-                .transform("count-per-counter", TypeInformation.of(RedisWrite.class),
-                        new CountPerCounter(keys, lateness, flushInterval, CountPerCounter.DEFAULT_CACHE_BYTES, rollupMask, policies)
+        SingleOutputStreamOperator<RedisWrite> counts = partials.keyBy(p -> p.counter, Types.STRING)
+                .transform(
+                        "count-per-counter",
+                        TypeInformation.of(RedisWrite.class),
+                        new CountPerCounter(
+                                        keys,
+                                        lateness,
+                                        flushInterval,
+                                        CountPerCounter.DEFAULT_CACHE_BYTES,
+                                        rollupMask,
+                                        policies)
                                 .rebuildingAfterLoss(lossWatch(outputs, options), rollupsRebuild(outputs, options)))
                 .uid("count-per-counter");
 
         // 4b. Trending: one decayed sketch per trending shard, merged into the top K per namespace.
         long halfLife = options.trendingHalfLife.toMillis();
-        DataStream<TopList> trending = partials
-                .filter(new TrendingPolicyFilter(policies)).name("trending-policy").uid("trending-policy")
-                .map(TrendWeight::of).returns(TrendWeight.class).name("trend-weights").uid("trend-weights")
+        DataStream<TopList> trending = partials.filter(new TrendingPolicyFilter(policies))
+                .name("trending-policy")
+                .uid("trending-policy")
+                .map(TrendWeight::of)
+                .returns(TrendWeight.class)
+                .name("trend-weights")
+                .uid("trend-weights")
                 .keyBy(p -> TrendPerShard.shardOf(p.counter), Types.INT)
-                .transform("trend-per-shard", TypeInformation.of(TrendCandidates.class),
+                .transform(
+                        "trend-per-shard",
+                        TypeInformation.of(TrendCandidates.class),
                         new TrendPerShard(halfLife, options.topk, TREND_EMIT_MILLIS))
                 .uid("trend-per-shard")
-                .transform("trending-merge", TypeInformation.of(TopList.class),
+                .transform(
+                        "trending-merge",
+                        TypeInformation.of(TopList.class),
                         new TrendingMerge(options.topk, halfLife, TREND_PUBLISH_MILLIS, options.trendingMaxNamespaces)
                                 .rebuildingAfterLoss(lossWatch(outputs, options)))
-                .uid("trending-merge").setParallelism(1).setMaxParallelism(1);
+                .uid("trending-merge")
+                .setParallelism(1)
+                .setMaxParallelism(1);
 
         // 4c. Window top-K: a local top K per subtask when the window closes, then one merge per window; lists of
         //     at most --trending.max-namespaces namespaces (and _all).
         DataStream<TopList> windowTops = counts.getSideOutput(CountPerCounter.CLOSED_WINDOWS)
-                .transform("local-window-top-k", TypeInformation.of(WindowTop.class), new LocalWindowTopK(options.topk, policies))
+                .transform(
+                        "local-window-top-k",
+                        TypeInformation.of(WindowTop.class),
+                        new LocalWindowTopK(options.topk, policies))
                 .uid("local-window-top-k")
                 .keyBy(WindowTop::groupKey, Types.STRING)
                 .process(new WindowTopMerge(options.topk, policies))
-                .name("window-top-k").uid("window-top-k")
-                .transform("window-top-cap", TypeInformation.of(TopList.class), new WindowTopCap(options.trendingMaxNamespaces))
-                .uid("window-top-cap").setParallelism(1).setMaxParallelism(1);
+                .name("window-top-k")
+                .uid("window-top-k")
+                .transform(
+                        "window-top-cap",
+                        TypeInformation.of(TopList.class),
+                        new WindowTopCap(options.trendingMaxNamespaces))
+                .uid("window-top-cap")
+                .setParallelism(1)
+                .setMaxParallelism(1);
         DataStream<TopList> topLists = trending.union(windowTops);
-        DataStream<RedisWrite> topWrites = topLists.map(new TopListWrites(keys, policies)).name("top-lists-to-redis").uid("top-lists-to-redis")
+        DataStream<RedisWrite> topWrites = topLists.map(new TopListWrites(keys, policies))
+                .name("top-lists-to-redis")
+                .uid("top-lists-to-redis")
                 .keyBy(w -> w.key, Types.STRING); // one sink subtask per sorted set: its lists arrive in order
         if (outputs.redisLists() != null) {
             // Two sink operators, so the counts' writer stays chained to the keyed operator.
@@ -168,19 +223,27 @@ public final class RollcountJob {
         }
         if (outputs.trending() != null) {
             // Keyed by namespace: one producer per namespace, so its lists land in its partition in order.
-            topLists.keyBy(t -> t.ns, Types.STRING).sinkTo(outputs.trending()).name("trending").uid("trending");
+            topLists.keyBy(t -> t.ns, Types.STRING)
+                    .sinkTo(outputs.trending())
+                    .name("trending")
+                    .uid("trending");
         }
 
         // 5. Closed windows and their revisions, for consumers.
         if (outputs.rollups() != null) {
-            counts.getSideOutput(CountPerCounter.ROLLUPS).sinkTo(outputs.rollups()).name("rollups").uid("rollups");
+            counts.getSideOutput(CountPerCounter.ROLLUPS)
+                    .sinkTo(outputs.rollups())
+                    .name("rollups")
+                    .uid("rollups");
         }
 
         // 6. Everything not counted, with its reason.
         var deadLetters = routed.getSideOutput(RouteEvents.DEAD_LETTERS)
                 .union(partials.getSideOutput(PreAggregate.LATE))
                 .union(counts.getSideOutput(CountPerCounter.OVERFLOW))
-                .sinkTo(outputs.deadLetters()).name("dead-letters").uid("dead-letters");
+                .sinkTo(outputs.deadLetters())
+                .name("dead-letters")
+                .uid("dead-letters");
         if (outputs.deadLetterParallelism() > 0) deadLetters.setParallelism(outputs.deadLetterParallelism());
     }
 
@@ -194,8 +257,12 @@ public final class RollcountJob {
 
     /** The rebuild of closed windows from {@code counter-rollups} after a loss: where the job writes that topic. */
     static RollupsRebuild rollupsRebuild(Outputs outputs, JobOptions options) {
-        if (!(outputs.redis() instanceof RedisSink r) || outputs.rollups() == null || !options.kafkaConfigured()) return null;
-        return new RollupsRebuild(io.rollcount.job.kafka.KafkaClients.properties(options), KafkaIO.ROLLUPS_TOPIC, r.endpoint(),
+        if (!(outputs.redis() instanceof RedisSink r) || outputs.rollups() == null || !options.kafkaConfigured())
+            return null;
+        return new RollupsRebuild(
+                io.rollcount.job.kafka.KafkaClients.properties(options),
+                KafkaIO.ROLLUPS_TOPIC,
+                r.endpoint(),
                 options.redisKeyPrefix);
     }
 
@@ -206,7 +273,10 @@ public final class RollcountJob {
      */
     static String sourceUid(JobOptions options) {
         if (options.sourceKind() != JobOptions.SourceKind.files || options.input == null) return "source";
-        String path = java.nio.file.Path.of(options.input).toAbsolutePath().normalize().toString();
+        String path = java.nio.file.Path.of(options.input)
+                .toAbsolutePath()
+                .normalize()
+                .toString();
         return "source-files-" + Integer.toHexString(path.hashCode());
     }
 
@@ -229,7 +299,8 @@ public final class RollcountJob {
         conf.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, true);
         conf.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, options.checkpointInterval);
         conf.set(CheckpointingOptions.CHECKPOINTING_CONSISTENCY_MODE, CheckpointingMode.EXACTLY_ONCE);
-        conf.set(CheckpointingOptions.EXTERNALIZED_CHECKPOINT_RETENTION,
+        conf.set(
+                CheckpointingOptions.EXTERNALIZED_CHECKPOINT_RETENTION,
                 org.apache.flink.configuration.ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION);
         if (options.checkpointDir != null) {
             conf.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
@@ -250,8 +321,12 @@ public final class RollcountJob {
         JobOptions options = new JobOptions();
         CommandLine cli = new CommandLine(options);
         cli.setCommandName("flink run job/target/rollcount-job.jar");
-        cli.getCommandSpec().usageMessage().description("The Rollcount job: exact multi-resolution counts, uniques and trending into Redis and Kafka.");
-        if (java.util.Arrays.asList(args).contains("--help") || java.util.Arrays.asList(args).contains("-h")) {
+        cli.getCommandSpec()
+                .usageMessage()
+                .description(
+                        "The Rollcount job: exact multi-resolution counts, uniques and trending into Redis and Kafka.");
+        if (java.util.Arrays.asList(args).contains("--help")
+                || java.util.Arrays.asList(args).contains("-h")) {
             cli.usage(System.out);
             return;
         }
@@ -280,7 +355,9 @@ public final class RollcountJob {
             return;
         }
         try {
-            refusal = checkPrefix(options, env.getConfiguration().get(StateRecoveryOptions.SAVEPOINT_PATH) != null,
+            refusal = checkPrefix(
+                    options,
+                    env.getConfiguration().get(StateRecoveryOptions.SAVEPOINT_PATH) != null,
                     "flink run -s <its checkpoint or savepoint>");
         } catch (IllegalArgumentException e) {
             // --redis.cluster against a single server, or the reverse
@@ -289,8 +366,9 @@ public final class RollcountJob {
             return;
         } catch (JedisException e) {
             // The client may not reach Redis where the TaskManagers do: the writers still hold the prefix's lease.
-            System.err.println("rollcount: warning: could not check key prefix '" + options.redisKeyPrefix + "' from here ("
-                    + e.getMessage() + "); the job's writers still refuse a prefix another job holds");
+            System.err.println(
+                    "rollcount: warning: could not check key prefix '" + options.redisKeyPrefix + "' from here ("
+                            + e.getMessage() + "); the job's writers still refuse a prefix another job holds");
             refusal = null;
         }
         if (refusal != null) {
@@ -330,7 +408,8 @@ public final class RollcountJob {
             if (refusal != null) return refusal;
             if (options.fresh && !restoring && guard.earlierJob(jedis) != null) {
                 long deleted = guard.clear(endpoint);
-                System.err.printf("rollcount: --fresh: deleted %,d keys under key prefix '%s'; totals restart from what this run reads%n",
+                System.err.printf(
+                        "rollcount: --fresh: deleted %,d keys under key prefix '%s'; totals restart from what this run reads%n",
                         deleted, options.redisKeyPrefix);
             }
             return null;
@@ -348,12 +427,17 @@ public final class RollcountJob {
         };
         boolean kafka = options.kafkaConfigured();
         if (kafka) KafkaIO.ensureOutputTopics(options);
-        // Another running job's dead-letter file is refused before this one starts (its writer would be refused anyway).
+        // Another running job's dead-letter file is refused before this one starts (its writer would be refused
+        // anyway).
         else DeadLetterFileSink.refuseIfLocked(options.dlq);
         // One job per key prefix: the counts' writers hold its lease (the sorted sets' writers need not).
         RedisSink redis = RedisSink.fromOptions(options).holdingLease(options.leaseToken);
         Outputs outputs = kafka
-                ? new Outputs(redis, KafkaIO.deadLetters(options), 0, KafkaIO.rollups(options),
+                ? new Outputs(
+                        redis,
+                        KafkaIO.deadLetters(options),
+                        0,
+                        KafkaIO.rollups(options),
                         KafkaIO.trending(options, t -> t.ns, Json::topList))
                 : new Outputs(redis, new DeadLetterFileSink(options.dlq), 1, null);
         build(env, options, source, outputs);

@@ -43,11 +43,15 @@ class DeployFilesTest {
     @Test
     void thePrometheusReporterIsSwitchedOnWithTheFactoryOfThePomsReporter() throws Exception {
         String dockerfile = Files.readString(RepoFiles.root().resolve("deploy/Dockerfile"));
-        assertThat(dockerfile).contains("metrics.reporter.prom.factory.class: org.apache.flink.metrics.prometheus.PrometheusReporterFactory",
-                "metrics.reporter.prom.port: 9249", "EXPOSE 9249");
+        assertThat(dockerfile)
+                .contains(
+                        "metrics.reporter.prom.factory.class: org.apache.flink.metrics.prometheus.PrometheusReporterFactory",
+                        "metrics.reporter.prom.port: 9249",
+                        "EXPOSE 9249");
         // flink-metrics-prometheus of the pom's Flink version is on the test class path (test scope)
         Class<?> factory = Class.forName("org.apache.flink.metrics.prometheus.PrometheusReporterFactory");
-        assertThat(org.apache.flink.metrics.reporter.MetricReporterFactory.class).isAssignableFrom(factory);
+        assertThat(org.apache.flink.metrics.reporter.MetricReporterFactory.class)
+                .isAssignableFrom(factory);
     }
 
     /**
@@ -62,17 +66,30 @@ class DeployFilesTest {
         var plugins = pom.getElementsByTagName("plugin");
         for (int i = 0; i < plugins.getLength(); i++) {
             Element p = (Element) plugins.item(i);
-            if ("maven-shade-plugin".equals(p.getElementsByTagName("artifactId").item(0).getTextContent().trim())) shade = p;
+            if ("maven-shade-plugin"
+                    .equals(p.getElementsByTagName("artifactId")
+                            .item(0)
+                            .getTextContent()
+                            .trim())) shade = p;
         }
         assertThat(shade).as("the shade plugin in job/pom.xml").isNotNull();
         for (String other : List.of("shadedArtifactAttached", "outputDirectory", "shadedClassifierName", "finalName")) {
-            assertThat(shade.getElementsByTagName(other).getLength()).as("the shade plugin names its jar by <outputFile> only (no <%s>)", other)
+            assertThat(shade.getElementsByTagName(other).getLength())
+                    .as("the shade plugin names its jar by <outputFile> only (no <%s>)", other)
                     .isZero();
         }
-        assertThat(shade.getElementsByTagName("outputFile").getLength()).as("one <outputFile>").isOne();
-        String outputFile = shade.getElementsByTagName("outputFile").item(0).getTextContent().trim();
+        assertThat(shade.getElementsByTagName("outputFile").getLength())
+                .as("one <outputFile>")
+                .isOne();
+        String outputFile = shade.getElementsByTagName("outputFile")
+                .item(0)
+                .getTextContent()
+                .trim();
         String dir = "${project.build.directory}/";
-        assertThat(outputFile).as("the shaded jar in the job module's target/").startsWith(dir).endsWith(".jar");
+        assertThat(outputFile)
+                .as("the shaded jar in the job module's target/")
+                .startsWith(dir)
+                .endsWith(".jar");
         return "job/target/" + outputFile.substring(dir.length());
     }
 }

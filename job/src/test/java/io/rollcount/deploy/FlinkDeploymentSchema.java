@@ -40,21 +40,28 @@ final class FlinkDeploymentSchema {
 
     private FlinkDeploymentSchema(ObjectNode schema) {
         this.schema = schema;
-        this.compiled = JsonSchemaFactory.getInstance(SpecVersion.VersionFlag.V4).getSchema(schema);
+        this.compiled =
+                JsonSchemaFactory.getInstance(SpecVersion.VersionFlag.V4).getSchema(schema);
     }
 
     /** The {@value #API_VERSION} schema of the operator's CRD, from the operator's jar. */
     static FlinkDeploymentSchema fromOperatorJar() throws IOException {
         JsonNode crd;
         try (InputStream in = FlinkDeploymentSchema.class.getClassLoader().getResourceAsStream(CRD)) {
-            if (in == null) throw new IllegalStateException(CRD + " is not on the class path (flink-kubernetes-operator-api, test scope)");
+            if (in == null)
+                throw new IllegalStateException(
+                        CRD + " is not on the class path (flink-kubernetes-operator-api, test scope)");
             crd = new YAMLMapper().readTree(in);
         }
         for (JsonNode v : crd.path("spec").path("versions")) {
             if (API_VERSION.equals(v.path("name").asText())) {
-                ObjectNode s = (ObjectNode) v.path("schema").path("openAPIV3Schema").deepCopy();
+                ObjectNode s =
+                        (ObjectNode) v.path("schema").path("openAPIV3Schema").deepCopy();
                 kubernetesSemantics(s);
-                objectRoot(s, crd.path("spec").path("group").asText() + "/" + API_VERSION, crd.path("spec").path("names").path("kind").asText());
+                objectRoot(
+                        s,
+                        crd.path("spec").path("group").asText() + "/" + API_VERSION,
+                        crd.path("spec").path("names").path("kind").asText());
                 return new FlinkDeploymentSchema(s);
             }
         }
@@ -64,8 +71,13 @@ final class FlinkDeploymentSchema {
     /** This schema with {@code flinkVersion} (e.g. {@code v2_2}) added to the enum of {@code spec.flinkVersion}. */
     FlinkDeploymentSchema withFlinkVersion(String flinkVersion) {
         ObjectNode s = schema.deepCopy();
-        ArrayNode versions = (ArrayNode) s.path("properties").path("spec").path("properties").path("flinkVersion").path("enum");
-        if (versions.isMissingNode() || !versions.isArray()) throw new IllegalStateException("the CRD has no spec.flinkVersion enum");
+        ArrayNode versions = (ArrayNode) s.path("properties")
+                .path("spec")
+                .path("properties")
+                .path("flinkVersion")
+                .path("enum");
+        if (versions.isMissingNode() || !versions.isArray())
+            throw new IllegalStateException("the CRD has no spec.flinkVersion enum");
         versions.add(flinkVersion);
         return new FlinkDeploymentSchema(s);
     }
@@ -73,15 +85,24 @@ final class FlinkDeploymentSchema {
     /** The Flink versions this schema's {@code spec.flinkVersion} admits. */
     List<String> flinkVersions() {
         List<String> out = new java.util.ArrayList<>();
-        schema.path("properties").path("spec").path("properties").path("flinkVersion").path("enum").forEach(n -> out.add(n.asText()));
+        schema.path("properties")
+                .path("spec")
+                .path("properties")
+                .path("flinkVersion")
+                .path("enum")
+                .forEach(n -> out.add(n.asText()));
         return out;
     }
 
     /** Every violation of the schema, as "{@code $.path.of.the.field}: message", sorted by path; empty when valid. */
     List<String> violations(JsonNode manifest) {
         return compiled.validate(manifest).stream()
-                .sorted(Comparator.comparing((ValidationMessage m) -> m.getInstanceLocation().toString()).thenComparing(ValidationMessage::getMessage))
-                .map(m -> m.getMessage().startsWith(m.getInstanceLocation() + ":") ? m.getMessage() : m.getInstanceLocation() + ": " + m.getMessage())
+                .sorted(Comparator.comparing(
+                                (ValidationMessage m) -> m.getInstanceLocation().toString())
+                        .thenComparing(ValidationMessage::getMessage))
+                .map(m -> m.getMessage().startsWith(m.getInstanceLocation() + ":")
+                        ? m.getMessage()
+                        : m.getInstanceLocation() + ": " + m.getMessage())
                 .toList();
     }
 
@@ -99,14 +120,21 @@ final class FlinkDeploymentSchema {
         ObjectNode mp = meta.putObject("properties");
         mp.putObject("name").put("type", "string").put("pattern", "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$");
         mp.putObject("namespace").put("type", "string");
-        mp.putObject("labels").put("type", "object").putObject("additionalProperties").put("type", "string");
-        mp.putObject("annotations").put("type", "object").putObject("additionalProperties").put("type", "string");
+        mp.putObject("labels")
+                .put("type", "object")
+                .putObject("additionalProperties")
+                .put("type", "string");
+        mp.putObject("annotations")
+                .put("type", "object")
+                .putObject("additionalProperties")
+                .put("type", "string");
         s.putArray("required").add("apiVersion").add("kind").add("metadata").add("spec");
     }
 
     private static void kubernetesSemantics(JsonNode node) {
         if (node instanceof ObjectNode o) {
-            if (o.has("properties") && o.path("properties").isObject() && !o.has("additionalProperties")) o.put("additionalProperties", false);
+            if (o.has("properties") && o.path("properties").isObject() && !o.has("additionalProperties"))
+                o.put("additionalProperties", false);
             if (o.path("x-kubernetes-int-or-string").asBoolean(false)) {
                 o.remove("x-kubernetes-int-or-string");
                 ArrayNode anyOf = o.putArray("anyOf");

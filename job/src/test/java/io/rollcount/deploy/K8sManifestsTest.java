@@ -67,7 +67,10 @@ class K8sManifestsTest {
         Map<String, JsonNode> out = new TreeMap<>();
         for (JsonNode r : kustomization().path("resources")) {
             for (JsonNode d : documents(k8s.resolve(r.asText()))) {
-                out.put(d.path("kind").asText() + "/" + d.path("metadata").path("name").asText(), d);
+                out.put(
+                        d.path("kind").asText() + "/"
+                                + d.path("metadata").path("name").asText(),
+                        d);
             }
         }
         return out;
@@ -81,7 +84,9 @@ class K8sManifestsTest {
     void everyManifestParsesAndTheKustomizationListsEveryOne() throws Exception {
         TreeSet<String> files = new TreeSet<>();
         try (Stream<Path> s = Files.list(k8s)) {
-            s.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(".yaml") || n.endsWith(".yml")).forEach(files::add);
+            s.map(p -> p.getFileName().toString())
+                    .filter(n -> n.endsWith(".yaml") || n.endsWith(".yml"))
+                    .forEach(files::add);
         }
         files.remove("kustomization.yaml");
         TreeSet<String> listed = new TreeSet<>();
@@ -93,18 +98,25 @@ class K8sManifestsTest {
             for (JsonNode d : docs) {
                 assertThat(d.path("apiVersion").asText()).as(f + " apiVersion").isNotBlank();
                 assertThat(d.path("kind").asText()).as(f + " kind").isNotBlank();
-                assertThat(d.path("metadata").path("name").asText()).as(f + " metadata.name").isNotBlank();
+                assertThat(d.path("metadata").path("name").asText())
+                        .as(f + " metadata.name")
+                        .isNotBlank();
             }
         }
-        assertThat(resources()).containsKeys("FlinkDeployment/rollcount", "Secret/rollcount-redis", "Secret/rollcount-kafka");
+        assertThat(resources())
+                .containsKeys("FlinkDeployment/rollcount", "Secret/rollcount-redis", "Secret/rollcount-kafka");
     }
 
     @Test
     void theFlinkDeploymentIsValidAgainstTheOperatorsCrd() throws Exception {
         ObjectNode d = flinkDeployment();
         assertThat(d.path("apiVersion").asText()).isEqualTo("flink.apache.org/" + FlinkDeploymentSchema.API_VERSION);
-        assertThat(schema.violations(d)).as("violations of the operator's FlinkDeployment schema").isEmpty();
-        assertThat(d.path("spec").path("flinkVersion").asText()).as("the pom's Flink version").isEqualTo(pomFlinkVersion());
+        assertThat(schema.violations(d))
+                .as("violations of the operator's FlinkDeployment schema")
+                .isEmpty();
+        assertThat(d.path("spec").path("flinkVersion").asText())
+                .as("the pom's Flink version")
+                .isEqualTo(pomFlinkVersion());
     }
 
     @Test
@@ -119,7 +131,9 @@ class K8sManifestsTest {
             }
         }
         assertThat(ops).as("parameters patched").isGreaterThanOrEqualTo(4);
-        assertThat(schema.violations(d)).as("violations after the kustomization's patches").isEmpty();
+        assertThat(schema.violations(d))
+                .as("violations after the kustomization's patches")
+                .isEmpty();
         assertThat(d.path("spec").path("job").path("parallelism").isInt()).isTrue();
     }
 
@@ -131,16 +145,32 @@ class K8sManifestsTest {
 
         ObjectNode badType = flinkDeployment();
         ((ObjectNode) badType.path("spec").path("taskManager").path("resource")).put("cpu", "two");
-        assertThat(schema.violations(badType)).singleElement().asString().startsWith("$.spec.taskManager.resource.cpu: ");
+        assertThat(schema.violations(badType))
+                .singleElement()
+                .asString()
+                .startsWith("$.spec.taskManager.resource.cpu: ");
 
         ObjectNode misspelt = flinkDeployment();
         ((ObjectNode) misspelt.path("spec").path("job")).put("paralellism", 4);
-        assertThat(schema.violations(misspelt)).singleElement().asString().startsWith("$.spec.job: ").contains("paralellism");
+        assertThat(schema.violations(misspelt))
+                .singleElement()
+                .asString()
+                .startsWith("$.spec.job: ")
+                .contains("paralellism");
 
         ObjectNode badPort = flinkDeployment();
-        ((ObjectNode) badPort.path("spec").path("podTemplate").path("spec").path("containers").path(0).path("ports").path(0))
+        ((ObjectNode) badPort.path("spec")
+                        .path("podTemplate")
+                        .path("spec")
+                        .path("containers")
+                        .path(0)
+                        .path("ports")
+                        .path(0))
                 .put("containerPort", "nine-two-four-nine");
-        assertThat(schema.violations(badPort)).singleElement().asString().startsWith("$.spec.podTemplate.spec.containers[0].ports[0].containerPort: ");
+        assertThat(schema.violations(badPort))
+                .singleElement()
+                .asString()
+                .startsWith("$.spec.podTemplate.spec.containers[0].ports[0].containerPort: ");
 
         // without the widening, the published 1.10.0 enum refuses Flink 2 (why withFlinkVersion exists)
         assertThat(FlinkDeploymentSchema.fromOperatorJar().flinkVersions()).doesNotContain(pomFlinkVersion());
@@ -180,15 +210,19 @@ class K8sManifestsTest {
             String dir = p.getParent().toString();
             String key = p.getFileName().toString();
             JsonNode mount = null;
-            for (JsonNode m : pod.path("containers").path(0).path("volumeMounts")) if (m.path("mountPath").asText().equals(dir)) mount = m;
+            for (JsonNode m : pod.path("containers").path(0).path("volumeMounts"))
+                if (m.path("mountPath").asText().equals(dir)) mount = m;
             assertThat(mount).as("a volume mounted at %s (for %s)", dir, file).isNotNull();
             JsonNode volume = null;
-            for (JsonNode v : pod.path("volumes")) if (v.path("name").asText().equals(mount.path("name").asText())) volume = v;
+            for (JsonNode v : pod.path("volumes"))
+                if (v.path("name").asText().equals(mount.path("name").asText())) volume = v;
             assertThat(volume).as("volume %s", mount.path("name")).isNotNull();
             String secret = volume.path("secret").path("secretName").asText();
             JsonNode s = resources.get("Secret/" + secret);
             assertThat(s).as("Secret %s of the kustomization", secret).isNotNull();
-            assertThat(s.path("stringData").has(key) || s.path("data").has(key)).as("Secret %s has key %s", secret, key).isTrue();
+            assertThat(s.path("stringData").has(key) || s.path("data").has(key))
+                    .as("Secret %s has key %s", secret, key)
+                    .isTrue();
         }
         assertThat(pod.path("containers").path(0).path("name").asText()).isEqualTo("flink-main-container");
     }
@@ -197,22 +231,32 @@ class K8sManifestsTest {
     void theDeploymentHasTheSettingsOfAProductionRun() throws Exception {
         JsonNode spec = flinkDeployment().path("spec");
         JsonNode conf = spec.path("flinkConfiguration");
-        assertThat(spec.path("job").path("jarURI").asText()).as("the jar the image holds (deploy/Dockerfile)")
+        assertThat(spec.path("job").path("jarURI").asText())
+                .as("the jar the image holds (deploy/Dockerfile)")
                 .isEqualTo("local:///opt/flink/usrlib/rollcount-job.jar");
-        assertThat(Files.readString(RepoFiles.root().resolve("deploy/Dockerfile"))).contains(" /opt/flink/usrlib/rollcount-job.jar");
+        assertThat(Files.readString(RepoFiles.root().resolve("deploy/Dockerfile")))
+                .contains(" /opt/flink/usrlib/rollcount-job.jar");
         assertThat(spec.path("job").path("upgradeMode").asText()).isEqualTo("savepoint");
         assertThat(spec.path("mode").asText()).isEqualTo("native");
         assertThat(conf.path("state.backend.type").asText()).isEqualTo("rocksdb");
         assertThat(conf.path("execution.checkpointing.incremental").asText()).isEqualTo("true");
-        for (String dir : List.of("execution.checkpointing.dir", "execution.checkpointing.savepoint-dir", "high-availability.storageDir")) {
-            assertThat(conf.path(dir).asText()).as(dir + ": an object store URI").matches("(s3|s3a|s3p|gs|abfss|wasbs|oss)://.+");
+        for (String dir : List.of(
+                "execution.checkpointing.dir",
+                "execution.checkpointing.savepoint-dir",
+                "high-availability.storageDir")) {
+            assertThat(conf.path(dir).asText())
+                    .as(dir + ": an object store URI")
+                    .matches("(s3|s3a|s3p|gs|abfss|wasbs|oss)://.+");
         }
         assertThat(conf.path("high-availability.type").asText()).isEqualTo("kubernetes");
-        assertThat(conf.path("metrics.reporter.prom.factory.class").asText()).isEqualTo("org.apache.flink.metrics.prometheus.PrometheusReporterFactory");
+        assertThat(conf.path("metrics.reporter.prom.factory.class").asText())
+                .isEqualTo("org.apache.flink.metrics.prometheus.PrometheusReporterFactory");
         String port = conf.path("metrics.reporter.prom.port").asText();
         boolean declared = false;
-        for (JsonNode p : spec.path("podTemplate").path("spec").path("containers").path(0).path("ports")) {
-            declared |= p.path("containerPort").asText().equals(port) && p.path("name").asText().equals("metrics");
+        for (JsonNode p :
+                spec.path("podTemplate").path("spec").path("containers").path(0).path("ports")) {
+            declared |= p.path("containerPort").asText().equals(port)
+                    && p.path("name").asText().equals("metrics");
         }
         assertThat(declared).as("container port %s named metrics", port).isTrue();
     }
@@ -232,12 +276,14 @@ class K8sManifestsTest {
             String[] parts = path.substring(1).split("/");
             JsonNode parent = doc;
             for (int i = 0; i < parts.length - 1; i++) parent = parent.path(unescape(parts[i]));
-            if (!(parent instanceof ObjectNode o)) throw new IllegalArgumentException("patch path " + path + ": no object at its parent");
+            if (!(parent instanceof ObjectNode o))
+                throw new IllegalArgumentException("patch path " + path + ": no object at its parent");
             String field = unescape(parts[parts.length - 1]);
             switch (op.path("op").asText()) {
                 case "add" -> o.set(field, op.path("value"));
                 case "replace" -> {
-                    if (!o.has(field)) throw new IllegalArgumentException("patch path " + path + ": nothing to replace");
+                    if (!o.has(field))
+                        throw new IllegalArgumentException("patch path " + path + ": nothing to replace");
                     o.set(field, op.path("value"));
                 }
                 case "remove" -> o.remove(field);

@@ -13,7 +13,9 @@ final class RepoFiles {
     static Path root() {
         Path p = Path.of("").toAbsolutePath();
         while (p != null && !Files.isRegularFile(p.resolve("deploy/Dockerfile"))) p = p.getParent();
-        if (p == null) throw new IllegalStateException("no deploy/Dockerfile above " + Path.of("").toAbsolutePath());
+        if (p == null)
+            throw new IllegalStateException(
+                    "no deploy/Dockerfile above " + Path.of("").toAbsolutePath());
         return p;
     }
 
@@ -21,7 +23,8 @@ final class RepoFiles {
     static String rootPomProperty(String name) throws Exception {
         Document pom = pom(root().resolve("pom.xml"));
         var nodes = pom.getElementsByTagName(name);
-        if (nodes.getLength() != 1) throw new IllegalStateException("root pom.xml has " + nodes.getLength() + " <" + name + "> elements");
+        if (nodes.getLength() != 1)
+            throw new IllegalStateException("root pom.xml has " + nodes.getLength() + " <" + name + "> elements");
         return nodes.item(0).getTextContent().trim();
     }
 

@@ -25,34 +25,59 @@ class JobOptionsTest {
     }
 
     @ParameterizedTest(name = "{0} {1}")
-    @CsvSource(delimiter = '|', quoteCharacter = '"', value = {
-        "--trending.half-life | 0s | --trending.half-life must be at least 1s, not 0s",
-        "--trending.half-life | 999ms | --trending.half-life must be at least 1s, not 999ms",
-        "--trending.half-life | PT-1H | --trending.half-life must be at least 1s, not -1h",
-        "--dedup-horizon | 0s | --dedup-horizon must be at least 1s, not 0s",
-        "--max-future | 0s | --max-future must be at least 1s, not 0s",
-        "--checkpoint.interval | 0ms | --checkpoint.interval must be at least 10ms (Flink's minimum), not 0s",
-        "--flush-interval | 0s | --flush-interval must be at least 10ms, not 0s",
-        "--kafka.transaction-timeout | 0s | --kafka.transaction-timeout must be at least 1s, not 0s",
-        "--allowed-lateness | PT-1S | --allowed-lateness must be at least 0s, not -1s",
-        "--out-of-orderness | PT-5S | --out-of-orderness must be at least 0s, not -5s",
-        "--idle-timeout | PT-1S | --idle-timeout must be at least 0s (0s: partitions never count as idle), not -1s",
-        "--redis.retry-timeout | PT-1S | --redis.retry-timeout must be at least 0s, not -1s",
-    })
+    @CsvSource(
+            delimiter = '|',
+            quoteCharacter = '"',
+            value = {
+                "--trending.half-life | 0s | --trending.half-life must be at least 1s, not 0s",
+                "--trending.half-life | 999ms | --trending.half-life must be at least 1s, not 999ms",
+                "--trending.half-life | PT-1H | --trending.half-life must be at least 1s, not -1h",
+                "--dedup-horizon | 0s | --dedup-horizon must be at least 1s, not 0s",
+                "--max-future | 0s | --max-future must be at least 1s, not 0s",
+                "--checkpoint.interval | 0ms | --checkpoint.interval must be at least 10ms (Flink's minimum), not 0s",
+                "--flush-interval | 0s | --flush-interval must be at least 10ms, not 0s",
+                "--kafka.transaction-timeout | 0s | --kafka.transaction-timeout must be at least 1s, not 0s",
+                "--allowed-lateness | PT-1S | --allowed-lateness must be at least 0s, not -1s",
+                "--out-of-orderness | PT-5S | --out-of-orderness must be at least 0s, not -5s",
+                "--idle-timeout | PT-1S | --idle-timeout must be at least 0s (0s: partitions never count as idle), not -1s",
+                "--redis.retry-timeout | PT-1S | --redis.retry-timeout must be at least 0s, not -1s",
+            })
     void aDurationBelowItsMinimumIsRefusedNamingTheOption(String option, String value, String message) {
         JobOptions o = parse(option, value);
-        assertThatThrownBy(o::validate).isInstanceOf(IllegalArgumentException.class).hasMessage(message);
+        assertThatThrownBy(o::validate)
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage(message);
     }
 
     @Test
     void theDefaultsAndTheSmallestAllowedValuesPass() {
         parse().validate();
-        JobOptions o = parse("--trending.half-life", "1s", "--dedup-horizon", "1s", "--max-future", "1s", "--checkpoint.interval", "10ms",
-                "--flush-interval", "10ms", "--allowed-lateness", "0s", "--out-of-orderness", "0s", "--idle-timeout", "0s",
-                "--redis.retry-timeout", "0s", "--kafka.transaction-timeout", "1s");
+        JobOptions o = parse(
+                "--trending.half-life",
+                "1s",
+                "--dedup-horizon",
+                "1s",
+                "--max-future",
+                "1s",
+                "--checkpoint.interval",
+                "10ms",
+                "--flush-interval",
+                "10ms",
+                "--allowed-lateness",
+                "0s",
+                "--out-of-orderness",
+                "0s",
+                "--idle-timeout",
+                "0s",
+                "--redis.retry-timeout",
+                "0s",
+                "--kafka.transaction-timeout",
+                "1s");
         assertThat(o.validate()).isSameAs(o);
-        assertThatThrownBy(() -> parse("--trending.half-life", "soon")).isInstanceOf(CommandLine.ParameterException.class)
-                .hasMessage("Invalid value for option '--trending.half-life': 'soon' is not a duration: use for example 500ms, 5s, 1m, 1h, 1d");
+        assertThatThrownBy(() -> parse("--trending.half-life", "soon"))
+                .isInstanceOf(CommandLine.ParameterException.class)
+                .hasMessage(
+                        "Invalid value for option '--trending.half-life': 'soon' is not a duration: use for example 500ms, 5s, 1m, 1h, 1d");
     }
 
     @Test
@@ -76,5 +101,4 @@ class JobOptionsTest {
                     .hasMessage("--redis.key-prefix must be non-empty and free of '{' and '}'");
         }
     }
-
 }

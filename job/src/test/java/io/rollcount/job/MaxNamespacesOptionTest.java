@@ -17,16 +17,20 @@ class MaxNamespacesOptionTest {
     @Test
     void defaultsTo1000AndAcceptsTheRange() {
         assertThat(parse("--input", "x").validate().trendingMaxNamespaces).isEqualTo(1000);
-        assertThat(parse("--input", "x", "--trending.max-namespaces", "1").validate().trendingMaxNamespaces).isEqualTo(1);
-        assertThat(parse("--input", "x", "--trending.max-namespaces", "100000").validate().trendingMaxNamespaces).isEqualTo(100_000);
+        assertThat(parse("--input", "x", "--trending.max-namespaces", "1").validate().trendingMaxNamespaces)
+                .isEqualTo(1);
+        assertThat(parse("--input", "x", "--trending.max-namespaces", "100000").validate().trendingMaxNamespaces)
+                .isEqualTo(100_000);
     }
 
     @Test
     void refusesValuesOutsideTheRangeNamingTheOption() {
         for (String bad : new String[] {"0", "-5", "100001"}) {
-            assertThatThrownBy(() -> parse("--input", "x", "--trending.max-namespaces", bad).validate())
+            assertThatThrownBy(() -> parse("--input", "x", "--trending.max-namespaces", bad)
+                            .validate())
                     .isInstanceOf(IllegalArgumentException.class)
-                    .hasMessageContaining("--trending.max-namespaces").hasMessageContaining(bad);
+                    .hasMessageContaining("--trending.max-namespaces")
+                    .hasMessageContaining(bad);
         }
     }
 }

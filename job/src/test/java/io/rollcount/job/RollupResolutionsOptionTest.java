@@ -27,15 +27,18 @@ class RollupResolutionsOptionTest {
 
     @Test
     void defaultsToMinuteHourAndDay() {
-        assertThat(parse().validate().rollupResolutionMask()).isEqualTo(mask(Resolution.M1, Resolution.H1, Resolution.D1));
+        assertThat(parse().validate().rollupResolutionMask())
+                .isEqualTo(mask(Resolution.M1, Resolution.H1, Resolution.D1));
     }
 
     @Test
     void acceptsAnyListOfTheFiveLabels() {
         assertThat(parse("--rollups.resolutions", "5s,1m,5m,1h,1d").validate().rollupResolutionMask())
                 .isEqualTo(mask(Resolution.all()));
-        assertThat(parse("--rollups.resolutions", "1d").validate().rollupResolutionMask()).isEqualTo(mask(Resolution.D1));
-        assertThat(parse("--rollups.resolutions", " 5m , 5s ").validate().rollupResolutionMask()).isEqualTo(mask(Resolution.S5, Resolution.M5));
+        assertThat(parse("--rollups.resolutions", "1d").validate().rollupResolutionMask())
+                .isEqualTo(mask(Resolution.D1));
+        assertThat(parse("--rollups.resolutions", " 5m , 5s ").validate().rollupResolutionMask())
+                .isEqualTo(mask(Resolution.S5, Resolution.M5));
     }
 
     @Test

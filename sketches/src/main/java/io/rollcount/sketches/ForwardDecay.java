@@ -17,83 +17,84 @@ package io.rollcount.sketches;
  * other offsets (late events before the landmark) fall back to {@link Math#pow}.
  */
 final class ForwardDecay {
-  static final ForwardDecay NONE = new ForwardDecay(0);
-  /** Beyond this many halvings every finite double is zero. */
-  private static final int MAX_HALVINGS = 2200;
-  private static final int MAX_HI = 1 << 16;
-  private static volatile ForwardDecay last = NONE;
+    static final ForwardDecay NONE = new ForwardDecay(0);
+    /** Beyond this many halvings every finite double is zero. */
+    private static final int MAX_HALVINGS = 2200;
 
-  final long halfLifeMillis;
-  private final double[] hi;
-  private final double[] mid;
-  private final double[] lo;
+    private static final int MAX_HI = 1 << 16;
+    private static volatile ForwardDecay last = NONE;
 
-  private ForwardDecay(long halfLifeMillis) {
-    this.halfLifeMillis = halfLifeMillis;
-    if (halfLifeMillis == 0) {
-      hi = mid = lo = new double[0];
-      return;
+    final long halfLifeMillis;
+    private final double[] hi;
+    private final double[] mid;
+    private final double[] lo;
+
+    private ForwardDecay(long halfLifeMillis) {
+        this.halfLifeMillis = halfLifeMillis;
+        if (halfLifeMillis == 0) {
+            hi = mid = lo = new double[0];
+            return;
+        }
+        int hiLength = (int) Math.min(MAX_HI, (halfLifeMillis >>> 20) + 2);
+        hi = table(hiLength, 20);
+        mid = table(1024, 10);
+        lo = table(1024, 0);
     }
-    int hiLength = (int) Math.min(MAX_HI, (halfLifeMillis >>> 20) + 2);
-    hi = table(hiLength, 20);
-    mid = table(1024, 10);
-    lo = table(1024, 0);
-  }
 
-  /** The decay of the given half-life (0 = none), shared between sketches of the same half-life. */
-  static ForwardDecay of(long halfLifeMillis) {
-    if (halfLifeMillis < 0) {
-      throw new IllegalArgumentException("half-life must be >= 0 ms (0 = no decay), got " + halfLifeMillis);
+    /** The decay of the given half-life (0 = none), shared between sketches of the same half-life. */
+    static ForwardDecay of(long halfLifeMillis) {
+        if (halfLifeMillis < 0) {
+            throw new IllegalArgumentException("half-life must be >= 0 ms (0 = no decay), got " + halfLifeMillis);
+        }
+        ForwardDecay d = last;
+        if (d.halfLifeMillis != halfLifeMillis) {
+            d = new ForwardDecay(halfLifeMillis);
+            last = d;
+        }
+        return d;
     }
-    ForwardDecay d = last;
-    if (d.halfLifeMillis != halfLifeMillis) {
-      d = new ForwardDecay(halfLifeMillis);
-      last = d;
+
+    private double[] table(int length, int shift) {
+        double[] t = new double[length];
+        for (int j = 0; j < length; j++) {
+            t[j] = Math.pow(2, (double) ((long) j << shift) / halfLifeMillis);
+        }
+        return t;
     }
-    return d;
-  }
 
-  private double[] table(int length, int shift) {
-    double[] t = new double[length];
-    for (int j = 0; j < length; j++) {
-      t[j] = Math.pow(2, (double) ((long) j << shift) / halfLifeMillis);
+    boolean decays() {
+        return halfLifeMillis != 0;
     }
-    return t;
-  }
 
-  boolean decays() {
-    return halfLifeMillis != 0;
-  }
-
-  /** The landmark for an event at {@code t}: the multiple of the half-life at or before it. */
-  long landmarkFor(long t) {
-    return decays() ? Math.floorDiv(t, halfLifeMillis) * halfLifeMillis : 0;
-  }
-
-  /** True if an event at {@code t} must first move the landmark on from {@code landmark}. */
-  boolean moves(long landmark, long t) {
-    return decays() && t - landmark >= halfLifeMillis;
-  }
-
-  /** The forward-decay weight {@code 2^((t - landmark) / h)} of an event at {@code t}. */
-  double weight(long t, long landmark) {
-    if (!decays()) {
-      return 1;
+    /** The landmark for an event at {@code t}: the multiple of the half-life at or before it. */
+    long landmarkFor(long t) {
+        return decays() ? Math.floorDiv(t, halfLifeMillis) * halfLifeMillis : 0;
     }
-    long d = t - landmark;
-    if (d >= 0 && (d >>> 20) < hi.length) {
-      return hi[(int) (d >>> 20)] * mid[(int) (d >>> 10) & 1023] * lo[(int) d & 1023];
+
+    /** True if an event at {@code t} must first move the landmark on from {@code landmark}. */
+    boolean moves(long landmark, long t) {
+        return decays() && t - landmark >= halfLifeMillis;
     }
-    return Math.pow(2, (double) d / halfLifeMillis);
-  }
 
-  /** The factor {@code 2^(-(now - landmark) / h)} turning stored values into values decayed to {@code now}. */
-  double toNow(long now, long landmark) {
-    return decays() ? Math.pow(2, -(double) (now - landmark) / halfLifeMillis) : 1;
-  }
+    /** The forward-decay weight {@code 2^((t - landmark) / h)} of an event at {@code t}. */
+    double weight(long t, long landmark) {
+        if (!decays()) {
+            return 1;
+        }
+        long d = t - landmark;
+        if (d >= 0 && (d >>> 20) < hi.length) {
+            return hi[(int) (d >>> 20)] * mid[(int) (d >>> 10) & 1023] * lo[(int) d & 1023];
+        }
+        return Math.pow(2, (double) d / halfLifeMillis);
+    }
 
-  /** The exponent k of the exact factor 2^-k for moving a landmark {@code from} to {@code to}. */
-  int halvings(long from, long to) {
-    return (int) Math.min(MAX_HALVINGS, (to - from) / halfLifeMillis);
-  }
+    /** The factor {@code 2^(-(now - landmark) / h)} turning stored values into values decayed to {@code now}. */
+    double toNow(long now, long landmark) {
+        return decays() ? Math.pow(2, -(double) (now - landmark) / halfLifeMillis) : 1;
+    }
+
+    /** The exponent k of the exact factor 2^-k for moving a landmark {@code from} to {@code to}. */
+    int halvings(long from, long to) {
+        return (int) Math.min(MAX_HALVINGS, (to - from) / halfLifeMillis);
+    }
 }

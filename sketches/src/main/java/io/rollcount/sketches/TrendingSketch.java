@@ -26,136 +26,137 @@ import java.util.List;
  * <p>Not thread-safe.
  */
 public final class TrendingSketch {
-  /** Default top-K capacity: 400 counters for a top 100. */
-  public static final int DEFAULT_CAPACITY = 400;
-  /** Default Count-Min epsilon: width 2719. */
-  public static final double DEFAULT_EPSILON = 0.001;
-  /** Default Count-Min delta: depth 5. */
-  public static final double DEFAULT_DELTA = 0.01;
-  static final byte SERIAL_VERSION = 1;
-  static final byte FAMILY = 0x52;
-  private static final int HEADER = 16;
+    /** Default top-K capacity: 400 counters for a top 100. */
+    public static final int DEFAULT_CAPACITY = 400;
+    /** Default Count-Min epsilon: width 2719. */
+    public static final double DEFAULT_EPSILON = 0.001;
+    /** Default Count-Min delta: depth 5. */
+    public static final double DEFAULT_DELTA = 0.01;
 
-  private final CountMinSketch cms;
-  private final SpaceSavingTopK topK;
-  private long latestEventMillis = Long.MIN_VALUE;
+    static final byte SERIAL_VERSION = 1;
+    static final byte FAMILY = 0x52;
+    private static final int HEADER = 16;
 
-  /** The defaults: capacity 400, epsilon 0.001, delta 0.01, a fixed seed. */
-  public TrendingSketch(long halfLifeMillis) {
-    this(DEFAULT_CAPACITY, DEFAULT_EPSILON, DEFAULT_DELTA, 0x7e4d1c5aL, halfLifeMillis);
-  }
+    private final CountMinSketch cms;
+    private final SpaceSavingTopK topK;
+    private long latestEventMillis = Long.MIN_VALUE;
 
-  public TrendingSketch(int capacity, double epsilon, double delta, long seed, long halfLifeMillis) {
-    this(new CountMinSketch(epsilon, delta, seed, halfLifeMillis), new SpaceSavingTopK(capacity, halfLifeMillis));
-  }
-
-  private TrendingSketch(CountMinSketch cms, SpaceSavingTopK topK) {
-    if (cms.halfLifeMillis() != topK.halfLifeMillis() || cms.landmarkMillis() != topK.landmarkMillis()) {
-      throw new SketchFormatException("Count-Min and top-K are on different clocks: half-lives "
-          + cms.halfLifeMillis() + " and " + topK.halfLifeMillis() + " ms, landmarks "
-          + cms.landmarkMillis() + " and " + topK.landmarkMillis());
+    /** The defaults: capacity 400, epsilon 0.001, delta 0.01, a fixed seed. */
+    public TrendingSketch(long halfLifeMillis) {
+        this(DEFAULT_CAPACITY, DEFAULT_EPSILON, DEFAULT_DELTA, 0x7e4d1c5aL, halfLifeMillis);
     }
-    this.cms = cms;
-    this.topK = topK;
-  }
 
-  /** Counts {@code weight} for {@code item} at {@code eventTimeMillis}; ignores weights {@code <= 0}. */
-  public void update(String item, double weight, long eventTimeMillis) {
-    if (Double.isNaN(weight) || weight == Double.POSITIVE_INFINITY) {
-      throw new IllegalArgumentException("weight must be finite, got " + weight);
+    public TrendingSketch(int capacity, double epsilon, double delta, long seed, long halfLifeMillis) {
+        this(new CountMinSketch(epsilon, delta, seed, halfLifeMillis), new SpaceSavingTopK(capacity, halfLifeMillis));
     }
-    if (weight <= 0) {
-      return;
+
+    private TrendingSketch(CountMinSketch cms, SpaceSavingTopK topK) {
+        if (cms.halfLifeMillis() != topK.halfLifeMillis() || cms.landmarkMillis() != topK.landmarkMillis()) {
+            throw new SketchFormatException("Count-Min and top-K are on different clocks: half-lives "
+                    + cms.halfLifeMillis() + " and " + topK.halfLifeMillis() + " ms, landmarks "
+                    + cms.landmarkMillis() + " and " + topK.landmarkMillis());
+        }
+        this.cms = cms;
+        this.topK = topK;
     }
-    advanceTo(eventTimeMillis);
-    latestEventMillis = Math.max(latestEventMillis, eventTimeMillis);
-    double stored = weight * cms.decay().weight(eventTimeMillis, cms.landmarkMillis());
-    topK.offer(item, stored, cms);
-  }
 
-  /** Moves both structures' landmark on to {@code timeMillis} if a half-life or more has passed. */
-  public void advanceTo(long timeMillis) {
-    cms.advanceTo(timeMillis);
-    topK.advanceTo(timeMillis);
-  }
-
-  /**
-   * Merges {@code other} (same capacity, dimensions, seed and half-life) into this sketch.
-   *
-   * @throws IllegalArgumentException if they differ
-   */
-  public void merge(TrendingSketch other) {
-    cms.checkMergeable(other.cms); // before anything of this sketch changes
-    topK.checkMergeable(other.topK);
-    cms.merge(other.cms);
-    topK.merge(other.topK, cms);
-    latestEventMillis = Math.max(latestEventMillis, other.latestEventMillis);
-  }
-
-  /** The top {@code min(k, capacity)} items, scores and bounds decayed to {@code nowMillis}. */
-  public List<RankedItem> topK(int k, long nowMillis) {
-    return topK.ranked(k, nowMillis, cms);
-  }
-
-  /** The top items decayed to the latest event time seen (no decay at all before the first event). */
-  public List<RankedItem> topK(int k) {
-    return topK(k, latestEventMillis == Long.MIN_VALUE ? cms.landmarkMillis() : latestEventMillis);
-  }
-
-  /**
-   * The estimated decayed count of {@code item} at {@code nowMillis}: the Count-Min estimate plus the
-   * weight the top-K holds for it, an upper bound like a Count-Min estimate.
-   */
-  public double estimate(String item, long nowMillis) {
-    double stored = cms.storedEstimate(CountMinSketch.hash(item)) + topK.pendingOf(item);
-    return stored * cms.decay().toNow(nowMillis, cms.landmarkMillis());
-  }
-
-  /** The total weight N, decayed to {@code nowMillis}. */
-  public double totalWeight(long nowMillis) {
-    return topK.totalWeight(nowMillis);
-  }
-
-  public int capacity() {
-    return topK.capacity();
-  }
-
-  public long halfLifeMillis() {
-    return cms.halfLifeMillis();
-  }
-
-  /** The serialized form (layout in the class comment). */
-  public byte[] toBytes() {
-    byte[] c = cms.toBytes();
-    byte[] t = topK.toBytes();
-    byte[] out = new byte[HEADER + c.length + t.length];
-    out[0] = SERIAL_VERSION;
-    out[1] = FAMILY;
-    Bytes.putInt(out, 4, c.length);
-    Bytes.putLong(out, 8, latestEventMillis);
-    System.arraycopy(c, 0, out, HEADER, c.length);
-    System.arraycopy(t, 0, out, HEADER + c.length, t.length);
-    return out;
-  }
-
-  /** Reads {@link #toBytes()}; rejects anything else with a {@link SketchFormatException}. */
-  public static TrendingSketch fromBytes(byte[] in) {
-    Bytes.need(in, 0, HEADER, "trending sketch header");
-    if (in[1] != FAMILY) {
-      throw new SketchFormatException("not a trending sketch: family byte " + in[1] + ", expected " + FAMILY);
+    /** Counts {@code weight} for {@code item} at {@code eventTimeMillis}; ignores weights {@code <= 0}. */
+    public void update(String item, double weight, long eventTimeMillis) {
+        if (Double.isNaN(weight) || weight == Double.POSITIVE_INFINITY) {
+            throw new IllegalArgumentException("weight must be finite, got " + weight);
+        }
+        if (weight <= 0) {
+            return;
+        }
+        advanceTo(eventTimeMillis);
+        latestEventMillis = Math.max(latestEventMillis, eventTimeMillis);
+        double stored = weight * cms.decay().weight(eventTimeMillis, cms.landmarkMillis());
+        topK.offer(item, stored, cms);
     }
-    if (in[0] != SERIAL_VERSION) {
-      throw new SketchFormatException("unsupported trending sketch serial version " + in[0]);
+
+    /** Moves both structures' landmark on to {@code timeMillis} if a half-life or more has passed. */
+    public void advanceTo(long timeMillis) {
+        cms.advanceTo(timeMillis);
+        topK.advanceTo(timeMillis);
     }
-    int cmsLength = Bytes.getInt(in, 4, "trending sketch header");
-    if (cmsLength < 0 || cmsLength > in.length - HEADER) {
-      throw new SketchFormatException("corrupt trending sketch: Count-Min length " + cmsLength + " of "
-          + in.length + " bytes");
+
+    /**
+     * Merges {@code other} (same capacity, dimensions, seed and half-life) into this sketch.
+     *
+     * @throws IllegalArgumentException if they differ
+     */
+    public void merge(TrendingSketch other) {
+        cms.checkMergeable(other.cms); // before anything of this sketch changes
+        topK.checkMergeable(other.topK);
+        cms.merge(other.cms);
+        topK.merge(other.topK, cms);
+        latestEventMillis = Math.max(latestEventMillis, other.latestEventMillis);
     }
-    CountMinSketch cms = CountMinSketch.fromBytes(Arrays.copyOfRange(in, HEADER, HEADER + cmsLength));
-    SpaceSavingTopK topK = SpaceSavingTopK.fromBytes(Arrays.copyOfRange(in, HEADER + cmsLength, in.length));
-    TrendingSketch sketch = new TrendingSketch(cms, topK);
-    sketch.latestEventMillis = Bytes.getLong(in, 8, "trending sketch header");
-    return sketch;
-  }
+
+    /** The top {@code min(k, capacity)} items, scores and bounds decayed to {@code nowMillis}. */
+    public List<RankedItem> topK(int k, long nowMillis) {
+        return topK.ranked(k, nowMillis, cms);
+    }
+
+    /** The top items decayed to the latest event time seen (no decay at all before the first event). */
+    public List<RankedItem> topK(int k) {
+        return topK(k, latestEventMillis == Long.MIN_VALUE ? cms.landmarkMillis() : latestEventMillis);
+    }
+
+    /**
+     * The estimated decayed count of {@code item} at {@code nowMillis}: the Count-Min estimate plus the
+     * weight the top-K holds for it, an upper bound like a Count-Min estimate.
+     */
+    public double estimate(String item, long nowMillis) {
+        double stored = cms.storedEstimate(CountMinSketch.hash(item)) + topK.pendingOf(item);
+        return stored * cms.decay().toNow(nowMillis, cms.landmarkMillis());
+    }
+
+    /** The total weight N, decayed to {@code nowMillis}. */
+    public double totalWeight(long nowMillis) {
+        return topK.totalWeight(nowMillis);
+    }
+
+    public int capacity() {
+        return topK.capacity();
+    }
+
+    public long halfLifeMillis() {
+        return cms.halfLifeMillis();
+    }
+
+    /** The serialized form (layout in the class comment). */
+    public byte[] toBytes() {
+        byte[] c = cms.toBytes();
+        byte[] t = topK.toBytes();
+        byte[] out = new byte[HEADER + c.length + t.length];
+        out[0] = SERIAL_VERSION;
+        out[1] = FAMILY;
+        Bytes.putInt(out, 4, c.length);
+        Bytes.putLong(out, 8, latestEventMillis);
+        System.arraycopy(c, 0, out, HEADER, c.length);
+        System.arraycopy(t, 0, out, HEADER + c.length, t.length);
+        return out;
+    }
+
+    /** Reads {@link #toBytes()}; rejects anything else with a {@link SketchFormatException}. */
+    public static TrendingSketch fromBytes(byte[] in) {
+        Bytes.need(in, 0, HEADER, "trending sketch header");
+        if (in[1] != FAMILY) {
+            throw new SketchFormatException("not a trending sketch: family byte " + in[1] + ", expected " + FAMILY);
+        }
+        if (in[0] != SERIAL_VERSION) {
+            throw new SketchFormatException("unsupported trending sketch serial version " + in[0]);
+        }
+        int cmsLength = Bytes.getInt(in, 4, "trending sketch header");
+        if (cmsLength < 0 || cmsLength > in.length - HEADER) {
+            throw new SketchFormatException(
+                    "corrupt trending sketch: Count-Min length " + cmsLength + " of " + in.length + " bytes");
+        }
+        CountMinSketch cms = CountMinSketch.fromBytes(Arrays.copyOfRange(in, HEADER, HEADER + cmsLength));
+        SpaceSavingTopK topK = SpaceSavingTopK.fromBytes(Arrays.copyOfRange(in, HEADER + cmsLength, in.length));
+        TrendingSketch sketch = new TrendingSketch(cms, topK);
+        sketch.latestEventMillis = Bytes.getLong(in, 8, "trending sketch header");
+        return sketch;
+    }
 }

@@ -43,7 +43,8 @@ import org.junit.jupiter.api.io.TempDir;
  * key would show.
  */
 class AttackCounterIdsTest {
-    private static final long TS = io.rollcount.job.support.RecentTime.HOUR_START; // window keys expire at end + retention
+    private static final long TS =
+            io.rollcount.job.support.RecentTime.HOUR_START; // window keys expire at end + retention
 
     @RegisterExtension
     static final MiniClusterExtension FLINK = MiniClusters.slots(2);
@@ -72,25 +73,61 @@ class AttackCounterIdsTest {
                 // CRLF and RESP injection: a second command smuggled after a line break
                 "a\\r\\nSET\\r\\n" + s + "\\r\\n1",
                 "*3\\r\\n$3\\r\\nSET\\r\\n$8\\r\\n" + s + "\\r\\n$1\\r\\n1\\r\\n",
-                "lf\\nonly", "cr\\ronly", "nul\\u0000byte", "esc\\u001b[31m", "del\\u007f",
+                "lf\\nonly",
+                "cr\\ronly",
+                "nul\\u0000byte",
+                "esc\\u001b[31m",
+                "del\\u007f",
                 // Lua: text that would run if it were concatenated into a script
                 "redis.call('SET','" + s + "','1')",
                 "')redis.call('SET','" + s + "','1')--",
                 "\\\"]]..redis.call('SET','" + s + "','1')..[[",
                 "return(redis.call('FLUSHALL'))",
-                "KEYS[1]", "ARGV[1]", "--[[", "]]",
+                "KEYS[1]",
+                "ARGV[1]",
+                "--[[",
+                "]]",
                 // glob patterns and key-shaped text
-                "*", "?", "[a-z]*", "\\\\*", rc("*"), "rc:*:total", ":", "::", "a:b:c:d:e",
-                "total", "_v:total", "meta:watermark", "top:_all:1m:0",
+                "*",
+                "?",
+                "[a-z]*",
+                "\\\\*",
+                rc("*"),
+                "rc:*:total",
+                ":",
+                "::",
+                "a:b:c:d:e",
+                "total",
+                "_v:total",
+                "meta:watermark",
+                "top:_all:1m:0",
                 // braces (the hash tag of every key) and whitespace: invalid by contract
-                "a}:total", "{a}", "}", "x y", "tab\\tx", "nbsp\\u00a0x",
+                "a}:total",
+                "{a}",
+                "}",
+                "x y",
+                "tab\\tx",
+                "nbsp\\u00a0x",
                 // shell, format strings, JSON and path text
-                "$(touch%20" + s + ")", "%s%n%x", "../../etc/passwd", "\\\\u0000", "\\\"quoted\\\"", "<script>alert(1)</script>",
+                "$(touch%20" + s + ")",
+                "%s%n%x",
+                "../../etc/passwd",
+                "\\\\u0000",
+                "\\\"quoted\\\"",
+                "<script>alert(1)</script>",
                 // odd Unicode: accents, emoji, right-to-left override, zero-width space, BOM, lone surrogate
-                "caf\u00e9", "\uD83D\uDCA5boom", "rtl\\u202Eevil", "zw\\u200Bsp", "bom\\uFEFFx", "lone\\ud800x",
+                "caf\u00e9",
+                "\uD83D\uDCA5boom",
+                "rtl\\u202Eevil",
+                "zw\\u200Bsp",
+                "bom\\uFEFFx",
+                "lone\\ud800x",
                 // lengths: 256 bytes is the limit, multi-byte too
-                "l".repeat(256), "l".repeat(257), "\u00e9".repeat(128), "\u00e9".repeat(129) // 2 bytes each
-        ));
+                "l".repeat(256),
+                "l".repeat(257),
+                "\u00e9".repeat(128),
+                "\u00e9".repeat(129) // 2 bytes each
+                ));
         return ids;
     }
 
@@ -101,11 +138,21 @@ class AttackCounterIdsTest {
     @Test
     void attackLookingIdsAreCountedUnderExactlyTheirOwnKeysOrDeadLettered() throws Exception {
         // Invalid UTF-8 inside the id: a lone continuation byte, a truncated sequence.
-        int lines = check(jsonIds(), List.of(new byte[] {'a', (byte) 0x80, 'b'}, new byte[] {'x', (byte) 0xE2, (byte) 0x82}));
+        int lines = check(
+                jsonIds(), List.of(new byte[] {'a', (byte) 0x80, 'b'}, new byte[] {'x', (byte) 0xE2, (byte) 0x82}));
         // The contract's rules decide a few of them for sure.
-        assertThat(counted).containsKeys("*", "?", "[a-z]*", "redis.call('SET','" + sentinel + "','1')", "l".repeat(256), "\u00e9".repeat(128));
+        assertThat(counted)
+                .containsKeys(
+                        "*",
+                        "?",
+                        "[a-z]*",
+                        "redis.call('SET','" + sentinel + "','1')",
+                        "l".repeat(256),
+                        "\u00e9".repeat(128));
         assertThat(counted).doesNotContainKeys("l".repeat(257), "\u00e9".repeat(129), "x y", "}");
-        assertThat(deadLines).as("invalid UTF-8, CRLF and RESP injection are dead letters").contains(lines, lines - 1, 1, 2);
+        assertThat(deadLines)
+                .as("invalid UTF-8, CRLF and RESP injection are dead letters")
+                .contains(lines, lines - 1, 1, 2);
     }
 
     /**
@@ -161,7 +208,10 @@ class AttackCounterIdsTest {
         conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(200));
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
         env.setParallelism(2);
-        RollcountJob.build(env, o, RollcountJob.fileSource(o),
+        RollcountJob.build(
+                env,
+                o,
+                RollcountJob.fileSource(o),
                 new RollcountJob.Outputs(RedisSink.fromOptions(o), new DeadLetterFileSink(o.dlq), 1, null));
         env.execute("attack-counter-ids");
 
@@ -171,7 +221,9 @@ class AttackCounterIdsTest {
         for (String dl : Files.readAllLines(Path.of(o.dlq), StandardCharsets.UTF_8)) {
             Matcher m = source.matcher(dl);
             assertThat(m.find()).as("dead letter with a source line: " + dl).isTrue();
-            assertThat(deadLines.add(Integer.parseInt(m.group(1)))).as("dead-lettered twice: " + dl).isTrue();
+            assertThat(deadLines.add(Integer.parseInt(m.group(1))))
+                    .as("dead-lettered twice: " + dl)
+                    .isTrue();
         }
 
         // Every count key in Redis, by the counter id inside its braces.
@@ -200,10 +252,14 @@ class AttackCounterIdsTest {
         assertThat(strays).as("keys under the prefix that are not a counter's").isEmpty();
         for (String top : tops) {
             for (String member : redis.jedis.zrange(top, 0, -1)) {
-                assertThat(counted).as("member " + member + " of " + top + " is a counted id").containsKey(member);
+                assertThat(counted)
+                        .as("member " + member + " of " + top + " is a counted id")
+                        .containsKey(member);
             }
         }
-        assertThat(redis.jedis.exists(sentinel)).as("a key outside the prefix written by an injection").isFalse();
+        assertThat(redis.jedis.exists(sentinel))
+                .as("a key outside the prefix written by an injection")
+                .isFalse();
 
         // Each line: dead-lettered, or counted under exactly its own key with exactly its own delta; never both.
         List<String> problems = new ArrayList<>();
@@ -217,23 +273,31 @@ class AttackCounterIdsTest {
             boolean dead = deadLines.contains(ln);
             Map<String, String> keys = id == null ? null : counted.get(id);
             if (dead && keys != null) problems.add("line " + ln + " (" + raw + ") dead-lettered and counted");
-            if (!dead && keys == null) problems.add("line " + ln + " (" + raw + ") neither dead-lettered nor counted under its own key");
+            if (!dead && keys == null)
+                problems.add("line " + ln + " (" + raw + ") neither dead-lettered nor counted under its own key");
             if (keys != null) {
                 countedLines++;
                 expectedCounters.add(id);
-                if (!Long.toString(delta).equals(keys.get("total"))) problems.add("line " + ln + " total " + keys.get("total") + " != " + delta);
+                if (!Long.toString(delta).equals(keys.get("total")))
+                    problems.add("line " + ln + " total " + keys.get("total") + " != " + delta);
                 for (Resolution r : Resolution.all()) {
                     String suffix = r.label + ":" + Math.floorDiv(r.windowStart(TS), 1000L);
-                    if (!Long.toString(delta).equals(keys.get(suffix))) problems.add("line " + ln + " " + suffix + " = " + keys.get(suffix));
+                    if (!Long.toString(delta).equals(keys.get(suffix)))
+                        problems.add("line " + ln + " " + suffix + " = " + keys.get(suffix));
                 }
-                if (keys.size() != 1 + Resolution.all().length) problems.add("line " + ln + " has keys " + keys.keySet());
+                if (keys.size() != 1 + Resolution.all().length)
+                    problems.add("line " + ln + " has keys " + keys.keySet());
             }
         }
         Set<String> unexpected = new HashSet<>(counted.keySet());
         unexpected.removeAll(expectedCounters);
-        assertThat(problems).as("dead-lettered lines " + new java.util.TreeSet<>(deadLines) + "; counters not asked for " + unexpected).isEmpty();
+        assertThat(problems)
+                .as("dead-lettered lines " + new java.util.TreeSet<>(deadLines) + "; counters not asked for "
+                        + unexpected)
+                .isEmpty();
         assertThat(unexpected).as("counters in Redis that no line asked for").isEmpty();
-        System.out.println("attack ids: " + countedLines + " counted under their own keys, " + deadLines.size() + " dead-lettered, of " + deltaByLine.size());
+        System.out.println("attack ids: " + countedLines + " counted under their own keys, " + deadLines.size()
+                + " dead-lettered, of " + deltaByLine.size());
         return line;
     }
 

@@ -33,6 +33,8 @@ class ChaosIT {
         assertThat(outcome.resultLine()).contains("kinds=8 lost=0 duplicated=0 wrong=0 decreases=0");
         assertThat(outcome.pass()).isTrue();
         assertThat(Files.size(outcome.chart())).as("the PNG chart").isPositive();
-        for (String bulky : new String[] {"cluster/checkpoints", "cluster/savepoints", "cluster/tmp", "kafka/data", "redis"}) ClusterFaultIT.deleteTree(dir.resolve(bulky));
+        for (String bulky :
+                new String[] {"cluster/checkpoints", "cluster/savepoints", "cluster/tmp", "kafka/data", "redis"})
+            ClusterFaultIT.deleteTree(dir.resolve(bulky));
     }
 }

@@ -1,10 +1,10 @@
 package io.rollcount.job.cluster;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.rollcount.chaos.ClusterTruth;
 import io.rollcount.chaos.LocalCluster;
 import io.rollcount.chaos.OwnRedis;
-import static org.assertj.core.api.Assertions.assertThat;
-
 import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.gen.EventGenerator.Generated;
 import io.rollcount.job.kafka.KafkaBroker;
@@ -96,7 +96,8 @@ class ClusterFaultIT {
         if (cluster != null) {
             cluster.close();
             // Keep the logs (log/) for a look after a failure; drop the bulky data of a run.
-            for (String bulky : List.of("checkpoints", "savepoints", "tmp", "tests")) deleteTree(cluster.dir.resolve(bulky));
+            for (String bulky : List.of("checkpoints", "savepoints", "tmp", "tests"))
+                deleteTree(cluster.dir.resolve(bulky));
         }
     }
 
@@ -145,8 +146,15 @@ class ClusterFaultIT {
             this.redisPort = redisPort;
             this.broker = new KafkaBroker(0, work.resolve("kafka-" + name + "-" + id)).start();
             broker.createTopics(PARTITIONS, "counter-events");
-            this.gen = new EventGenerator(name.hashCode(), EventGenerator.Workload.zipf, COUNTERS, 300,
-                    System.currentTimeMillis(), RATE, 1_500, negativeShare);
+            this.gen = new EventGenerator(
+                    name.hashCode(),
+                    EventGenerator.Workload.zipf,
+                    COUNTERS,
+                    300,
+                    System.currentTimeMillis(),
+                    RATE,
+                    1_500,
+                    negativeShare);
             for (int rank = 0; rank < HOT; rank++) hotTotals.add(prefix + ":{" + gen.counterId(rank) + "}:total");
             Properties p = new Properties();
             p.putAll(broker.adminProperties());
@@ -163,42 +171,64 @@ class ClusterFaultIT {
 
         /** The job's arguments after the jar. */
         List<String> jobArgs(int parallelism) {
-            return List.of("--kafka.bootstrap", broker.bootstrap(), "--kafka.topic", "counter-events",
-                    "--kafka.group-id", "g-" + id, "--kafka.starting-offsets", "earliest",
-                    "--kafka.transactional-id-prefix", "t-" + id,
-                    "--redis", redisUrl, "--redis.key-prefix", prefix,
-                    "--checkpoint.interval", "2s", "--allowed-lateness", "5s",
-                    "--parallelism", Integer.toString(parallelism));
+            return List.of(
+                    "--kafka.bootstrap",
+                    broker.bootstrap(),
+                    "--kafka.topic",
+                    "counter-events",
+                    "--kafka.group-id",
+                    "g-" + id,
+                    "--kafka.starting-offsets",
+                    "earliest",
+                    "--kafka.transactional-id-prefix",
+                    "t-" + id,
+                    "--redis",
+                    redisUrl,
+                    "--redis.key-prefix",
+                    prefix,
+                    "--checkpoint.interval",
+                    "2s",
+                    "--allowed-lateness",
+                    "5s",
+                    "--parallelism",
+                    Integer.toString(parallelism));
         }
 
         /** Starts producing EVENTS events at RATE per second in the background (event times follow the clock). */
         void startProducing() {
-            production = new Thread(() -> {
-                long t0 = System.nanoTime();
-                try {
-                    for (int i = 0; i < EVENTS; i++) {
-                        Generated g = gen.next();
-                        truth.add(g);
-                        lastTs = Math.max(lastTs, g.ts());
-                        send(null, g.counter(), g.line());
-                        produced = i + 1;
-                        if (i % 50 == 0) {
-                            long due = t0 + (long) (i * 1e9 / RATE);
-                            long wait = due - System.nanoTime();
-                            if (wait > 0) Thread.sleep(wait / 1_000_000, (int) (wait % 1_000_000));
+            production = new Thread(
+                    () -> {
+                        long t0 = System.nanoTime();
+                        try {
+                            for (int i = 0; i < EVENTS; i++) {
+                                Generated g = gen.next();
+                                truth.add(g);
+                                lastTs = Math.max(lastTs, g.ts());
+                                send(null, g.counter(), g.line());
+                                produced = i + 1;
+                                if (i % 50 == 0) {
+                                    long due = t0 + (long) (i * 1e9 / RATE);
+                                    long wait = due - System.nanoTime();
+                                    if (wait > 0) Thread.sleep(wait / 1_000_000, (int) (wait % 1_000_000));
+                                }
+                            }
+                            producer.flush();
+                        } catch (Throwable t) {
+                            producerError.set(t);
                         }
-                    }
-                    producer.flush();
-                } catch (Throwable t) {
-                    producerError.set(t);
-                }
-            }, "producer-" + name);
+                    },
+                    "producer-" + name);
             production.start();
         }
 
         private void send(Integer partition, String key, String value) {
-            producer.send(new ProducerRecord<>("counter-events", partition, key.getBytes(StandardCharsets.UTF_8),
-                    value.getBytes(StandardCharsets.UTF_8)), (md, e) -> {
+            producer.send(
+                    new ProducerRecord<>(
+                            "counter-events",
+                            partition,
+                            key.getBytes(StandardCharsets.UTF_8),
+                            value.getBytes(StandardCharsets.UTF_8)),
+                    (md, e) -> {
                         if (e != null) producerError.compareAndSet(null, e);
                     });
         }
@@ -274,7 +304,9 @@ class ClusterFaultIT {
                 cursor = r.getCursor();
             } while (!cursor.equals(ScanParams.SCAN_POINTER_START));
             List<String> counts = keys.stream()
-                    .filter(k -> COUNT_KEY.matcher(k.substring(prefix.length() + 1)).matches()).toList();
+                    .filter(k ->
+                            COUNT_KEY.matcher(k.substring(prefix.length() + 1)).matches())
+                    .toList();
             for (int i = 0; i < counts.size(); i += 500) {
                 List<String> batch = counts.subList(i, Math.min(counts.size(), i + 500));
                 List<String> values = j.mget(batch.toArray(String[]::new));
@@ -298,9 +330,11 @@ class ClusterFaultIT {
                     List<String> w = new ArrayList<>();
                     for (var e : expected.entrySet()) {
                         String v = actual.get(e.getKey());
-                        if (v == null || Long.parseLong(v) != e.getValue()) w.add(e.getKey() + " expected " + e.getValue() + " got " + v);
+                        if (v == null || Long.parseLong(v) != e.getValue())
+                            w.add(e.getKey() + " expected " + e.getValue() + " got " + v);
                     }
-                    for (String k : actual.keySet()) if (!expected.containsKey(k)) w.add(k + " should not exist (" + actual.get(k) + ")");
+                    for (String k : actual.keySet())
+                        if (!expected.containsKey(k)) w.add(k + " should not exist (" + actual.get(k) + ")");
                     wrong = w;
                     String wm = j.get(prefix + ":meta:watermark");
                     watermark = wm == null ? Long.MIN_VALUE : Long.parseLong(wm);
@@ -309,19 +343,26 @@ class ClusterFaultIT {
                     Thread.sleep(500);
                 }
             }
-            assertThat(wrong.size()).as(name + ": Redis count keys that differ from the ground truth (of " + expected.size()
-                    + "), e.g. " + wrong.stream().limit(10).toList()).isZero();
-            assertThat(watermark).as(name + ": the watermark passed the last event by the tick").isGreaterThanOrEqualTo(lastTs + 10_000);
-            log(name + ": Redis exact: " + expected.size() + " total/window keys, " + truth.counted + " events counted of "
-                    + truth.produced + " produced (" + truth.duplicates + " redeliveries)");
+            assertThat(wrong.size())
+                    .as(name + ": Redis count keys that differ from the ground truth (of " + expected.size()
+                            + "), e.g. " + wrong.stream().limit(10).toList())
+                    .isZero();
+            assertThat(watermark)
+                    .as(name + ": the watermark passed the last event by the tick")
+                    .isGreaterThanOrEqualTo(lastTs + 10_000);
+            log(name + ": Redis exact: " + expected.size() + " total/window keys, " + truth.counted
+                    + " events counted of " + truth.produced + " produced (" + truth.duplicates + " redeliveries)");
             assertUniques();
             assertRollups(watermark);
             polling.set(false);
             poller.join(5_000);
             List<String> bad = decreases.stream()
-                    .filter(d -> truth.negativeCounters.stream().noneMatch(c -> d.startsWith(prefix + ":{" + c + "}:"))).toList();
+                    .filter(d -> truth.negativeCounters.stream().noneMatch(c -> d.startsWith(prefix + ":{" + c + "}:")))
+                    .toList();
             assertThat(maxSeen).as(name + ": the poller saw totals").isNotEmpty();
-            assertThat(bad).as(name + ": totals of counters with only positive deltas that went down").isEmpty();
+            assertThat(bad)
+                    .as(name + ": totals of counters with only positive deltas that went down")
+                    .isEmpty();
         }
 
         /**
@@ -352,7 +393,9 @@ class ClusterFaultIT {
                 j.del(ref);
                 assertThat(users).as(name + ": counters with users").isNotEmpty();
             }
-            assertThat(wrong).as(name + ": u:all HyperLogLogs that differ from PFADD of the true users").isEmpty();
+            assertThat(wrong)
+                    .as(name + ": u:all HyperLogLogs that differ from PFADD of the true users")
+                    .isEmpty();
             log(name + ": u:all of " + truth.users.size() + " counters byte for byte PFADD of their true users");
         }
 
@@ -361,7 +404,9 @@ class ClusterFaultIT {
             Map<ClusterTruth.Window, long[]> closed = new HashMap<>();
             truth.windows.forEach((w, v) -> {
                 // the default --rollups.resolutions: 1m, 1h and 1d
-                if (!w.res().equals("5s") && !w.res().equals("5m") && w.start() + ClusterTruth.sizeMillis(w.res()) - 1 <= watermark) closed.put(w, v);
+                if (!w.res().equals("5s")
+                        && !w.res().equals("5m")
+                        && w.start() + ClusterTruth.sizeMillis(w.res()) - 1 <= watermark) closed.put(w, v);
             });
             long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
             List<String> problems;
@@ -374,8 +419,15 @@ class ClusterFaultIT {
                 for (ConsumerRecord<byte[], byte[]> r : all) {
                     JsonNode n = JSON.readTree(r.value());
                     String counter = n.path("counter").asText();
-                    if (!counter.equals(new String(r.key(), StandardCharsets.UTF_8))) problems.add("key is not the counter: " + n);
-                    got.computeIfAbsent(new ClusterTruth.Window(counter, n.path("res").asText(), n.path("start").asLong()), k -> new ArrayList<>()).add(n);
+                    if (!counter.equals(new String(r.key(), StandardCharsets.UTF_8)))
+                        problems.add("key is not the counter: " + n);
+                    got.computeIfAbsent(
+                                    new ClusterTruth.Window(
+                                            counter,
+                                            n.path("res").asText(),
+                                            n.path("start").asLong()),
+                                    k -> new ArrayList<>())
+                            .add(n);
                 }
                 for (var e : got.entrySet()) {
                     long[] t = truth.windows.get(e.getKey());
@@ -387,20 +439,28 @@ class ClusterFaultIT {
                     JsonNode latest = null;
                     for (JsonNode n : e.getValue()) {
                         if (!revisions.add(n.path("revision").asInt())) problems.add("duplicate: " + n);
-                        if (latest == null || n.path("revision").asInt() > latest.path("revision").asInt()) latest = n;
+                        if (latest == null
+                                || n.path("revision").asInt()
+                                        > latest.path("revision").asInt()) latest = n;
                     }
-                    for (int r = 0; r < revisions.size(); r++) if (!revisions.contains(r)) problems.add("revision gap in " + e.getValue());
-                    if (latest.path("sum").asLong() != t[0] || latest.path("events").asLong() != t[1]) {
+                    for (int r = 0; r < revisions.size(); r++)
+                        if (!revisions.contains(r)) problems.add("revision gap in " + e.getValue());
+                    if (latest.path("sum").asLong() != t[0]
+                            || latest.path("events").asLong() != t[1]) {
                         problems.add("wrong sum: " + latest + " expected sum " + t[0] + " events " + t[1]);
                     }
                 }
-                for (ClusterTruth.Window w : closed.keySet()) if (!got.containsKey(w)) problems.add("missing rollup of closed " + w);
+                for (ClusterTruth.Window w : closed.keySet())
+                    if (!got.containsKey(w)) problems.add("missing rollup of closed " + w);
                 if (problems.isEmpty() || System.nanoTime() > deadline) break;
                 Thread.sleep(1000);
             }
-            assertThat(problems).as(name + ": counter-rollups (read_committed, " + records + " records) problems, e.g. "
-                    + problems.stream().limit(5).toList()).isEmpty();
-            log(name + ": counter-rollups exact: " + records + " records, every one of " + closed.size() + " closed windows once");
+            assertThat(problems)
+                    .as(name + ": counter-rollups (read_committed, " + records + " records) problems, e.g. "
+                            + problems.stream().limit(5).toList())
+                    .isEmpty();
+            log(name + ": counter-rollups exact: " + records + " records, every one of " + closed.size()
+                    + " closed windows once");
         }
 
         List<ConsumerRecord<byte[], byte[]>> readCommitted(String topic) {
@@ -413,13 +473,15 @@ class ClusterFaultIT {
             List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
             try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(p)) {
                 List<TopicPartition> parts = c.partitionsFor(topic, Duration.ofSeconds(30)).stream()
-                        .map(pi -> new TopicPartition(topic, pi.partition())).toList();
+                        .map(pi -> new TopicPartition(topic, pi.partition()))
+                        .toList();
                 c.assign(parts);
                 c.seekToBeginning(parts);
                 Map<TopicPartition, Long> end = c.endOffsets(parts, Duration.ofSeconds(30));
                 long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
                 while (parts.stream().anyMatch(tp -> c.position(tp) < end.get(tp))) {
-                    if (System.nanoTime() > deadline) throw new AssertionError("reading " + topic + " did not reach " + end);
+                    if (System.nanoTime() > deadline)
+                        throw new AssertionError("reading " + topic + " did not reach " + end);
                     for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) out.add(r);
                 }
             }
@@ -436,11 +498,13 @@ class ClusterFaultIT {
                 List<String> keys = new ArrayList<>();
                 String cursor = ScanParams.SCAN_POINTER_START;
                 do {
-                    ScanResult<String> r = j.scan(cursor, new ScanParams().match(prefix + ":*").count(1000));
+                    ScanResult<String> r =
+                            j.scan(cursor, new ScanParams().match(prefix + ":*").count(1000));
                     keys.addAll(r.getResult());
                     cursor = r.getCursor();
                 } while (!cursor.equals(ScanParams.SCAN_POINTER_START));
-                for (int i = 0; i < keys.size(); i += 500) j.del(keys.subList(i, Math.min(keys.size(), i + 500)).toArray(String[]::new));
+                for (int i = 0; i < keys.size(); i += 500)
+                    j.del(keys.subList(i, Math.min(keys.size(), i + 500)).toArray(String[]::new));
             } catch (RuntimeException ignored) {
                 // the test's own redis-server may be gone already
             }
@@ -457,7 +521,8 @@ class ClusterFaultIT {
         long t0 = System.nanoTime();
         String job = cluster.submit(List.of(), s.jobArgs(parallelism));
         cluster.awaitAllRunning(job, Duration.ofMinutes(2));
-        log(s.name + ": job " + job + " running after " + seconds(Duration.ofNanos(System.nanoTime() - t0)) + " s on " + cluster.taskManagersOf(job));
+        log(s.name + ": job " + job + " running after " + seconds(Duration.ofNanos(System.nanoTime() - t0)) + " s on "
+                + cluster.taskManagersOf(job));
         s.startProducing();
         return job;
     }
@@ -489,7 +554,8 @@ class ClusterFaultIT {
             log("tm-kill: kill -9 of tm-" + victim + " (job on " + tms + ") after " + s.produced + " events");
             Duration recovery = awaitFailover(job, t0);
             RESULTS.put("tm_kill_s", seconds(recovery));
-            log("tm-kill: job running again on " + cluster.taskManagersOf(job) + " " + seconds(recovery) + " s after the kill");
+            log("tm-kill: job running again on " + cluster.taskManagersOf(job) + " " + seconds(recovery)
+                    + " s after the kill");
             cluster.startTaskManager(victim); // the spare for the next tests
             s.finishAndTick();
             s.assertExact();
@@ -510,12 +576,14 @@ class ClusterFaultIT {
             log("jm-kill: kill -9 of the JobManager after " + s.produced + " events");
             cluster.startJobManager();
             log("jm-kill: JobManager back after " + seconds(Duration.ofNanos(System.nanoTime() - t0)) + " s");
-            Path checkpoint = cluster.latestCheckpoint(job).orElseThrow(() -> new AssertionError("no retained checkpoint of " + job));
+            Path checkpoint = cluster.latestCheckpoint(job)
+                    .orElseThrow(() -> new AssertionError("no retained checkpoint of " + job));
             String resumed = cluster.submit(List.of("-s", checkpoint.toUri().toString()), s.jobArgs(2));
             cluster.awaitAllRunning(resumed, Duration.ofMinutes(3));
             Duration recovery = Duration.ofNanos(System.nanoTime() - t0);
             RESULTS.put("jm_kill_s", seconds(recovery));
-            log("jm-kill: job resumed from " + checkpoint.getFileName() + " as " + resumed + ", running " + seconds(recovery) + " s after the kill");
+            log("jm-kill: job resumed from " + checkpoint.getFileName() + " as " + resumed + ", running "
+                    + seconds(recovery) + " s after the kill");
             s.finishAndTick();
             s.assertExact();
             cluster.cancel(resumed);
@@ -525,14 +593,17 @@ class ClusterFaultIT {
     @Test
     @Order(3)
     void redisStoppedForThirtySecondsMidStream() throws Exception {
-        try (OwnRedis redis = new OwnRedis(work.resolve("redis-" + UUID.randomUUID().toString().substring(0, 8))).start();
+        try (OwnRedis redis = new OwnRedis(work.resolve(
+                                "redis-" + UUID.randomUUID().toString().substring(0, 8)))
+                        .start();
                 Stream s = new Stream("redis-outage", redis.url(), redis.port, 0.0)) {
             String job = submitAndProduce(s, 2);
             s.awaitProduced(EVENTS / 4);
             Thread.sleep(2_500);
             long before = s.hotSum();
             redis.shutdown();
-            log("redis-outage: redis-server stopped (SHUTDOWN SAVE) after " + s.produced + " events, hot totals summing to " + before);
+            log("redis-outage: redis-server stopped (SHUTDOWN SAVE) after " + s.produced
+                    + " events, hot totals summing to " + before);
             Set<String> states = new HashSet<>();
             long outageEnd = System.nanoTime() + Duration.ofSeconds(30).toNanos();
             while (System.nanoTime() < outageEnd) {
@@ -544,13 +615,15 @@ class ClusterFaultIT {
             long stalled = s.hotSum();
             long deadline = System.nanoTime() + Duration.ofMinutes(3).toNanos();
             while (s.hotSum() <= stalled) {
-                if (System.nanoTime() > deadline) throw new AssertionError("no Redis write within 3 minutes of Redis coming back");
+                if (System.nanoTime() > deadline)
+                    throw new AssertionError("no Redis write within 3 minutes of Redis coming back");
                 states.add(cluster.jobState(job));
                 Thread.sleep(50);
             }
             Duration resumed = Duration.ofNanos(System.nanoTime() - t0);
             RESULTS.put("redis_outage_s", seconds(resumed));
-            log("redis-outage: writes resumed " + seconds(resumed) + " s after Redis came back; job states seen during the outage: " + states);
+            log("redis-outage: writes resumed " + seconds(resumed)
+                    + " s after Redis came back; job states seen during the outage: " + states);
             s.finishAndTick();
             s.assertExact();
             cluster.cancel(job);
@@ -566,7 +639,8 @@ class ClusterFaultIT {
             Thread.sleep(1_000);
             long t0 = System.nanoTime();
             String savepoint = cluster.stopWithSavepoint(job, work.resolve("savepoints-" + s.id));
-            log("savepoint: job " + job + " stopped with savepoint " + savepoint + " after " + s.produced + " events; state " + cluster.jobState(job));
+            log("savepoint: job " + job + " stopped with savepoint " + savepoint + " after " + s.produced
+                    + " events; state " + cluster.jobState(job));
             assertThat(cluster.jobState(job)).isEqualTo("FINISHED");
             String resumed = cluster.submit(List.of("-s", savepoint), s.jobArgs(3));
             cluster.awaitAllRunning(resumed, Duration.ofMinutes(3));
@@ -574,8 +648,10 @@ class ClusterFaultIT {
             RESULTS.put("savepoint_rescale_s", seconds(downtime));
             JsonNode detail = cluster.rest("/jobs/" + resumed).orElseThrow();
             List<Integer> parallelism = new ArrayList<>();
-            for (JsonNode v : detail.path("vertices")) parallelism.add(v.path("parallelism").asInt());
-            log("savepoint: resumed as " + resumed + " with parallelism " + parallelism + ", " + seconds(downtime) + " s after the stop began");
+            for (JsonNode v : detail.path("vertices"))
+                parallelism.add(v.path("parallelism").asInt());
+            log("savepoint: resumed as " + resumed + " with parallelism " + parallelism + ", " + seconds(downtime)
+                    + " s after the stop began");
             assertThat(parallelism).as("the resumed job's vertices").contains(3);
             s.finishAndTick();
             s.assertExact();

@@ -1,12 +1,10 @@
 package io.rollcount.job.cluster;
 
-import io.rollcount.chaos.ClusterTruth;
-import io.rollcount.chaos.LocalCluster;
-import io.rollcount.chaos.OwnRedis;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.rollcount.chaos.LocalCluster;
 import io.rollcount.job.kafka.KafkaBroker;
 import io.rollcount.job.support.RedisTestSupport;
 import java.io.IOException;
@@ -61,7 +59,9 @@ class DashboardIT {
     @Test
     void everyPanelQueryOfTheDashboardReturnsDataWhileTheJobRuns() throws Exception {
         Path prometheusBinary = onPath("prometheus");
-        assertThat(prometheusBinary).as("Debian's prometheus on the PATH (.ci/run installs it: apt-get install prometheus)").isNotNull();
+        assertThat(prometheusBinary)
+                .as("Debian's prometheus on the PATH (.ci/run installs it: apt-get install prometheus)")
+                .isNotNull();
         Map<String, String> queries = panelQueries(LocalCluster.repoRoot().resolve("deploy/grafana/rollcount.json"));
         assertThat(queries).as("panel queries").hasSizeGreaterThanOrEqualTo(9);
 
@@ -71,20 +71,38 @@ class DashboardIT {
         long t0 = System.nanoTime();
         Path clusterDir = null;
         try (LocalCluster cluster = LocalCluster.start(1, "--metrics-ports", base + "-" + (base + METRIC_PORTS - 1));
-             RedisTestSupport redis = new RedisTestSupport()) {
+                RedisTestSupport redis = new RedisTestSupport()) {
             clusterDir = cluster.dir;
             log("cluster up in " + seconds(t0) + " s, metrics on ports " + base + "-" + (base + METRIC_PORTS - 1));
-            assertThat(cluster.startOutput).as("start.sh says where each process serves its metrics")
-                    .containsPattern("Prometheus metrics: jobmanager:(" + base + "|" + (base + 1) + ") taskmanager-1:(" + base + "|" + (base + 1) + ")");
+            assertThat(cluster.startOutput)
+                    .as("start.sh says where each process serves its metrics")
+                    .containsPattern("Prometheus metrics: jobmanager:(" + base + "|" + (base + 1) + ") taskmanager-1:("
+                            + base + "|" + (base + 1) + ")");
             Path work = cluster.dir.resolve("dashboard");
             Files.createDirectories(work);
             try (KafkaBroker broker = new KafkaBroker(0, work.resolve("kafka")).start();
-                 Prometheus prometheus = Prometheus.start(prometheusBinary, work.resolve("prometheus"), base, METRIC_PORTS)) {
+                    Prometheus prometheus =
+                            Prometheus.start(prometheusBinary, work.resolve("prometheus"), base, METRIC_PORTS)) {
                 broker.createTopics(2, "counter-events");
-                String job = cluster.submit(List.of(), List.of("--kafka.bootstrap", broker.bootstrap(),
-                        "--kafka.group-id", "g-" + id, "--kafka.starting-offsets", "earliest",
-                        "--kafka.transactional-id-prefix", "t-" + id, "--redis", redis.url(), "--redis.key-prefix", redis.prefix,
-                        "--checkpoint.interval", "2s", "--parallelism", "2"));
+                String job = cluster.submit(
+                        List.of(),
+                        List.of(
+                                "--kafka.bootstrap",
+                                broker.bootstrap(),
+                                "--kafka.group-id",
+                                "g-" + id,
+                                "--kafka.starting-offsets",
+                                "earliest",
+                                "--kafka.transactional-id-prefix",
+                                "t-" + id,
+                                "--redis",
+                                redis.url(),
+                                "--redis.key-prefix",
+                                redis.prefix,
+                                "--checkpoint.interval",
+                                "2s",
+                                "--parallelism",
+                                "2"));
                 cluster.awaitAllRunning(job, Duration.ofMinutes(2));
                 log("job running after " + seconds(t0) + " s");
 
@@ -96,11 +114,16 @@ class DashboardIT {
                     Map<String, String> withoutData = awaitData(prometheus, queries, Duration.ofSeconds(120));
                     log("queries answered after " + seconds(t0) + " s; without data: " + withoutData.keySet());
                     assertThat(producerError.get()).as("producing").isNull();
-                    assertThat(withoutData).as("panel queries without data (Prometheus at %s)", prometheus.url).isEmpty();
-                    // and the data moves: the stream is read, counted into Redis, checkpointed, deduplicated, dead-lettered
+                    assertThat(withoutData)
+                            .as("panel queries without data (Prometheus at %s)", prometheus.url)
+                            .isEmpty();
+                    // and the data moves: the stream is read, counted into Redis, checkpointed, deduplicated,
+                    // dead-lettered
                     Map<String, String> stillZero = awaitData(prometheus, MOVING, Duration.ofSeconds(60));
                     log("moving after " + seconds(t0) + " s; still zero: " + stillZero.keySet());
-                    assertThat(stillZero).as("series that stayed at zero while events flowed").isEmpty();
+                    assertThat(stillZero)
+                            .as("series that stayed at zero while events flowed")
+                            .isEmpty();
                 } finally {
                     producing.set(false);
                     producer.join(10_000);
@@ -110,9 +133,11 @@ class DashboardIT {
                 RedisTestSupport.deleteAll(redis.jedis, redis.prefix);
             }
         } finally {
-            // Keep the logs (log/, dashboard/prometheus/prometheus.log) for a look after a failure; drop the bulky data.
+            // Keep the logs (log/, dashboard/prometheus/prometheus.log) for a look after a failure; drop the bulky
+            // data.
             if (clusterDir != null) {
-                for (String bulky : List.of("checkpoints", "savepoints", "tmp", "dashboard/kafka", "dashboard/prometheus/data")) {
+                for (String bulky :
+                        List.of("checkpoints", "savepoints", "tmp", "dashboard/kafka", "dashboard/prometheus/data")) {
                     ClusterFaultIT.deleteTree(clusterDir.resolve(bulky));
                 }
             }
@@ -124,16 +149,21 @@ class DashboardIT {
         JsonNode d = JSON.readTree(dashboard.toFile());
         Map<String, String> out = new LinkedHashMap<>();
         for (JsonNode panel : d.path("panels")) {
-            assertThat(panel.path("datasource").path("uid").asText()).as("data source of panel %s", panel.path("title")).isEqualTo("${datasource}");
+            assertThat(panel.path("datasource").path("uid").asText())
+                    .as("data source of panel %s", panel.path("title"))
+                    .isEqualTo("${datasource}");
             for (JsonNode t : panel.path("targets")) {
-                out.put(panel.path("title").asText() + " / " + t.path("refId").asText(), t.path("expr").asText());
+                out.put(
+                        panel.path("title").asText() + " / " + t.path("refId").asText(),
+                        t.path("expr").asText());
             }
         }
         return out;
     }
 
     /** Polls every query until each returns a finite value or the time is up; returns those still without data. */
-    static Map<String, String> awaitData(Prometheus prometheus, Map<String, String> queries, Duration timeout) throws Exception {
+    static Map<String, String> awaitData(Prometheus prometheus, Map<String, String> queries, Duration timeout)
+            throws Exception {
         Map<String, String> pending = new LinkedHashMap<>(queries);
         long deadline = System.nanoTime() + timeout.toNanos();
         while (!pending.isEmpty() && System.nanoTime() < deadline) {
@@ -163,14 +193,18 @@ class DashboardIT {
                     if (i % 100 == 7) value = "not json " + i;
                     else if (i % 200 == 13) value = "{\"counter\":\"dash:late\",\"ts\":" + (now - 600_000) + "}";
                     else if (i % 5 == 0) {
-                        long original = i % 50 == 0 && i > 0 ? i - 5 : i; // a redelivery of the event five before: same counter and event_id
-                        value = "{\"counter\":\"dash:c" + (original % 50) + "\",\"ts\":" + now + ",\"event_id\":\"e" + original
-                                + "\",\"user\":\"u" + (i % 30) + "\"}";
-                    }
-                    else value = "{\"counter\":\"dash:c" + (i % 50) + "\",\"ts\":" + now + "}";
-                    producer.send(new ProducerRecord<>("counter-events", (int) (i % 2), null, value.getBytes(StandardCharsets.UTF_8)), (m, e) -> {
-                        if (e != null) error.compareAndSet(null, e);
-                    });
+                        long original = i % 50 == 0 && i > 0
+                                ? i - 5
+                                : i; // a redelivery of the event five before: same counter and event_id
+                        value = "{\"counter\":\"dash:c" + (original % 50) + "\",\"ts\":" + now + ",\"event_id\":\"e"
+                                + original + "\",\"user\":\"u" + (i % 30) + "\"}";
+                    } else value = "{\"counter\":\"dash:c" + (i % 50) + "\",\"ts\":" + now + "}";
+                    producer.send(
+                            new ProducerRecord<>(
+                                    "counter-events", (int) (i % 2), null, value.getBytes(StandardCharsets.UTF_8)),
+                            (m, e) -> {
+                                if (e != null) error.compareAndSet(null, e);
+                            });
                 }
                 Thread.sleep(100);
             }
@@ -185,7 +219,8 @@ class DashboardIT {
     static final class Prometheus implements AutoCloseable {
         private final Process process;
         final String url;
-        private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+        private final HttpClient http =
+                HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
         private Prometheus(Process process, String url) {
             this.process = process;
@@ -195,7 +230,11 @@ class DashboardIT {
         static Prometheus start(Path binary, Path dir, int base, int count) throws Exception {
             Files.createDirectories(dir);
             StringBuilder targets = new StringBuilder();
-            for (int port = base; port < base + count; port++) targets.append(targets.length() == 0 ? "" : ", ").append("'127.0.0.1:").append(port).append('\'');
+            for (int port = base; port < base + count; port++)
+                targets.append(targets.length() == 0 ? "" : ", ")
+                        .append("'127.0.0.1:")
+                        .append(port)
+                        .append('\'');
             Path config = dir.resolve("prometheus.yml");
             Files.writeString(config, """
                     global:
@@ -208,18 +247,27 @@ class DashboardIT {
                           - targets: [%s]
                     """.formatted(targets));
             int port = freePortRange(1);
-            Process p = new ProcessBuilder(binary.toString(), "--config.file=" + config, "--storage.tsdb.path=" + dir.resolve("data"),
-                    "--web.listen-address=127.0.0.1:" + port, "--storage.tsdb.retention.time=1h")
-                    .redirectErrorStream(true).redirectOutput(dir.resolve("prometheus.log").toFile()).start();
+            Process p = new ProcessBuilder(
+                            binary.toString(),
+                            "--config.file=" + config,
+                            "--storage.tsdb.path=" + dir.resolve("data"),
+                            "--web.listen-address=127.0.0.1:" + port,
+                            "--storage.tsdb.retention.time=1h")
+                    .redirectErrorStream(true)
+                    .redirectOutput(dir.resolve("prometheus.log").toFile())
+                    .start();
             Prometheus prometheus = new Prometheus(p, "http://127.0.0.1:" + port);
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
             while (System.nanoTime() < deadline) {
-                if (!p.isAlive()) throw new IllegalStateException("prometheus exited: " + Files.readString(dir.resolve("prometheus.log")));
+                if (!p.isAlive())
+                    throw new IllegalStateException(
+                            "prometheus exited: " + Files.readString(dir.resolve("prometheus.log")));
                 if (prometheus.get("/-/ready") != null) return prometheus;
                 Thread.sleep(200);
             }
             prometheus.close();
-            throw new IllegalStateException("prometheus was not ready within 30 s: " + Files.readString(dir.resolve("prometheus.log")));
+            throw new IllegalStateException(
+                    "prometheus was not ready within 30 s: " + Files.readString(dir.resolve("prometheus.log")));
         }
 
         /** Whether an instant query returns at least one series with a finite value. */
@@ -228,7 +276,8 @@ class DashboardIT {
             if (body == null) return false;
             try {
                 JsonNode r = JSON.readTree(body);
-                if (!"success".equals(r.path("status").asText())) throw new AssertionError("query " + query + " failed: " + body);
+                if (!"success".equals(r.path("status").asText()))
+                    throw new AssertionError("query " + query + " failed: " + body);
                 for (JsonNode series : r.path("data").path("result")) {
                     double v = Double.parseDouble(series.path("value").path(1).asText("NaN"));
                     if (Double.isFinite(v)) return true;
@@ -241,7 +290,10 @@ class DashboardIT {
 
         private String get(String path) {
             try {
-                HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(url + path)).timeout(Duration.ofSeconds(5)).build(),
+                HttpResponse<String> r = http.send(
+                        HttpRequest.newBuilder(URI.create(url + path))
+                                .timeout(Duration.ofSeconds(5))
+                                .build(),
                         HttpResponse.BodyHandlers.ofString());
                 return r.statusCode() == 200 || r.statusCode() == 400 ? r.body() : null;
             } catch (IOException e) {
@@ -255,7 +307,8 @@ class DashboardIT {
         @Override
         public void close() throws InterruptedException {
             process.destroy();
-            if (!process.waitFor(20, TimeUnit.SECONDS)) process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            if (!process.waitFor(20, TimeUnit.SECONDS))
+                process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
         }
     }
 

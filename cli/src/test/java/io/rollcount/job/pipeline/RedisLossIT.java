@@ -66,6 +66,7 @@ class RedisLossIT {
     private static final int AFTER = 8_000;
     /** Records per second of event time: BEFORE + AFTER records span nearly 6 minutes. */
     private static final double RATE = 80;
+
     private static final String PREFIX = "rl";
     private static final String PROBE = "probe:fresh";
 
@@ -74,7 +75,10 @@ class RedisLossIT {
 
     @RegisterExtension
     static final MiniClusterExtension FLINK = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
-            .setNumberTaskManagers(1).setNumberSlotsPerTaskManager(2).setConfiguration(FLINK_CONF).build());
+            .setNumberTaskManagers(1)
+            .setNumberSlotsPerTaskManager(2)
+            .setConfiguration(FLINK_CONF)
+            .build());
 
     @TempDir
     Path dir;
@@ -82,6 +86,7 @@ class RedisLossIT {
     KafkaBroker broker;
     /** Losses of Redis's data the writers of earlier tests saw (the MiniCluster is the class's). */
     long lossesBefore;
+
     String id;
 
     @BeforeEach
@@ -98,7 +103,11 @@ class RedisLossIT {
         if (broker != null) broker.close();
     }
 
-    enum Loss { RESTART_EMPTY, FLUSHALL, RESTART_PERSISTENT }
+    enum Loss {
+        RESTART_EMPTY,
+        FLUSHALL,
+        RESTART_PERSISTENT
+    }
 
     @Test
     void a_restartEmptyDuringLiveRun() throws Exception {
@@ -123,7 +132,8 @@ class RedisLossIT {
      */
     @Test
     void d_rebuildRedisAfterLossWhileStopped() throws Exception {
-        try (RedisServerProcess server = RedisServerProcess.launch(); Jedis jedis = new Jedis("127.0.0.1", server.port)) {
+        try (RedisServerProcess server = RedisServerProcess.launch();
+                Jedis jedis = new Jedis("127.0.0.1", server.port)) {
             String topic = "events-d";
             KafkaInput in = input(topic, 11, BEFORE);
             produce(in, BEFORE);
@@ -132,7 +142,8 @@ class RedisLossIT {
             RollcountJob.build(env, options, KafkaIO.source(options), outputs(options));
             JobClient job = env.executeAsync("redis-loss-d1");
             await("all input read and in a checkpoint", Duration.ofSeconds(120), () -> allInputCommitted(options), job);
-            String savepoint = job.stopWithSavepoint(true, dir.resolve("savepoints").toUri().toString(), SavepointFormatType.CANONICAL)
+            String savepoint = job.stopWithSavepoint(
+                            true, dir.resolve("savepoints").toUri().toString(), SavepointFormatType.CANONICAL)
                     .get(180, TimeUnit.SECONDS);
             Map<String, String> before = snapshot(jedis);
 
@@ -141,50 +152,94 @@ class RedisLossIT {
             StringWriter err = new StringWriter();
             CommandLine cli = new CommandLine(new io.rollcount.cli.Main());
             cli.setErr(new PrintWriter(err));
-            assertThat(cli.execute("rebuild-redis", "--kafka.bootstrap", broker.bootstrap(), "--from", "yesterday")).isEqualTo(2);
-            assertThat(err.toString().trim()).startsWith("rollcount rebuild-redis: --from 'yesterday' is neither").doesNotContain("\n");
+            assertThat(cli.execute("rebuild-redis", "--kafka.bootstrap", broker.bootstrap(), "--from", "yesterday"))
+                    .isEqualTo(2);
+            assertThat(err.toString().trim())
+                    .startsWith("rollcount rebuild-redis: --from 'yesterday' is neither")
+                    .doesNotContain("\n");
             assertThat(jedis.dbSize()).isZero();
 
             StringWriter out = new StringWriter();
             cli = new CommandLine(new io.rollcount.cli.Main());
             cli.setOut(new PrintWriter(out));
             long t0 = System.nanoTime();
-            int code = cli.execute("rebuild-redis", "--kafka.bootstrap", broker.bootstrap(), "--redis", server.url(), "--redis.key-prefix", PREFIX,
-                    "--from", java.time.Instant.ofEpochMilli(Resolution.D1.windowStart(in.startTs)).toString().replace("Z", "+00:00"), "--to", Long.toString(System.currentTimeMillis()));
+            int code = cli.execute(
+                    "rebuild-redis",
+                    "--kafka.bootstrap",
+                    broker.bootstrap(),
+                    "--redis",
+                    server.url(),
+                    "--redis.key-prefix",
+                    PREFIX,
+                    "--from",
+                    java.time.Instant.ofEpochMilli(Resolution.D1.windowStart(in.startTs))
+                            .toString()
+                            .replace("Z", "+00:00"),
+                    "--to",
+                    Long.toString(System.currentTimeMillis()));
             double seconds = (System.nanoTime() - t0) / 1e9;
             assertThat(code).as("rebuild-redis exit code; it said " + out).isZero();
             assertThat(out.toString()).contains("keys written");
             Compared cli1 = compare(jedis, in.truth, false);
-            assertThat(cli1.wrong).as("keys with a wrong value after rebuild-redis, e.g. " + first(cli1.wrong)).isEmpty();
-            assertThat(cli1.missingWindows).as("closed 1m/5m/1h/1d windows missing after rebuild-redis, e.g. " + first(cli1.missingWindows)).isEmpty();
-            assertThat(cli1.missingTotals).as("totals are in the job's state, not in counter-rollups").isNotEmpty();
+            assertThat(cli1.wrong)
+                    .as("keys with a wrong value after rebuild-redis, e.g. " + first(cli1.wrong))
+                    .isEmpty();
+            assertThat(cli1.missingWindows)
+                    .as("closed 1m/5m/1h/1d windows missing after rebuild-redis, e.g. " + first(cli1.missingWindows))
+                    .isEmpty();
+            assertThat(cli1.missingTotals)
+                    .as("totals are in the job's state, not in counter-rollups")
+                    .isNotEmpty();
             // running it again changes nothing (guarded writes, idempotent)
             Map<String, String> once = snapshot(jedis);
-            assertThat(new CommandLine(new io.rollcount.cli.Main()).execute("rebuild-redis", "--kafka.bootstrap", broker.bootstrap(), "--redis", server.url(),
-                    "--redis.key-prefix", PREFIX)).isZero();
+            assertThat(new CommandLine(new io.rollcount.cli.Main())
+                            .execute(
+                                    "rebuild-redis",
+                                    "--kafka.bootstrap",
+                                    broker.bootstrap(),
+                                    "--redis",
+                                    server.url(),
+                                    "--redis.key-prefix",
+                                    PREFIX))
+                    .isZero();
             assertThat(snapshot(jedis)).isEqualTo(once);
             System.out.printf("RESULT redis.rebuild-cli keys=%d seconds=%.2f%n", once.size(), seconds);
 
             // the job resumed from its savepoint: restored, with the mark missing, it writes what it holds again
-            // (unbounded, as the run it continues: a bounded source restored from an unbounded one's splits would not end)
+            // (unbounded, as the run it continues: a bounded source restored from an unbounded one's splits would not
+            // end)
             JobOptions resumed = options(server, topic, false);
             StreamExecutionEnvironment env2 = environment(resumed, savepoint);
             RollcountJob.build(env2, resumed, KafkaIO.source(resumed), outputs(resumed));
             JobClient job2 = env2.executeAsync("redis-loss-d2");
             try {
                 // its two subtasks of count-per-counter, and the rebuild from counter-rollups
-                await("the restored job's rebuilds", Duration.ofSeconds(90), () -> RedisRebuildStats.finishedCount() >= 3, job2);
+                await(
+                        "the restored job's rebuilds",
+                        Duration.ofSeconds(90),
+                        () -> RedisRebuildStats.finishedCount() >= 3,
+                        job2);
                 Thread.sleep(2_000); // the writers' next flushes (every 200 ms)
-                job2.stopWithSavepoint(false, dir.resolve("savepoints").toUri().toString(), SavepointFormatType.CANONICAL).get(180, TimeUnit.SECONDS);
+                job2.stopWithSavepoint(
+                                false, dir.resolve("savepoints").toUri().toString(), SavepointFormatType.CANONICAL)
+                        .get(180, TimeUnit.SECONDS);
             } finally {
-                if (!job2.getJobStatus().get().isGloballyTerminalState()) job2.cancel().get(60, TimeUnit.SECONDS);
+                if (!job2.getJobStatus().get().isGloballyTerminalState())
+                    job2.cancel().get(60, TimeUnit.SECONDS);
             }
-            assertThat(RedisRebuildStats.startedCount()).as("the restored job saw the loss").isPositive();
+            assertThat(RedisRebuildStats.startedCount())
+                    .as("the restored job saw the loss")
+                    .isPositive();
             Compared after = compare(jedis, in.truth, false);
-            assertThat(after.wrong).as("keys with a wrong value, e.g. " + first(after.wrong)).isEmpty();
-            assertThat(after.missingTotals).as("totals missing after the restored job's rebuild").isEmpty();
+            assertThat(after.wrong)
+                    .as("keys with a wrong value, e.g. " + first(after.wrong))
+                    .isEmpty();
+            assertThat(after.missingTotals)
+                    .as("totals missing after the restored job's rebuild")
+                    .isEmpty();
             assertThat(after.missingWindows).as("1m/5m/1h/1d windows missing").isEmpty();
-            System.out.printf("RedisLossIT d: %,d keys before the loss, %,d after rebuild-redis and the restored job; %s%n",
+            System.out.printf(
+                    "RedisLossIT d: %,d keys before the loss, %,d after rebuild-redis and the restored job; %s%n",
                     before.size(), snapshot(jedis).size(), after);
         }
     }
@@ -192,36 +247,46 @@ class RedisLossIT {
     // ------------------------------------------------------------------ a live run with a loss in the middle
 
     private void liveRun(Loss loss) throws Exception {
-        String[] persistence = loss == Loss.RESTART_PERSISTENT ? new String[] {"--appendonly", "yes", "--appendfsync", "always"} : new String[0];
-        try (RedisServerProcess server = RedisServerProcess.launch(persistence); Jedis jedis = new Jedis("127.0.0.1", server.port)) {
+        String[] persistence = loss == Loss.RESTART_PERSISTENT
+                ? new String[] {"--appendonly", "yes", "--appendfsync", "always"}
+                : new String[0];
+        try (RedisServerProcess server = RedisServerProcess.launch(persistence);
+                Jedis jedis = new Jedis("127.0.0.1", server.port)) {
             String topic = "events-" + loss.name().toLowerCase();
             KafkaInput in = input(topic, 5 + loss.ordinal(), BEFORE + AFTER);
             produce(in, BEFORE);
             JobOptions options = options(server, topic, false);
             FailureInjection.reset(Place.NONE, true);
             StreamExecutionEnvironment env = environment(options, null);
-            RollcountJob.build(env, options, new GatedSource<>(KafkaIO.source(options), Long.MAX_VALUE), outputs(options));
+            RollcountJob.build(
+                    env, options, new GatedSource<>(KafkaIO.source(options), Long.MAX_VALUE), outputs(options));
             JobClient job = env.executeAsync("redis-loss-" + loss);
             Freshness fresh = new Freshness(server.port);
             try {
-                await("the first records read and in a checkpoint", Duration.ofSeconds(120),
-                        () -> allInputCommitted(options) && FailureInjection.completedCheckpoints() >= 2, job);
+                await(
+                        "the first records read and in a checkpoint",
+                        Duration.ofSeconds(120),
+                        () -> allInputCommitted(options) && FailureInjection.completedCheckpoints() >= 2,
+                        job);
                 int keysBefore = jedis.keys(PREFIX + ":*").size();
                 assertThat(jedis.exists(PREFIX + ":_epoch")).as("the epoch key").isTrue();
                 fresh.start();
 
                 // live records (and probes) go on while Redis loses its data and the job rebuilds it
-                Thread producer = new Thread(() -> {
-                    try (KafkaProducer<byte[], byte[]> p = KafkaInput.producer(broker.adminProperties())) {
-                        for (int sent = 0; sent < AFTER; sent += 100) {
-                            in.produce(p, 100);
-                            fresh.probe(p, in, topic, in.startTs + (long) ((BEFORE + sent) * 1000 / RATE) - 5_000);
-                            Thread.sleep(25);
-                        }
-                    } catch (Exception e) {
-                        fresh.failure = e;
-                    }
-                }, "live-producer");
+                Thread producer = new Thread(
+                        () -> {
+                            try (KafkaProducer<byte[], byte[]> p = KafkaInput.producer(broker.adminProperties())) {
+                                for (int sent = 0; sent < AFTER; sent += 100) {
+                                    in.produce(p, 100);
+                                    fresh.probe(
+                                            p, in, topic, in.startTs + (long) ((BEFORE + sent) * 1000 / RATE) - 5_000);
+                                    Thread.sleep(25);
+                                }
+                            } catch (Exception e) {
+                                fresh.failure = e;
+                            }
+                        },
+                        "live-producer");
                 producer.start();
                 Thread.sleep(1_500);
                 long lossAt = System.nanoTime();
@@ -246,36 +311,65 @@ class RedisLossIT {
                 producer.join(120_000);
                 assertThat(fresh.failure).isNull();
                 if (loss == Loss.RESTART_PERSISTENT) fresh.markRebuilt(System.nanoTime());
-                await("every record in a completed checkpoint", Duration.ofSeconds(120), () -> allInputCommitted(options), job);
-                job.stopWithSavepoint(true, dir.resolve("savepoints").toUri().toString(), SavepointFormatType.CANONICAL).get(180, TimeUnit.SECONDS);
+                await(
+                        "every record in a completed checkpoint",
+                        Duration.ofSeconds(120),
+                        () -> allInputCommitted(options),
+                        job);
+                job.stopWithSavepoint(true, dir.resolve("savepoints").toUri().toString(), SavepointFormatType.CANONICAL)
+                        .get(180, TimeUnit.SECONDS);
                 fresh.close();
 
                 Compared c;
                 try (Jedis after = new Jedis("127.0.0.1", server.port)) {
                     c = compare(after, in.truth, loss == Loss.RESTART_PERSISTENT);
                 }
-                assertThat(c.wrong).as("keys with a wrong value, e.g. " + first(c.wrong)).isEmpty();
-                assertThat(c.missingTotals).as("totals missing, e.g. " + first(c.missingTotals)).isEmpty();
-                assertThat(c.missingWindows).as("1m/5m/1h/1d windows missing, e.g. " + first(c.missingWindows)).isEmpty();
-                assertThat(c.sketchesDiffering).as("1h/1d uniques whose count differs from PFADD of their users, e.g. " + first(c.sketchesDiffering)).isEmpty();
+                assertThat(c.wrong)
+                        .as("keys with a wrong value, e.g. " + first(c.wrong))
+                        .isEmpty();
+                assertThat(c.missingTotals)
+                        .as("totals missing, e.g. " + first(c.missingTotals))
+                        .isEmpty();
+                assertThat(c.missingWindows)
+                        .as("1m/5m/1h/1d windows missing, e.g. " + first(c.missingWindows))
+                        .isEmpty();
+                assertThat(c.sketchesDiffering)
+                        .as("1h/1d uniques whose count differs from PFADD of their users, e.g. "
+                                + first(c.sketchesDiffering))
+                        .isEmpty();
                 assertThat(c.probes).as("the probe counter").isEqualTo(fresh.sent.get());
                 if (loss == Loss.RESTART_PERSISTENT) {
-                    assertThat((METRICS.sum(RollcountMetrics.REDIS_DATA_LOST) - lossesBefore)).as("losses seen by the writers").isZero();
-                    assertThat(RedisRebuildStats.startedCount()).as("rebuilds started").isZero();
+                    assertThat((METRICS.sum(RollcountMetrics.REDIS_DATA_LOST) - lossesBefore))
+                            .as("losses seen by the writers")
+                            .isZero();
+                    assertThat(RedisRebuildStats.startedCount())
+                            .as("rebuilds started")
+                            .isZero();
                     assertThat(c.missing5s).as("no 5s window lost").isZero();
                     assertThat(c.allUniquesLower).as("no u:all lost").isZero();
-                    System.out.printf("RedisLossIT %s: no rebuild; %,d keys before, %s; live_p99_ms=%d over %d probes%n", loss, keysBefore, c,
-                            fresh.p99Millis(), fresh.count());
+                    System.out.printf(
+                            "RedisLossIT %s: no rebuild; %,d keys before, %s; live_p99_ms=%d over %d probes%n",
+                            loss, keysBefore, c, fresh.p99Millis(), fresh.count());
                 } else {
-                    assertThat((METRICS.sum(RollcountMetrics.REDIS_DATA_LOST) - lossesBefore)).as("writers that saw the loss").isPositive();
-                    assertThat(c.missing5s).as("closed 5s windows are lost (not in counter-rollups)").isPositive();
-                    System.out.printf("RESULT redis.rebuild loss=%s keys=%d seconds=%.2f live_p99_ms=%d probes=%d%n", loss,
-                            RedisRebuildStats.keys(), RedisRebuildStats.longestSeconds(), fresh.p99Millis(), fresh.count());
+                    assertThat((METRICS.sum(RollcountMetrics.REDIS_DATA_LOST) - lossesBefore))
+                            .as("writers that saw the loss")
+                            .isPositive();
+                    assertThat(c.missing5s)
+                            .as("closed 5s windows are lost (not in counter-rollups)")
+                            .isPositive();
+                    System.out.printf(
+                            "RESULT redis.rebuild loss=%s keys=%d seconds=%.2f live_p99_ms=%d probes=%d%n",
+                            loss,
+                            RedisRebuildStats.keys(),
+                            RedisRebuildStats.longestSeconds(),
+                            fresh.p99Millis(),
+                            fresh.count());
                     System.out.printf("RedisLossIT %s: %,d keys before the loss; after: %s%n", loss, keysBefore, c);
                 }
             } finally {
                 fresh.close();
-                if (!job.getJobStatus().get().isGloballyTerminalState()) job.cancel().get(60, TimeUnit.SECONDS);
+                if (!job.getJobStatus().get().isGloballyTerminalState())
+                    job.cancel().get(60, TimeUnit.SECONDS);
             }
         }
     }
@@ -298,9 +392,16 @@ class RedisLossIT {
 
         @Override
         public String toString() {
-            return String.format("%,d totals and 1m/5m/1h/1d windows exact, %,d of %,d 1h/1d uniques counting as PFADD of their users;"
-                    + " lost as documented: %,d of %,d closed 5s windows, %,d of %,d u:all keys below their users", values,
-                    sketches - sketchesDiffering.size(), sketches, missing5s, windows5s, allUniquesLower, allUniques);
+            return String.format(
+                    "%,d totals and 1m/5m/1h/1d windows exact, %,d of %,d 1h/1d uniques counting as PFADD of their users;"
+                            + " lost as documented: %,d of %,d closed 5s windows, %,d of %,d u:all keys below their users",
+                    values,
+                    sketches - sketchesDiffering.size(),
+                    sketches,
+                    missing5s,
+                    windows5s,
+                    allUniquesLower,
+                    allUniques);
         }
     }
 
@@ -359,7 +460,10 @@ class RedisLossIT {
     private static Map<String, String> snapshot(Jedis jedis) {
         Map<String, String> m = new java.util.TreeMap<>();
         for (String k : jedis.keys(PREFIX + ":*")) {
-            if (k.startsWith(PREFIX + ":_") || k.contains("}:_") || k.startsWith(PREFIX + ":top:") || k.startsWith(PREFIX + ":trending:")) continue;
+            if (k.startsWith(PREFIX + ":_")
+                    || k.contains("}:_")
+                    || k.startsWith(PREFIX + ":top:")
+                    || k.startsWith(PREFIX + ":trending:")) continue;
             if (k.contains("}:u:")) {
                 m.put(k, "pfcount " + jedis.pfcount(k));
             } else {
@@ -392,27 +496,29 @@ class RedisLossIT {
         }
 
         void start() {
-            reader = new Thread(() -> {
-                long seen = 0;
-                Jedis j = null;
-                while (!stop.get()) {
-                    try {
-                        if (j == null) j = new Jedis("127.0.0.1", port);
-                        String v = j.get(PREFIX + ":{" + PROBE + "}:total");
-                        long now = System.nanoTime();
-                        long value = v == null ? 0 : Long.parseLong(v);
-                        for (long n = seen + 1; n <= value; n++) seenAt.putIfAbsent(n, now);
-                        seen = Math.max(seen, value);
-                        Thread.sleep(5);
-                    } catch (redis.clients.jedis.exceptions.JedisException e) {
+            reader = new Thread(
+                    () -> {
+                        long seen = 0;
+                        Jedis j = null;
+                        while (!stop.get()) {
+                            try {
+                                if (j == null) j = new Jedis("127.0.0.1", port);
+                                String v = j.get(PREFIX + ":{" + PROBE + "}:total");
+                                long now = System.nanoTime();
+                                long value = v == null ? 0 : Long.parseLong(v);
+                                for (long n = seen + 1; n <= value; n++) seenAt.putIfAbsent(n, now);
+                                seen = Math.max(seen, value);
+                                Thread.sleep(5);
+                            } catch (redis.clients.jedis.exceptions.JedisException e) {
+                                if (j != null) j.close();
+                                j = null; // Redis is restarting
+                            } catch (InterruptedException e) {
+                                return;
+                            }
+                        }
                         if (j != null) j.close();
-                        j = null; // Redis is restarting
-                    } catch (InterruptedException e) {
-                        return;
-                    }
-                }
-                if (j != null) j.close();
-            }, "probe-reader");
+                    },
+                    "probe-reader");
             reader.setDaemon(true);
             reader.start();
         }
@@ -420,7 +526,8 @@ class RedisLossIT {
         /** One probe record, acknowledged; counted in the ground truth with event time {@code ts}. */
         void probe(KafkaProducer<byte[], byte[]> p, KafkaInput in, String topic, long ts) throws Exception {
             String line = "{\"counter\":\"" + PROBE + "\",\"ts\":" + ts + "}";
-            p.send(new ProducerRecord<>(topic, KafkaInput.utf8(PROBE), KafkaInput.utf8(line))).get();
+            p.send(new ProducerRecord<>(topic, KafkaInput.utf8(PROBE), KafkaInput.utf8(line)))
+                    .get();
             long n = sent.incrementAndGet();
             sentAt.put(n, System.nanoTime());
             synchronized (in) {
@@ -515,17 +622,26 @@ class RedisLossIT {
     }
 
     private static RollcountJob.Outputs outputs(JobOptions options) {
-        return new RollcountJob.Outputs(RedisSink.fromOptions(options), KafkaIO.deadLetters(options), 0, KafkaIO.rollups(options), null,
+        return new RollcountJob.Outputs(
+                RedisSink.fromOptions(options),
+                KafkaIO.deadLetters(options),
+                0,
+                KafkaIO.rollups(options),
+                null,
                 RedisSink.fromOptions(options).withoutWatermark());
     }
 
     /** The job's consumer group has committed (on a completed checkpoint) the end offset of every input partition. */
     private boolean allInputCommitted(JobOptions options) throws Exception {
-        Map<TopicPartition, Long> end = KafkaOutputs.endOffsets(broker.adminProperties(), options.kafkaTopic, "read_committed");
+        Map<TopicPartition, Long> end =
+                KafkaOutputs.endOffsets(broker.adminProperties(), options.kafkaTopic, "read_committed");
         try (Admin admin = Admin.create(broker.adminProperties())) {
             Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(options.kafkaGroupId)
-                    .partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS);
-            return end.entrySet().stream().allMatch(e -> committed.get(e.getKey()) != null && committed.get(e.getKey()).offset() >= e.getValue());
+                    .partitionsToOffsetAndMetadata()
+                    .get(30, TimeUnit.SECONDS);
+            return end.entrySet().stream()
+                    .allMatch(e -> committed.get(e.getKey()) != null
+                            && committed.get(e.getKey()).offset() >= e.getValue());
         }
     }
 
@@ -543,8 +659,12 @@ class RedisLossIT {
                 // a broker or Redis briefly away: look again
             }
             JobStatus status = job.getJobStatus().get(30, TimeUnit.SECONDS);
-            assertThat(status.isGloballyTerminalState()).as("the job ended (" + status + ") before: " + what).isFalse();
-            assertThat(System.nanoTime()).as("waited " + timeout + " for: " + what).isLessThan(deadline);
+            assertThat(status.isGloballyTerminalState())
+                    .as("the job ended (" + status + ") before: " + what)
+                    .isFalse();
+            assertThat(System.nanoTime())
+                    .as("waited " + timeout + " for: " + what)
+                    .isLessThan(deadline);
             Thread.sleep(100);
         }
     }

@@ -92,7 +92,9 @@ public final class DeadLetterFileSink implements Sink<Event>, SupportsWriterStat
         try {
             Position side = readStart(file);
             long truncateTo = -1;
-            if (context.getTaskInfo().getAttemptNumber() > 0 && side != null && side.owner().equals(job)) {
+            if (context.getTaskInfo().getAttemptNumber() > 0
+                    && side != null
+                    && side.owner().equals(job)) {
                 truncateTo = side.length(); // a restart before any checkpoint: the input replays from its beginning
             } else {
                 writeStart(file, new Position(job, Files.exists(file) ? Files.size(file) : 0));
@@ -105,7 +107,8 @@ public final class DeadLetterFileSink implements Sink<Event>, SupportsWriterStat
     }
 
     @Override
-    public StatefulSinkWriter<Event, Position> restoreWriter(WriterInitContext context, Collection<Position> states) throws IOException {
+    public StatefulSinkWriter<Event, Position> restoreWriter(WriterInitContext context, Collection<Position> states)
+            throws IOException {
         Path file = Paths.get(path).toAbsolutePath();
         String owner = null;
         long length = -1;
@@ -125,8 +128,11 @@ public final class DeadLetterFileSink implements Sink<Event>, SupportsWriterStat
                 truncateTo = Math.max(length, side.length());
             } else {
                 long size = Files.exists(file) ? Files.size(file) : 0;
-                LOG.warn("Dead-letter file {} was written by another job ({}) since this job's checkpoint: it is not truncated, "
-                        + "so dead letters written after the checkpoint may appear twice", path, side == null ? "no owner recorded" : side.owner());
+                LOG.warn(
+                        "Dead-letter file {} was written by another job ({}) since this job's checkpoint: it is not truncated, "
+                                + "so dead letters written after the checkpoint may appear twice",
+                        path,
+                        side == null ? "no owner recorded" : side.owner());
                 writeStart(file, new Position(owner, size));
             }
             return new Writer(file, owner, truncateTo, lock);
@@ -194,7 +200,11 @@ public final class DeadLetterFileSink implements Sink<Event>, SupportsWriterStat
         Path start = startFile(file);
         Path tmp = Paths.get(start + ".tmp");
         Files.writeString(tmp, p.owner() + " " + p.length() + "\n");
-        Files.move(tmp, start, java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        Files.move(
+                tmp,
+                start,
+                java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+                java.nio.file.StandardCopyOption.ATOMIC_MOVE);
     }
 
     /**

@@ -66,7 +66,8 @@ public final class InputFiles {
         URI uri = input.toUri();
         if (uri.getScheme() == null || "file".equals(uri.getScheme())) {
             java.nio.file.Path local = java.nio.file.Path.of(uri.getPath());
-            if (!Files.exists(local, LinkOption.NOFOLLOW_LINKS)) throw new FileNotFoundException("--input " + local + " does not exist");
+            if (!Files.exists(local, LinkOption.NOFOLLOW_LINKS))
+                throw new FileNotFoundException("--input " + local + " does not exist");
             if (Files.isDirectory(local)) scanLocalFolder(local, inputs, skipped);
             else checkLocalFile(local, inputs, skipped);
         } else {
@@ -77,7 +78,8 @@ public final class InputFiles {
         return new Scan(List.copyOf(inputs), List.copyOf(skipped));
     }
 
-    private static void scanLocalFolder(java.nio.file.Path folder, List<Input> inputs, List<Skipped> skipped) throws IOException {
+    private static void scanLocalFolder(java.nio.file.Path folder, List<Input> inputs, List<Skipped> skipped)
+            throws IOException {
         List<java.nio.file.Path> entries = new ArrayList<>();
         try (DirectoryStream<java.nio.file.Path> dir = Files.newDirectoryStream(folder)) {
             dir.forEach(entries::add);
@@ -91,7 +93,8 @@ public final class InputFiles {
             if (isHidden(name)) {
                 // Hidden files are skipped without a look: lock files are often dangling links. Only those that
                 // would otherwise be inputs are worth a line in the summary.
-                if (hasInputName(name)) skipped.add(new Skipped(p.toString(), "hidden (its name begins with '" + name.charAt(0) + "')"));
+                if (hasInputName(name))
+                    skipped.add(new Skipped(p.toString(), "hidden (its name begins with '" + name.charAt(0) + "')"));
                 continue;
             }
             if (Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)) { // a linked folder is not followed: no loops
@@ -102,12 +105,14 @@ public final class InputFiles {
         }
     }
 
-    private static void checkLocalFile(java.nio.file.Path p, List<Input> inputs, List<Skipped> skipped) throws IOException {
+    private static void checkLocalFile(java.nio.file.Path p, List<Input> inputs, List<Skipped> skipped)
+            throws IOException {
         BasicFileAttributes attrs;
         try {
             attrs = Files.readAttributes(p, BasicFileAttributes.class); // follows a symbolic link
         } catch (NoSuchFileException e) {
-            skipped.add(new Skipped(p.toString(), Files.isSymbolicLink(p) ? "dangling symbolic link" : "vanished while scanned"));
+            skipped.add(new Skipped(
+                    p.toString(), Files.isSymbolicLink(p) ? "dangling symbolic link" : "vanished while scanned"));
             return;
         } catch (IOException e) {
             skipped.add(new Skipped(p.toString(), "cannot be read: " + e));
@@ -120,11 +125,13 @@ public final class InputFiles {
         } else if (!Files.isReadable(p)) {
             skipped.add(new Skipped(p.toString(), "not readable (permission denied)"));
         } else {
-            inputs.add(new Input(new Path(p.toUri()), attrs.size(), attrs.lastModifiedTime().toMillis()));
+            inputs.add(new Input(
+                    new Path(p.toUri()), attrs.size(), attrs.lastModifiedTime().toMillis()));
         }
     }
 
-    private static void scanRemote(FileSystem fs, Path p, boolean top, List<Input> inputs, List<Skipped> skipped) throws IOException {
+    private static void scanRemote(FileSystem fs, Path p, boolean top, List<Input> inputs, List<Skipped> skipped)
+            throws IOException {
         FileStatus status = fs.getFileStatus(p);
         if (status.isDir()) {
             FileStatus[] children = fs.listStatus(p);
@@ -132,7 +139,9 @@ public final class InputFiles {
             for (FileStatus c : children) {
                 String name = c.getPath().getName();
                 if (isHidden(name)) {
-                    if (hasInputName(name)) skipped.add(new Skipped(c.getPath().toString(), "hidden (its name begins with '" + name.charAt(0) + "')"));
+                    if (hasInputName(name))
+                        skipped.add(new Skipped(
+                                c.getPath().toString(), "hidden (its name begins with '" + name.charAt(0) + "')"));
                 } else if (c.isDir() || hasInputName(name)) {
                     scanRemote(fs, c.getPath(), false, inputs, skipped);
                 }

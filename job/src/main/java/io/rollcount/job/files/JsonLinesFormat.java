@@ -72,7 +72,9 @@ public final class JsonLinesFormat implements BulkFormat<Event, FileSourceSplit>
 
     @Override
     public Reader<Event> restoreReader(Configuration config, FileSourceSplit split) {
-        long skip = split.getReaderPosition().map(CheckpointedPosition::getRecordsAfterOffset).orElse(0L);
+        long skip = split.getReaderPosition()
+                .map(CheckpointedPosition::getRecordsAfterOffset)
+                .orElse(0L);
         return new LineReader(parser, maxFutureMillis, split.path(), skip);
     }
 
@@ -97,7 +99,8 @@ public final class JsonLinesFormat implements BulkFormat<Event, FileSourceSplit>
     static String describe(IOException e) {
         if (e instanceof EOFException) return "truncated or empty: the data ends before the gzip stream does";
         if (e instanceof ZipException) return "corrupt gzip (" + e.getMessage() + ")";
-        if (e instanceof FileNotFoundException || e instanceof NoSuchFileException) return "cannot be opened (" + e.getMessage() + ")";
+        if (e instanceof FileNotFoundException || e instanceof NoSuchFileException)
+            return "cannot be opened (" + e.getMessage() + ")";
         if (e instanceof AccessDeniedException) return "not readable (permission denied)";
         return e.getClass().getSimpleName() + (e.getMessage() == null ? "" : ": " + e.getMessage());
     }
@@ -109,6 +112,7 @@ public final class JsonLinesFormat implements BulkFormat<Event, FileSourceSplit>
         private final RecentEventTimes recent = new RecentEventTimes();
         /** Parsed lines not yet emitted, and whether each is judged for the future rule. */
         private final ArrayDeque<Event> pending = new ArrayDeque<>();
+
         private final ArrayDeque<Boolean> judged = new ArrayDeque<>();
         private InputStream in;
         private long linesEmitted;
@@ -119,6 +123,7 @@ public final class JsonLinesFormat implements BulkFormat<Event, FileSourceSplit>
         private long lastLineBytes;
         /** Why the file cannot be read, until its dead letter is emitted. */
         private String failure;
+
         private boolean done;
 
         LineReader(EventParser parser, long maxFutureMillis, Path path, long skip) {
@@ -133,7 +138,9 @@ public final class JsonLinesFormat implements BulkFormat<Event, FileSourceSplit>
                 this.in = gzip ? new BufferedInputStream(new GZIPInputStream(raw, 1 << 16), 1 << 16) : raw;
                 for (long i = 0; i < skip; i++) {
                     int len = readLine();
-                    if (len < 0) throw new IOException("has fewer lines (" + i + ") than the checkpoint says were read (" + skip + ")");
+                    if (len < 0)
+                        throw new IOException(
+                                "has fewer lines (" + i + ") than the checkpoint says were read (" + skip + ")");
                     parse(len, i + 1, System.currentTimeMillis()); // as first read: the file's progress is rebuilt
                 }
             } catch (IOException e) {
@@ -143,9 +150,10 @@ public final class JsonLinesFormat implements BulkFormat<Event, FileSourceSplit>
                     // record, at position 1): not again.
                     done = true;
                 } else {
-                    failure = name + ": " + describe(e) + (skip > 0
-                            ? " after a restart at line " + skip + " (the lines before it counted)"
-                            : "; none of its lines count");
+                    failure = name + ": " + describe(e)
+                            + (skip > 0
+                                    ? " after a restart at line " + skip + " (the lines before it counted)"
+                                    : "; none of its lines count");
                 }
             }
             this.linesEmitted = skip;
@@ -160,11 +168,15 @@ public final class JsonLinesFormat implements BulkFormat<Event, FileSourceSplit>
             Event e;
             if (len > MAX_LINE_BYTES) {
                 e = new Event();
-                e.keepPayload(DeadLetterPayload.ofPrefix(Arrays.copyOf(buf, DeadLetterPayload.MAX_PAYLOAD_BYTES + 4), lastLineBytes,
+                e.keepPayload(DeadLetterPayload.ofPrefix(
+                        Arrays.copyOf(buf, DeadLetterPayload.MAX_PAYLOAD_BYTES + 4),
+                        lastLineBytes,
                         DeadLetterPayload.MAX_PAYLOAD_BYTES));
                 e.source = source;
                 e.ts = now;
-                e.deadLetter(EventParser.INVALID_JSON, "line of " + lastLineBytes + " bytes, longer than " + MAX_LINE_BYTES + " bytes");
+                e.deadLetter(
+                        EventParser.INVALID_JSON,
+                        "line of " + lastLineBytes + " bytes, longer than " + MAX_LINE_BYTES + " bytes");
             } else {
                 e = parser.parse(Arrays.copyOf(buf, len), null, source, now, 0).cutPayload();
             }
@@ -202,8 +214,10 @@ public final class JsonLinesFormat implements BulkFormat<Event, FileSourceSplit>
                 try {
                     len = readLine();
                 } catch (IOException e) {
-                    failure = name + ": " + describe(e) + (linesParsed == 0 ? "; none of its lines count"
-                            : " after line " + linesParsed + " (the lines before it counted)");
+                    failure = name + ": " + describe(e)
+                            + (linesParsed == 0
+                                    ? "; none of its lines count"
+                                    : " after line " + linesParsed + " (the lines before it counted)");
                     closeQuietly();
                     return;
                 }
@@ -223,12 +237,17 @@ public final class JsonLinesFormat implements BulkFormat<Event, FileSourceSplit>
             long first = linesEmitted;
             if (!pending.isEmpty()) {
                 long progress = recent.progress();
-                long limit = maxFutureMillis > 0 && progress < Long.MAX_VALUE - maxFutureMillis ? progress + maxFutureMillis : Long.MAX_VALUE;
+                long limit = maxFutureMillis > 0 && progress < Long.MAX_VALUE - maxFutureMillis
+                        ? progress + maxFutureMillis
+                        : Long.MAX_VALUE;
                 while (count < BATCH && !pending.isEmpty()) {
                     Event e = pending.poll();
                     if (judged.poll() && e.ts > limit) {
-                        e.deadLetter(EventParser.FUTURE_TS, "ts " + e.ts + " is " + (e.ts - progress) + " ms ahead of the file's progress (its recent lines reach "
-                                + progress + "; at most " + maxFutureMillis + " ms allowed)");
+                        e.deadLetter(
+                                EventParser.FUTURE_TS,
+                                "ts " + e.ts + " is " + (e.ts - progress)
+                                        + " ms ahead of the file's progress (its recent lines reach " + progress
+                                        + "; at most " + maxFutureMillis + " ms allowed)");
                     }
                     batch[count++] = e;
                 }

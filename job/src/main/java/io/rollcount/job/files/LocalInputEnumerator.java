@@ -27,7 +27,8 @@ public final class LocalInputEnumerator implements FileEnumerator {
             InputFiles.Scan scan = InputFiles.scan(path);
             for (InputFiles.Skipped s : scan.skipped()) LOG.warn("input skipped: {}", s);
             for (InputFiles.Input in : scan.inputs()) {
-                splits.add(new FileSourceSplit(String.valueOf(nextId++), in.path(), 0, in.size(), in.modificationTime(), in.size()));
+                splits.add(new FileSourceSplit(
+                        String.valueOf(nextId++), in.path(), 0, in.size(), in.modificationTime(), in.size()));
             }
         }
         return splits;

@@ -37,6 +37,7 @@ public final class DeadLetterRecords implements KafkaRecordSerializationSchema<E
 
     /** Kafka's defaults: the producer's {@code max.request.size} and a broker's {@code message.max.bytes}. */
     public static final int DEFAULT_MAX_REQUEST_SIZE = 1_048_576;
+
     public static final int DEFAULT_MAX_MESSAGE_BYTES = 1_048_588;
     /**
      * Bytes of a record besides its key and value: a batch header (61 bytes), the record's own header
@@ -44,8 +45,10 @@ public final class DeadLetterRecords implements KafkaRecordSerializationSchema<E
      */
     static final int RECORD_OVERHEAD = 1024;
     /** The least limit accepted: a dead letter with every field at its cap and no payload, its key, the overhead. */
-    public static final int MIN_LIMIT = DeadLetterPayload.MAX_SERIALIZED_BYTES - 2 * DeadLetterPayload.MAX_PAYLOAD_BYTES
-            + DeadLetterPayload.MAX_KEY_BYTES + RECORD_OVERHEAD;
+    public static final int MIN_LIMIT = DeadLetterPayload.MAX_SERIALIZED_BYTES
+            - 2 * DeadLetterPayload.MAX_PAYLOAD_BYTES
+            + DeadLetterPayload.MAX_KEY_BYTES
+            + RECORD_OVERHEAD;
 
     private final String topic;
     private final int limit;
@@ -53,8 +56,8 @@ public final class DeadLetterRecords implements KafkaRecordSerializationSchema<E
     /** @param limit the most bytes one record may have: the smaller of the producer's and the topic's limits */
     public DeadLetterRecords(String topic, int limit) {
         if (limit < MIN_LIMIT) {
-            throw new IllegalArgumentException("a dead letter needs records of at least " + MIN_LIMIT + " bytes, "
-                    + topic + " takes " + limit);
+            throw new IllegalArgumentException(
+                    "a dead letter needs records of at least " + MIN_LIMIT + " bytes, " + topic + " takes " + limit);
         }
         this.topic = topic;
         this.limit = limit;
@@ -62,13 +65,17 @@ public final class DeadLetterRecords implements KafkaRecordSerializationSchema<E
 
     /** The limits of the job's producer ({@code --kafka.properties}) and of the topic as the brokers report it. */
     public static DeadLetterRecords forTopic(JobOptions options, Properties producer, String topic) {
-        int request = intSetting(producer.getProperty(ProducerConfig.MAX_REQUEST_SIZE_CONFIG), DEFAULT_MAX_REQUEST_SIZE,
+        int request = intSetting(
+                producer.getProperty(ProducerConfig.MAX_REQUEST_SIZE_CONFIG),
+                DEFAULT_MAX_REQUEST_SIZE,
                 "max.request.size of --kafka.properties");
         int message = topicMaxMessageBytes(options, topic);
         int limit = Math.min(request, message);
         if (limit < MIN_LIMIT) {
-            throw new IllegalArgumentException((request <= message ? "max.request.size " + request + " of --kafka.properties"
-                    : "max.message.bytes " + message + " of topic " + topic) + " leaves no room for a dead letter: at least "
+            throw new IllegalArgumentException((request <= message
+                            ? "max.request.size " + request + " of --kafka.properties"
+                            : "max.message.bytes " + message + " of topic " + topic)
+                    + " leaves no room for a dead letter: at least "
                     + MIN_LIMIT + " bytes are needed");
         }
         return new DeadLetterRecords(topic, limit);
@@ -112,13 +119,18 @@ public final class DeadLetterRecords implements KafkaRecordSerializationSchema<E
         p.putIfAbsent(AdminClientConfig.CLIENT_ID_CONFIG, "rollcount-admin");
         ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
         try (Admin admin = Admin.create(p)) {
-            Map<ConfigResource, Config> configs = admin.describeConfigs(List.of(resource)).all().get(30, TimeUnit.SECONDS);
+            Map<ConfigResource, Config> configs =
+                    admin.describeConfigs(List.of(resource)).all().get(30, TimeUnit.SECONDS);
             ConfigEntry entry = configs.get(resource).get(TopicConfig.MAX_MESSAGE_BYTES_CONFIG);
-            if (entry != null && entry.value() != null) return intSetting(entry.value(), DEFAULT_MAX_MESSAGE_BYTES, "max.message.bytes");
+            if (entry != null && entry.value() != null)
+                return intSetting(entry.value(), DEFAULT_MAX_MESSAGE_BYTES, "max.message.bytes");
         } catch (InterruptedException ex) {
             Thread.currentThread().interrupt();
         } catch (Exception ex) {
-            LOG.warn("Cannot read max.message.bytes of topic {} ({}); assuming the broker default {} bytes", topic, ex.toString(),
+            LOG.warn(
+                    "Cannot read max.message.bytes of topic {} ({}); assuming the broker default {} bytes",
+                    topic,
+                    ex.toString(),
                     DEFAULT_MAX_MESSAGE_BYTES);
         }
         return DEFAULT_MAX_MESSAGE_BYTES;

@@ -46,7 +46,8 @@ public final class KafkaClients {
         }
         if (options.kafkaBootstrap == null || options.kafkaBootstrap.isBlank()) {
             if (!p.containsKey(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG)) {
-                throw new IllegalArgumentException("--kafka.bootstrap is required for Kafka (or bootstrap.servers in --kafka.properties)");
+                throw new IllegalArgumentException(
+                        "--kafka.bootstrap is required for Kafka (or bootstrap.servers in --kafka.properties)");
             }
         } else {
             p.put(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, options.kafkaBootstrap.trim());
@@ -87,16 +88,21 @@ public final class KafkaClients {
         try {
             admin = Admin.create(p);
         } catch (KafkaException e) {
-            throw new IllegalArgumentException("--kafka.bootstrap " + bootstrap + " (with --kafka.properties "
-                    + options.kafkaProperties + "): cannot make a Kafka client: " + rootMessage(e), e);
+            throw new IllegalArgumentException(
+                    "--kafka.bootstrap " + bootstrap + " (with --kafka.properties " + options.kafkaProperties
+                            + "): cannot make a Kafka client: " + rootMessage(e),
+                    e);
         }
         try (admin) {
             try {
                 admin.describeCluster().clusterId().get(ms, TimeUnit.MILLISECONDS);
             } catch (ExecutionException | TimeoutException e) {
-                throw new IllegalStateException("--kafka.bootstrap " + bootstrap + ": no Kafka broker answered within "
-                        + timeout.toSeconds() + " s (is it running and reachable? are the SASL/SSL settings of --kafka.properties right?): "
-                        + rootMessage(e), e);
+                throw new IllegalStateException(
+                        "--kafka.bootstrap " + bootstrap + ": no Kafka broker answered within "
+                                + timeout.toSeconds()
+                                + " s (is it running and reachable? are the SASL/SSL settings of --kafka.properties right?): "
+                                + rootMessage(e),
+                        e);
             }
             if (topics.length == 0) return;
             Set<String> existing = admin.listTopics().names().get(ms, TimeUnit.MILLISECONDS);
@@ -105,13 +111,17 @@ public final class KafkaClients {
                 if (!existing.contains(t)) missing.add(new NewTopic(t, Optional.empty(), Optional.empty()));
             }
             if (missing.isEmpty()) return;
-            for (Map.Entry<String, ? extends org.apache.kafka.common.KafkaFuture<Void>> f : admin.createTopics(missing).values().entrySet()) {
+            for (Map.Entry<String, ? extends org.apache.kafka.common.KafkaFuture<Void>> f :
+                    admin.createTopics(missing).values().entrySet()) {
                 try {
                     f.getValue().get(ms, TimeUnit.MILLISECONDS);
                 } catch (ExecutionException e) {
                     if (!(e.getCause() instanceof TopicExistsException)) {
-                        throw new IllegalStateException("--kafka.bootstrap " + bootstrap + ": cannot create topic " + f.getKey()
-                                + " (create it yourself, or grant the job's Kafka user CREATE): " + rootMessage(e), e);
+                        throw new IllegalStateException(
+                                "--kafka.bootstrap " + bootstrap + ": cannot create topic " + f.getKey()
+                                        + " (create it yourself, or grant the job's Kafka user CREATE): "
+                                        + rootMessage(e),
+                                e);
                     }
                 }
             }
@@ -119,7 +129,8 @@ public final class KafkaClients {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while checking --kafka.bootstrap " + bootstrap, e);
         } catch (ExecutionException | TimeoutException e) {
-            throw new IllegalStateException("--kafka.bootstrap " + bootstrap + ": cannot list topics: " + rootMessage(e), e);
+            throw new IllegalStateException(
+                    "--kafka.bootstrap " + bootstrap + ": cannot list topics: " + rootMessage(e), e);
         }
     }
 

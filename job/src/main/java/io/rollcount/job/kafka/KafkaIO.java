@@ -90,12 +90,13 @@ public final class KafkaIO {
      * every record fits the producer's and the topic's size limits ({@link DeadLetterRecords}).
      */
     public static KafkaSink<Event> deadLetters(JobOptions options) {
-        return exactlyOnce(options, "dlq", DeadLetterRecords.forTopic(options, producerProperties(options), DEAD_LETTER_TOPIC));
+        return exactlyOnce(
+                options, "dlq", DeadLetterRecords.forTopic(options, producerProperties(options), DEAD_LETTER_TOPIC));
     }
 
     /** {@code counter-trending}: key = the namespace, value = the bytes the caller makes. */
-    public static <T> KafkaSink<T> trending(JobOptions options, SerializableFunction<T, String> namespace,
-            SerializableFunction<T, byte[]> value) {
+    public static <T> KafkaSink<T> trending(
+            JobOptions options, SerializableFunction<T, String> namespace, SerializableFunction<T, byte[]> value) {
         return exactlyOnce(options, TRENDING_TOPIC, "trending", t -> utf8(namespace.apply(t)), value);
     }
 
@@ -103,13 +104,18 @@ public final class KafkaIO {
      * An exactly-once sink to {@code topic} (which must exist: {@link #ensureOutputTopics}) with transactional ids
      * {@code <prefix>-<idSuffix>}: every sink of one job needs its own suffix, and every job on one Kafka cluster its own prefix.
      */
-    public static <T> KafkaSink<T> exactlyOnce(JobOptions options, String topic, String idSuffix,
-            SerializableFunction<T, byte[]> key, SerializableFunction<T, byte[]> value) {
+    public static <T> KafkaSink<T> exactlyOnce(
+            JobOptions options,
+            String topic,
+            String idSuffix,
+            SerializableFunction<T, byte[]> key,
+            SerializableFunction<T, byte[]> value) {
         return exactlyOnce(options, idSuffix, new Serializer<>(topic, key, value));
     }
 
     /** An exactly-once sink with the given records. */
-    static <T> KafkaSink<T> exactlyOnce(JobOptions options, String idSuffix, KafkaRecordSerializationSchema<T> records) {
+    static <T> KafkaSink<T> exactlyOnce(
+            JobOptions options, String idSuffix, KafkaRecordSerializationSchema<T> records) {
         return KafkaSink.<T>builder()
                 .setKafkaProducerConfig(producerProperties(options))
                 .setDeliveryGuarantee(DeliveryGuarantee.EXACTLY_ONCE)
@@ -128,7 +134,8 @@ public final class KafkaIO {
 
     public static String transactionalIdPrefix(JobOptions options, String suffix) {
         String prefix = options.kafkaTransactionalIdPrefix == null || options.kafkaTransactionalIdPrefix.isBlank()
-                ? "rollcount" : options.kafkaTransactionalIdPrefix.trim();
+                ? "rollcount"
+                : options.kafkaTransactionalIdPrefix.trim();
         return prefix + "-" + suffix;
     }
 

@@ -41,9 +41,16 @@ public final class LocalMetrics implements MetricReporter {
         String id = UUID.randomUUID().toString();
         LocalMetrics metrics = new LocalMetrics();
         PENDING.put(id, metrics);
-        conf.set(ConfigOptions.key("metrics.reporter." + REPORTER + ".factory.class").stringType().noDefaultValue(),
+        conf.set(
+                ConfigOptions.key("metrics.reporter." + REPORTER + ".factory.class")
+                        .stringType()
+                        .noDefaultValue(),
                 LocalMetricsFactory.class.getName());
-        conf.set(ConfigOptions.key("metrics.reporter." + REPORTER + "." + ID).stringType().noDefaultValue(), id);
+        conf.set(
+                ConfigOptions.key("metrics.reporter." + REPORTER + "." + ID)
+                        .stringType()
+                        .noDefaultValue(),
+                id);
         return metrics;
     }
 

@@ -36,11 +36,13 @@ public final class RollcountMetrics {
     public static final String EVENTS_LATE = "eventsLate";
     /** Dead letters; labelled {@code reason}. */
     public static final String DEAD_LETTERS = "deadLetters";
+
     public static final String REASON = "reason";
     /** Partial sums out of the pre-aggregation: eventsCounted / partialSums is its fold ratio. */
     public static final String PARTIAL_SUMS = "partialSums";
     /** Duration of one batch of Redis writes, request to last reply, in milliseconds (retries included). */
     public static final String REDIS_WRITE_LATENCY = "redisWriteLatencyMs";
+
     public static final String REDIS_RETRIES = "redisRetries";
     public static final String REDIS_COMMANDS_SENT = "redisCommandsSent";
     public static final String REDIS_KEYS_WRITTEN = "redisKeysWritten";
@@ -50,6 +52,7 @@ public final class RollcountMetrics {
     public static final String REDIS_FIRST_REJECTED = "redisFirstRejected";
     /** Guarded writes, plain writes, keys that left the guard, losses of Redis's data seen: per Redis writer. */
     public static final String REDIS_WRITES_GUARDED = "redisWritesGuarded";
+
     public static final String REDIS_WRITES_PLAIN = "redisWritesPlain";
     public static final String REDIS_KEYS_CONFIRMED = "redisKeysConfirmed";
     public static final String REDIS_DATA_LOST = "redisDataLost";
@@ -96,7 +99,8 @@ public final class RollcountMetrics {
     }
 
     /** Writes of the batch in flight: {@code writes} while {@code inFlight} is running, else 0. */
-    public static void redisWritesInFlight(MetricGroup writer, java.util.function.Supplier<Future<?>> inFlight, LongSupplier writes) {
+    public static void redisWritesInFlight(
+            MetricGroup writer, java.util.function.Supplier<Future<?>> inFlight, LongSupplier writes) {
         group(writer).gauge(REDIS_WRITES_IN_FLIGHT, (Gauge<Long>) () -> {
             Future<?> f = inFlight.get();
             return f == null || f.isDone() ? 0L : writes.getAsLong();
@@ -108,7 +112,8 @@ public final class RollcountMetrics {
      * ({@code Long.MIN_VALUE}), 0 once the watermark is at or past the wall clock (the end of a bounded input).
      */
     public static void eventTimeLag(MetricGroup operator, LongSupplier watermark) {
-        group(operator).gauge(EVENT_TIME_LAG, (Gauge<Double>) () -> lag(System.currentTimeMillis(), watermark.getAsLong()));
+        group(operator)
+                .gauge(EVENT_TIME_LAG, (Gauge<Double>) () -> lag(System.currentTimeMillis(), watermark.getAsLong()));
     }
 
     static double lag(long now, long watermark) {
@@ -118,7 +123,8 @@ public final class RollcountMetrics {
 
     /** Age of the trending lists: wall clock minus {@code lastPublished} (epoch ms of processing time). */
     public static void trendingListAge(MetricGroup operator, LongSupplier lastPublished) {
-        group(operator).gauge(TRENDING_LIST_AGE, (Gauge<Long>) () -> Math.max(0, System.currentTimeMillis() - lastPublished.getAsLong()));
+        group(operator).gauge(TRENDING_LIST_AGE, (Gauge<Long>)
+                () -> Math.max(0, System.currentTimeMillis() - lastPublished.getAsLong()));
     }
 
     /**
@@ -133,10 +139,29 @@ public final class RollcountMetrics {
             this.accumulator = accumulator;
         }
 
-        @Override public void inc() { accumulator.add(1); }
-        @Override public void inc(long n) { accumulator.add(n); }
-        @Override public void dec() { accumulator.add(-1); }
-        @Override public void dec(long n) { accumulator.add(-n); }
-        @Override public long getCount() { return accumulator.getLocalValue(); }
+        @Override
+        public void inc() {
+            accumulator.add(1);
+        }
+
+        @Override
+        public void inc(long n) {
+            accumulator.add(n);
+        }
+
+        @Override
+        public void dec() {
+            accumulator.add(-1);
+        }
+
+        @Override
+        public void dec(long n) {
+            accumulator.add(-n);
+        }
+
+        @Override
+        public long getCount() {
+            return accumulator.getLocalValue();
+        }
     }
 }

@@ -27,6 +27,7 @@ import java.util.Base64;
 public final class DeadLetterPayload {
     /** The most raw input bytes a dead letter carries (contract section 4: 64 KiB). */
     public static final int MAX_PAYLOAD_BYTES = 64 * 1024;
+
     public static final int MAX_REASON_CHARS = 64;
     public static final int MAX_DETAIL_CHARS = 1024;
     public static final int MAX_SOURCE_CHARS = 1024;

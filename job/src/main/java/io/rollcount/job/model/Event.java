@@ -77,7 +77,8 @@ public class Event {
 
     /** The payload as a dead letter writes it, cut to at most {@code maxBytes}. */
     public DeadLetterPayload deadLetterPayload(int maxBytes) {
-        if (payload != null && payloadSize >= 0) return DeadLetterPayload.cut(payload, payloadSize, payloadBase64, maxBytes);
+        if (payload != null && payloadSize >= 0)
+            return DeadLetterPayload.cut(payload, payloadSize, payloadBase64, maxBytes);
         return DeadLetterPayload.of(payload, maxBytes);
     }
 
@@ -85,10 +86,17 @@ public class Event {
     public boolean equals(Object o) {
         if (this == o) return true;
         if (!(o instanceof Event e)) return false;
-        return delta == e.delta && ts == e.ts && payloadSize == e.payloadSize && payloadBase64 == e.payloadBase64 && Objects.equals(counter, e.counter)
-                && Objects.equals(eventId, e.eventId) && Objects.equals(user, e.user)
-                && Objects.equals(reason, e.reason) && Objects.equals(detail, e.detail)
-                && Arrays.equals(payload, e.payload) && Arrays.equals(key, e.key)
+        return delta == e.delta
+                && ts == e.ts
+                && payloadSize == e.payloadSize
+                && payloadBase64 == e.payloadBase64
+                && Objects.equals(counter, e.counter)
+                && Objects.equals(eventId, e.eventId)
+                && Objects.equals(user, e.user)
+                && Objects.equals(reason, e.reason)
+                && Objects.equals(detail, e.detail)
+                && Arrays.equals(payload, e.payload)
+                && Arrays.equals(key, e.key)
                 && Objects.equals(source, e.source);
     }
 

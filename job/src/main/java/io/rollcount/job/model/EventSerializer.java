@@ -70,9 +70,14 @@ public final class EventSerializer extends TypeSerializerSingleton<Event> {
 
     @Override
     public void serialize(Event e, DataOutputView out) throws IOException {
-        int flags = (e.eventId != null ? EVENT_ID : 0) | (e.user != null ? USER : 0) | (e.reason != null ? REASON : 0)
-                | (e.detail != null ? DETAIL : 0) | (e.payload != null ? PAYLOAD : 0) | (e.key != null ? KEY : 0)
-                | (e.source != null ? SOURCE : 0) | (e.payload != null && e.payloadSize >= 0 ? CUT : 0);
+        int flags = (e.eventId != null ? EVENT_ID : 0)
+                | (e.user != null ? USER : 0)
+                | (e.reason != null ? REASON : 0)
+                | (e.detail != null ? DETAIL : 0)
+                | (e.payload != null ? PAYLOAD : 0)
+                | (e.key != null ? KEY : 0)
+                | (e.source != null ? SOURCE : 0)
+                | (e.payload != null && e.payloadSize >= 0 ? CUT : 0);
         out.writeByte(flags);
         StringValue.writeString(e.counter, out); // null-safe
         out.writeLong(e.delta);

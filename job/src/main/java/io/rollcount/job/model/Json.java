@@ -87,7 +87,8 @@ public final class Json {
     /** Decodes strictly: null where the bytes are not valid UTF-8. */
     public static String utf8OrNull(byte[] bytes) {
         try {
-            return StandardCharsets.UTF_8.newDecoder()
+            return StandardCharsets.UTF_8
+                    .newDecoder()
                     .onMalformedInput(CodingErrorAction.REPORT)
                     .onUnmappableCharacter(CodingErrorAction.REPORT)
                     .decode(ByteBuffer.wrap(bytes))

@@ -11,6 +11,7 @@ public class PartialSum {
     public String counter;
     /** Start of the 5-second bucket, epoch ms. */
     public long bucket;
+
     public long sum;
     /** Number of events combined. */
     public long events;
@@ -64,7 +65,11 @@ public class PartialSum {
     public boolean equals(Object o) {
         if (this == o) return true;
         if (!(o instanceof PartialSum p)) return false;
-        return bucket == p.bucket && sum == p.sum && events == p.events && negative == p.negative && Objects.equals(counter, p.counter);
+        return bucket == p.bucket
+                && sum == p.sum
+                && events == p.events
+                && negative == p.negative
+                && Objects.equals(counter, p.counter);
     }
 
     @Override

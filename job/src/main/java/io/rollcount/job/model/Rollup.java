@@ -13,11 +13,13 @@ public class Rollup {
     public String res;
     /** Window start and end, epoch milliseconds. */
     public long start;
+
     public long end;
     public long sum;
     public long events;
     /** Distinct users (HyperLogLog estimate) for 1h and 1d windows with users; null otherwise. */
     public Long uniques;
+
     public int revision;
 
     public Rollup() {}
@@ -37,8 +39,14 @@ public class Rollup {
     public boolean equals(Object o) {
         if (this == o) return true;
         if (!(o instanceof Rollup r)) return false;
-        return start == r.start && end == r.end && sum == r.sum && events == r.events && revision == r.revision
-                && Objects.equals(counter, r.counter) && Objects.equals(res, r.res) && Objects.equals(uniques, r.uniques);
+        return start == r.start
+                && end == r.end
+                && sum == r.sum
+                && events == r.events
+                && revision == r.revision
+                && Objects.equals(counter, r.counter)
+                && Objects.equals(res, r.res)
+                && Objects.equals(uniques, r.uniques);
     }
 
     @Override
@@ -48,7 +56,7 @@ public class Rollup {
 
     @Override
     public String toString() {
-        return "Rollup{" + counter + " " + res + "@" + start + " sum=" + sum + " events=" + events
-                + " uniques=" + uniques + " rev=" + revision + "}";
+        return "Rollup{" + counter + " " + res + "@" + start + " sum=" + sum + " events=" + events + " uniques="
+                + uniques + " rev=" + revision + "}";
     }
 }

@@ -14,6 +14,7 @@ public class TopList {
 
     /** Namespace, or {@code _all}. */
     public String ns;
+
     public String kind;
     /** Resolution of a window list; null for trending. */
     public String res;
@@ -21,6 +22,7 @@ public class TopList {
     public Long start;
     /** The event time (watermark, epoch ms) the list reflects. */
     public long at;
+
     public String[] counters = new String[0];
     /** The ranking value: the decayed score (trending) or the window sum (window). */
     public double[] scores = new double[0];
@@ -33,8 +35,13 @@ public class TopList {
     public boolean equals(Object o) {
         if (this == o) return true;
         if (!(o instanceof TopList t)) return false;
-        return at == t.at && Objects.equals(ns, t.ns) && Objects.equals(kind, t.kind) && Objects.equals(res, t.res)
-                && Objects.equals(start, t.start) && Arrays.equals(counters, t.counters) && Arrays.equals(scores, t.scores)
+        return at == t.at
+                && Objects.equals(ns, t.ns)
+                && Objects.equals(kind, t.kind)
+                && Objects.equals(res, t.res)
+                && Objects.equals(start, t.start)
+                && Arrays.equals(counters, t.counters)
+                && Arrays.equals(scores, t.scores)
                 && Arrays.equals(estimates, t.estimates);
     }
 
@@ -45,6 +52,7 @@ public class TopList {
 
     @Override
     public String toString() {
-        return "TopList{" + kind + " " + ns + (res == null ? "" : " " + res + "@" + start) + " at=" + at + " " + counters.length + " items}";
+        return "TopList{" + kind + " " + ns + (res == null ? "" : " " + res + "@" + start) + " at=" + at + " "
+                + counters.length + " items}";
     }
 }

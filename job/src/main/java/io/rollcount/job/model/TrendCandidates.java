@@ -10,6 +10,7 @@ public class TrendCandidates {
     public int shard;
     /** The event time (epoch ms) the scores are decayed to. */
     public long at;
+
     public String[] counters = new String[0];
     /** Point estimates (Count-Min-tightened Space-Saving counts), decayed to {@link #at}. */
     public double[] scores = new double[0];

@@ -25,6 +25,7 @@ public final class TrendWeight {
     public final String counter;
     /** Start of the 5-second bucket, epoch ms. */
     public final long bucket;
+
     public final double trend;
 
     public TrendWeight(String counter, long bucket, double trend) {
@@ -47,11 +48,30 @@ public final class TrendWeight {
         private static final long serialVersionUID = 1L;
         public static final Serializer INSTANCE = new Serializer();
 
-        @Override public boolean isImmutableType() { return true; }
-        @Override public TrendWeight createInstance() { return new TrendWeight("", 0, 0); }
-        @Override public TrendWeight copy(TrendWeight from) { return from; }
-        @Override public TrendWeight copy(TrendWeight from, TrendWeight reuse) { return from; }
-        @Override public int getLength() { return -1; }
+        @Override
+        public boolean isImmutableType() {
+            return true;
+        }
+
+        @Override
+        public TrendWeight createInstance() {
+            return new TrendWeight("", 0, 0);
+        }
+
+        @Override
+        public TrendWeight copy(TrendWeight from) {
+            return from;
+        }
+
+        @Override
+        public TrendWeight copy(TrendWeight from, TrendWeight reuse) {
+            return from;
+        }
+
+        @Override
+        public int getLength() {
+            return -1;
+        }
 
         @Override
         public void serialize(TrendWeight w, DataOutputView out) throws IOException {
@@ -98,21 +118,65 @@ public final class TrendWeight {
         /** What the {@code @TypeInfo} annotation names. */
         public static final class Factory extends TypeInfoFactory<TrendWeight> {
             @Override
-            public TypeInformation<TrendWeight> createTypeInfo(Type t, Map<String, TypeInformation<?>> genericParameters) {
+            public TypeInformation<TrendWeight> createTypeInfo(
+                    Type t, Map<String, TypeInformation<?>> genericParameters) {
                 return INSTANCE;
             }
         }
 
-        @Override public boolean isBasicType() { return false; }
-        @Override public boolean isTupleType() { return false; }
-        @Override public int getArity() { return 1; }
-        @Override public int getTotalFields() { return 1; }
-        @Override public Class<TrendWeight> getTypeClass() { return TrendWeight.class; }
-        @Override public boolean isKeyType() { return false; }
-        @Override public TypeSerializer<TrendWeight> createSerializer(SerializerConfig config) { return Serializer.INSTANCE; }
-        @Override public String toString() { return "TrendWeight"; }
-        @Override public boolean equals(Object o) { return o instanceof Info; }
-        @Override public int hashCode() { return Info.class.hashCode(); }
-        @Override public boolean canEqual(Object o) { return o instanceof Info; }
+        @Override
+        public boolean isBasicType() {
+            return false;
+        }
+
+        @Override
+        public boolean isTupleType() {
+            return false;
+        }
+
+        @Override
+        public int getArity() {
+            return 1;
+        }
+
+        @Override
+        public int getTotalFields() {
+            return 1;
+        }
+
+        @Override
+        public Class<TrendWeight> getTypeClass() {
+            return TrendWeight.class;
+        }
+
+        @Override
+        public boolean isKeyType() {
+            return false;
+        }
+
+        @Override
+        public TypeSerializer<TrendWeight> createSerializer(SerializerConfig config) {
+            return Serializer.INSTANCE;
+        }
+
+        @Override
+        public String toString() {
+            return "TrendWeight";
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Info;
+        }
+
+        @Override
+        public int hashCode() {
+            return Info.class.hashCode();
+        }
+
+        @Override
+        public boolean canEqual(Object o) {
+            return o instanceof Info;
+        }
     }
 }

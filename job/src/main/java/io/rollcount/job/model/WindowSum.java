@@ -20,7 +20,11 @@ public class WindowSum {
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof WindowSum w && start == w.start && sum == w.sum && Objects.equals(counter, w.counter) && Objects.equals(res, w.res);
+        return o instanceof WindowSum w
+                && start == w.start
+                && sum == w.sum
+                && Objects.equals(counter, w.counter)
+                && Objects.equals(res, w.res);
     }
 
     @Override

@@ -9,6 +9,7 @@ public class WindowTop {
     public String res;
     /** Window start, epoch ms. */
     public long start;
+
     public String[] counters = new String[0];
     public long[] sums = new long[0];
 

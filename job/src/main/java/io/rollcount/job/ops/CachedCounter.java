@@ -31,6 +31,7 @@ final class CachedCounter {
     boolean weightStale;
     /** The names of the last 1h and 1d sketches used, and their window starts: built once per window, not per event. */
     final long[] nameStarts = {Long.MIN_VALUE, Long.MIN_VALUE};
+
     final String[] names = new String[2];
     /** The policy of the counter's namespace ({@code --policies}), looked up once per stay on the heap. */
     io.rollcount.job.policy.NamespacePolicy policy;

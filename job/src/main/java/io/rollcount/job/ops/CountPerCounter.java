@@ -12,8 +12,8 @@ import io.rollcount.job.policy.Policies;
 import io.rollcount.job.redis.RedisKeys;
 import io.rollcount.job.redis.RedisLossWatch;
 import io.rollcount.job.redis.RedisRebuildStats;
-import io.rollcount.job.redis.RollupsRebuild;
 import io.rollcount.job.redis.RedisWrite;
+import io.rollcount.job.redis.RollupsRebuild;
 import io.rollcount.sketches.RedisHyperLogLog;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -90,6 +90,7 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
      * 5-second bucket); the source {@value #OVERFLOW_SOURCE}.
      */
     public static final OutputTag<Event> OVERFLOW = new OutputTag<>("overflow") {};
+
     public static final String OVERFLOW_REASON = "overflow";
     public static final String OVERFLOW_SOURCE = "count-per-counter";
     /** Heap for counters between snapshots, per subtask. */
@@ -121,6 +122,7 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
     private transient DueIndex due;
     /** The keyed state was restored: {@link #open} rebuilds {@link #due} from it. */
     private transient boolean restored;
+
     private transient CounterCache cache;
     /** Counters changed since the last flush, in the order of their first change. */
     private transient ArrayList<CachedCounter> changed;
@@ -128,6 +130,7 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
     private transient boolean heapBackend;
     /** The slot of each resolution's window for the partial sum at hand (scratch). */
     private transient int[] slots;
+
     private transient LongCounter overflowCount;
     /** The timestamp of records emitted now: the event-time timer's, else none. */
     private transient long stamp;
@@ -138,9 +141,11 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
     private RollupsRebuild rollupsRebuild;
     /** Counters per step of a rebuild, and the pause between steps: about 10,000 counters a second. */
     static final int REBUILD_COUNTERS_PER_STEP = 1_000;
+
     static final long REBUILD_STEP_MILLIS = 100;
     /** The counters still to write again after a loss, or null; the next to write. */
     private transient ArrayList<String> rebuildQueue;
+
     private transient int rebuildNext;
     private transient long rebuildStartNanos;
     private transient long rebuildKeys;
@@ -155,6 +160,7 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
      * nothing else would tell it that some counters are still missing in Redis).
      */
     private transient org.apache.flink.api.common.state.ListState<Boolean> rebuildPending;
+
     private transient boolean resumeRebuild;
 
     /** Rollups of every resolution. */
@@ -171,7 +177,8 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
      * @param rollupMask the resolutions whose closed windows go to {@link #ROLLUPS}, a bit per
      *     {@link Resolution#ordinal()} ({@code JobOptions#rollupResolutionMask}); the others are neither built nor revised
      */
-    public CountPerCounter(RedisKeys keys, long allowedLatenessMillis, long flushIntervalMillis, long cacheBytes, int rollupMask) {
+    public CountPerCounter(
+            RedisKeys keys, long allowedLatenessMillis, long flushIntervalMillis, long cacheBytes, int rollupMask) {
         this(keys, allowedLatenessMillis, flushIntervalMillis, cacheBytes, rollupMask, Policies.none(100, 1));
     }
 
@@ -180,10 +187,17 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
      *     (expiring after its retention) and rolled up; only its uniques are written and sketched. A window
      *     restored from a savepoint of a resolution the policies no longer keep is no longer written.
      */
-    public CountPerCounter(RedisKeys keys, long allowedLatenessMillis, long flushIntervalMillis, long cacheBytes, int rollupMask,
+    public CountPerCounter(
+            RedisKeys keys,
+            long allowedLatenessMillis,
+            long flushIntervalMillis,
+            long cacheBytes,
+            int rollupMask,
             Policies policies) {
-        if (flushIntervalMillis <= 0) throw new IllegalArgumentException("flush interval must be > 0 ms, got " + flushIntervalMillis);
-        if ((rollupMask & ~ALL_RESOLUTIONS) != 0) throw new IllegalArgumentException("rollup resolutions: unknown bits in " + rollupMask);
+        if (flushIntervalMillis <= 0)
+            throw new IllegalArgumentException("flush interval must be > 0 ms, got " + flushIntervalMillis);
+        if ((rollupMask & ~ALL_RESOLUTIONS) != 0)
+            throw new IllegalArgumentException("rollup resolutions: unknown bits in " + rollupMask);
         this.keys = keys;
         this.lateness = allowedLatenessMillis;
         this.flushIntervalMillis = flushIntervalMillis;
@@ -214,8 +228,9 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
     public void initializeState(StateInitializationContext context) throws Exception {
         super.initializeState(context);
         restored = context.isRestored();
-        rebuildPending = context.getOperatorStateStore().getUnionListState(
-                new org.apache.flink.api.common.state.ListStateDescriptor<>("redis-rebuild-pending", Types.BOOLEAN));
+        rebuildPending = context.getOperatorStateStore()
+                .getUnionListState(new org.apache.flink.api.common.state.ListStateDescriptor<>(
+                        "redis-rebuild-pending", Types.BOOLEAN));
         for (Boolean b : rebuildPending.get()) resumeRebuild |= Boolean.TRUE.equals(b);
     }
 
@@ -224,8 +239,8 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
         super.open();
         stateDescriptor = new ValueStateDescriptor<>("counter", TypeInformation.of(CounterState.class));
         state = getPartitionedState(stateDescriptor);
-        uniques = getPartitionedState(new MapStateDescriptor<>("uniques", Types.STRING,
-                PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO));
+        uniques = getPartitionedState(new MapStateDescriptor<>(
+                "uniques", Types.STRING, PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO));
         legacyTimers = getInternalTimerService("user-timers", VoidNamespaceSerializer.INSTANCE, this);
         due = new DueIndex();
         if (restored) rebuildDueIndex();
@@ -238,7 +253,9 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
         heapBackend = getKeyedStateBackend() instanceof org.apache.flink.runtime.state.heap.HeapKeyedStateBackend;
         rebuildsMetric = getMetricGroup().counter("redisRebuilds");
         rebuildKeysMetric = getMetricGroup().counter("redisRebuildKeys");
-        if (lossWatch != null) lossWatch.open("count-per-counter-" + getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(), restored);
+        if (lossWatch != null)
+            lossWatch.open(
+                    "count-per-counter-" + getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(), restored);
         scheduleFlush();
     }
 
@@ -252,7 +269,8 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
         Resolution[] all = Resolution.all();
         int[] idx = slots;
         NamespacePolicy policy = c.policy;
-        for (int k = 0; k < all.length; k++) idx[k] = policy.keeps(all[k]) ? s.find(all[k], all[k].windowStart(p.bucket)) : -1;
+        for (int k = 0; k < all.length; k++)
+            idx[k] = policy.keeps(all[k]) ? s.find(all[k], all[k].windowStart(p.bucket)) : -1;
         // Nothing of a partial sum that would take the total or one of its windows past the 64-bit range
         // is counted (its users neither): it becomes one dead letter, and the counter keeps what it had.
         String overflows = overflows(s, p.sum, idx);
@@ -300,7 +318,8 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
         if (overflows(s.total, delta)) return "total " + s.total;
         for (int i : idx) {
             if (i >= 0 && overflows(s.sum[i], delta)) {
-                return s.resolution(i).label + " window " + RedisKeys.windowSuffix(s.resolution(i), s.start[i]) + " (sum " + s.sum[i] + ")";
+                return s.resolution(i).label + " window " + RedisKeys.windowSuffix(s.resolution(i), s.start[i])
+                        + " (sum " + s.sum[i] + ")";
             }
         }
         return null;
@@ -323,9 +342,13 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
         });
         e.key = p.counter.getBytes(StandardCharsets.UTF_8);
         e.source = OVERFLOW_SOURCE;
-        e.deadLetter(OVERFLOW_REASON, "counter " + p.counter + ": adding " + p.sum + " (" + (p.events == 1 ? "1 event" : p.events + " events")
-                + " of the 5 s bucket at " + p.bucket + ") to its " + value + " would go past the 64-bit range; not counted");
-        output.collect(OVERFLOW, record.hasTimestamp() ? new StreamRecord<>(e, record.getTimestamp()) : new StreamRecord<>(e));
+        e.deadLetter(
+                OVERFLOW_REASON,
+                "counter " + p.counter + ": adding " + p.sum + " (" + (p.events == 1 ? "1 event" : p.events + " events")
+                        + " of the 5 s bucket at " + p.bucket + ") to its " + value
+                        + " would go past the 64-bit range; not counted");
+        output.collect(
+                OVERFLOW, record.hasTimestamp() ? new StreamRecord<>(e, record.getTimestamp()) : new StreamRecord<>(e));
     }
 
     /**
@@ -399,8 +422,8 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
 
     /** After a restore: every counter of this subtask's key groups with a window, at its next due time. */
     private void rebuildDueIndex() throws Exception {
-        this.<String>getKeyedStateBackend().applyToAllKeys(VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE, stateDescriptor,
-                (id, st) -> {
+        this.<String>getKeyedStateBackend()
+                .applyToAllKeys(VoidNamespace.INSTANCE, VoidNamespaceSerializer.INSTANCE, stateDescriptor, (id, st) -> {
                     CounterState s = st.value();
                     long next = s == null ? Long.MAX_VALUE : nextDue(s);
                     if (next != Long.MAX_VALUE) due.add(next, id);
@@ -429,7 +452,8 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
         for (Resolution r : UNIQUE_RESOLUTIONS) {
             if (!policy.uniques(r)) continue;
             long start = r.windowStart(p.bucket);
-            emit(RedisWrite.users(base + RedisKeys.uniquesSuffix(r, start), p.users, start, policy.expireAtMillis(r, start)));
+            emit(RedisWrite.users(
+                    base + RedisKeys.uniquesSuffix(r, start), p.users, start, policy.expireAtMillis(r, start)));
             // The sketch in state serves the rollups' uniques of the window: kept only where its window sum is.
             if (!policy.keeps(r)) continue;
             int i = s.find(r, start);
@@ -541,7 +565,10 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
     @Override
     public void snapshotState(StateSnapshotContext context) throws Exception {
         super.snapshotState(context);
-        rebuildPending.update(rebuildQueue != null || rollupsRunning || resumeRebuild ? java.util.List.of(true) : java.util.List.of());
+        rebuildPending.update(
+                rebuildQueue != null || rollupsRunning || resumeRebuild
+                        ? java.util.List.of(true)
+                        : java.util.List.of());
         for (CachedCounter c : cache.all()) {
             if (c.unstored) {
                 setCurrentKey(c.id);
@@ -558,7 +585,9 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
             flushChanged();
             boolean lost = lossWatch != null && lossWatch.check();
             if (lost || resumeRebuild) {
-                if (resumeRebuild && !lost) LOG.warn("a rebuild after a loss of Redis's data was under way at the checkpoint this job restored: starting it over");
+                if (resumeRebuild && !lost)
+                    LOG.warn(
+                            "a rebuild after a loss of Redis's data was under way at the checkpoint this job restored: starting it over");
                 resumeRebuild = false;
                 startRebuild();
             }
@@ -614,7 +643,8 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
         boolean running = rebuildQueue != null;
         ArrayList<String> ids = new ArrayList<>();
         java.util.HashSet<String> seen = new java.util.HashSet<>();
-        try (java.util.stream.Stream<String> s = this.<String>getKeyedStateBackend().getKeys("counter", VoidNamespace.INSTANCE)) {
+        try (java.util.stream.Stream<String> s =
+                this.<String>getKeyedStateBackend().getKeys("counter", VoidNamespace.INSTANCE)) {
             s.forEach(id -> {
                 if (seen.add(id)) ids.add(id);
             });
@@ -629,7 +659,9 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
         rebuildsMetric.inc();
         RedisRebuildStats.started();
         LOG.warn("Redis lost its data: writing the {} counters of this subtask again from the job's state", ids.size());
-        if (!running) getProcessingTimeService().registerTimer(getProcessingTimeService().getCurrentProcessingTime(), t -> rebuildStep());
+        if (!running)
+            getProcessingTimeService()
+                    .registerTimer(getProcessingTimeService().getCurrentProcessingTime(), t -> rebuildStep());
         if (rollupsRebuild != null && getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() == 0) {
             if (rollupsThread == null) {
                 rollupsThread = java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
@@ -647,7 +679,8 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
                     RollupsRebuild.Result r = rollups.run(Long.MIN_VALUE, Long.MAX_VALUE);
                     RedisRebuildStats.finished(r.written(), System.nanoTime() - t0);
                 } catch (RuntimeException e) {
-                    LOG.error("rebuilding closed windows from counter-rollups failed; run ./rollcount rebuild-redis", e);
+                    LOG.error(
+                            "rebuilding closed windows from counter-rollups failed; run ./rollcount rebuild-redis", e);
                     RedisRebuildStats.finished(0, System.nanoTime() - t0);
                 } finally {
                     rollupsRunning = false;
@@ -666,11 +699,18 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
             rebuildKeys += rewrite(id);
         }
         if (rebuildNext < rebuildQueue.size()) {
-            getProcessingTimeService().registerTimer(getProcessingTimeService().getCurrentProcessingTime() + REBUILD_STEP_MILLIS, t -> rebuildStep());
+            getProcessingTimeService()
+                    .registerTimer(
+                            getProcessingTimeService().getCurrentProcessingTime() + REBUILD_STEP_MILLIS,
+                            t -> rebuildStep());
             return;
         }
         long nanos = System.nanoTime() - rebuildStartNanos;
-        LOG.info("wrote {} counters ({} keys) again after Redis lost its data, in {} ms", rebuildQueue.size(), rebuildKeys, nanos / 1_000_000);
+        LOG.info(
+                "wrote {} counters ({} keys) again after Redis lost its data, in {} ms",
+                rebuildQueue.size(),
+                rebuildKeys,
+                nanos / 1_000_000);
         rebuildKeysMetric.inc(rebuildKeys);
         RedisRebuildStats.finished(rebuildKeys, nanos);
         rebuildQueue = null;
@@ -691,14 +731,22 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
         for (int i = 0; i < s.size; i++) {
             Resolution r = s.resolution(i);
             long start = s.start[i];
-            emit(count(base, RedisKeys.windowSuffix(r, start), s.sum[i], s.events[i], s.has(i, CounterState.NEGATIVE), start, r.expireAtMillis(start)));
+            emit(count(
+                    base,
+                    RedisKeys.windowSuffix(r, start),
+                    s.sum[i],
+                    s.events[i],
+                    s.has(i, CounterState.NEGATIVE),
+                    start,
+                    r.expireAtMillis(start)));
             n++;
             if ((r == Resolution.H1 || r == Resolution.D1) && s.has(i, CounterState.HAS_USERS)) {
                 String name = r.label + ":" + start;
                 RedisHyperLogLog h = c != null ? c.sketches.get(name) : null;
                 byte[] bytes = h != null ? h.toRedisBytes() : uniques.get(name);
                 if (bytes != null) {
-                    emit(RedisWrite.sketch(base + RedisKeys.uniquesSuffix(r, start), bytes, start, r.expireAtMillis(start)));
+                    emit(RedisWrite.sketch(
+                            base + RedisKeys.uniquesSuffix(r, start), bytes, start, r.expireAtMillis(start)));
                     n++;
                 }
             }
@@ -737,7 +785,13 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
                 Resolution r = s.resolution(i);
                 if (!c.policy.keeps(r)) continue; // restored, of a resolution the policies no longer keep: not written
                 long start = s.start[i];
-                emit(count(base, RedisKeys.windowSuffix(r, start), s.sum[i], s.events[i], s.has(i, CounterState.NEGATIVE), start,
+                emit(count(
+                        base,
+                        RedisKeys.windowSuffix(r, start),
+                        s.sum[i],
+                        s.events[i],
+                        s.has(i, CounterState.NEGATIVE),
+                        start,
                         c.policy.expireAtMillis(r, start)));
                 s.clear(i, CounterState.DIRTY);
             }
@@ -749,8 +803,10 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
      * either way: a guarded monotone write creates none but respects one that a versioned write left (a
      * replay of the counter's state from before its negative delta must not overwrite the newer value).
      */
-    private static RedisWrite count(String base, String suffix, long value, long events, boolean negative, long windowStart, long expireAt) {
-        return RedisWrite.count(base + suffix, RedisKeys.versionKey(base, suffix), value, events, !negative, windowStart, expireAt);
+    private static RedisWrite count(
+            String base, String suffix, long value, long events, boolean negative, long windowStart, long expireAt) {
+        return RedisWrite.count(
+                base + suffix, RedisKeys.versionKey(base, suffix), value, events, !negative, windowStart, expireAt);
     }
 
     private Rollup rollup(CachedCounter c, int i) throws Exception {
@@ -760,7 +816,8 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
             RedisHyperLogLog sketch = sketch(c, uniquesName(c, s.resolution(i), s.start[i]));
             uniqueUsers = sketch == null ? null : sketch.count();
         }
-        return new Rollup(c.id, s.resolution(i).label, s.start[i], s.end(i), s.sum[i], s.events[i], uniqueUsers, s.revision[i]);
+        return new Rollup(
+                c.id, s.resolution(i).label, s.start[i], s.end(i), s.sum[i], s.events[i], uniqueUsers, s.revision[i]);
     }
 
     private void emit(RedisWrite w) {

@@ -15,7 +15,8 @@ final class CounterCache {
     private long bytes;
 
     CounterCache(long budgetBytes) {
-        if (budgetBytes <= 0) throw new IllegalArgumentException("counter cache budget must be > 0 bytes, got " + budgetBytes);
+        if (budgetBytes <= 0)
+            throw new IllegalArgumentException("counter cache budget must be > 0 bytes, got " + budgetBytes);
         this.budgetBytes = budgetBytes;
     }
 

@@ -46,18 +46,22 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
     private final long horizonMillis;
     /** The horizon of each namespace (--policies); null: {@link #horizonMillis} for all. */
     private final Policies policies;
+
     private transient ValueState<Long> forgetAt;
     /** The earlier version's state: pairs it saw, each cleared by its own timer. */
     private transient ValueState<Long> legacyForgetAt;
+
     private transient LongCounter duplicates;
     /** Until which watermark the earlier version's state is looked up: NONE, PENDING (until the first watermark), or a time. */
     private transient long legacyUntil;
+
     private transient ListState<Long> legacyUntilState;
     private static final long NONE = Long.MIN_VALUE;
     private static final long PENDING = Long.MAX_VALUE;
 
     public DropDuplicates(long horizonMillis) {
-        if (horizonMillis <= 0) throw new IllegalArgumentException("dedup horizon must be > 0 ms, got " + horizonMillis);
+        if (horizonMillis <= 0)
+            throw new IllegalArgumentException("dedup horizon must be > 0 ms, got " + horizonMillis);
         this.horizonMillis = horizonMillis;
         this.policies = null;
     }
@@ -89,12 +93,14 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
         forgetAt = getRuntimeContext().getState(descriptor);
         legacyForgetAt = getRuntimeContext().getState(new ValueStateDescriptor<>("forget-at", Types.LONG));
         duplicates = getRuntimeContext().getLongCounter(DUPLICATES);
-        RollcountMetrics.counter(getRuntimeContext().getMetricGroup(), RollcountMetrics.EVENTS_DEDUPLICATED, duplicates);
+        RollcountMetrics.counter(
+                getRuntimeContext().getMetricGroup(), RollcountMetrics.EVENTS_DEDUPLICATED, duplicates);
     }
 
     @Override
     public void initializeState(FunctionInitializationContext ctx) throws Exception {
-        legacyUntilState = ctx.getOperatorStateStore().getUnionListState(new ListStateDescriptor<>("legacy-until", Types.LONG));
+        legacyUntilState =
+                ctx.getOperatorStateStore().getUnionListState(new ListStateDescriptor<>("legacy-until", Types.LONG));
         legacyUntil = NONE;
         if (!ctx.isRestored()) return;
         boolean any = false;
@@ -112,7 +118,9 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
 
     @Override
     public void processElement(Event e, Context ctx, Collector<Event> out) throws Exception {
-        long horizon = policies == null ? horizonMillis : policies.forCounter(e.counter).dedupMillis();
+        long horizon = policies == null
+                ? horizonMillis
+                : policies.forCounter(e.counter).dedupMillis();
         if (horizon <= 0) {
             out.collect(e);
             return;
@@ -130,7 +138,8 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
 
     /** The pair's time in the earlier version's state while it may hold any (see the class comment); null otherwise. */
     private Long legacy(long watermark) throws Exception {
-        if (legacyUntil == PENDING && watermark != Long.MIN_VALUE) legacyUntil = saturatedAdd(saturatedAdd(watermark, horizonMillis), horizonMillis); // two horizons
+        if (legacyUntil == PENDING && watermark != Long.MIN_VALUE)
+            legacyUntil = saturatedAdd(saturatedAdd(watermark, horizonMillis), horizonMillis); // two horizons
         if (legacyUntil != PENDING && watermark >= legacyUntil) {
             legacyUntil = NONE;
             return null;

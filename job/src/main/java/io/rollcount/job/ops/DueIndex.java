@@ -19,6 +19,7 @@ final class DueIndex {
     private final TreeMap<Long, ArrayList<String>> byTime = new TreeMap<>();
     /** The list being handed out by {@link #pollDue}, its due time and position. */
     private ArrayList<String> draining;
+
     private long drainingAt;
     private int next;
     private long size;

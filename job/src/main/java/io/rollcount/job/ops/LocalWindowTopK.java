@@ -3,8 +3,8 @@ package io.rollcount.job.ops;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.model.WindowSum;
 import io.rollcount.job.model.WindowTop;
-import io.rollcount.job.redis.RedisKeys;
 import io.rollcount.job.policy.Policies;
+import io.rollcount.job.redis.RedisKeys;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -47,6 +47,7 @@ public final class LocalWindowTopK extends AbstractStreamOperator<WindowTop>
     private final int topk;
     /** Each namespace's list length, 0 for none (--policies); null: {@link #topk} for all. */
     private final Policies policies;
+
     private transient Map<String, Group> groups;
 
     private static final class Group {

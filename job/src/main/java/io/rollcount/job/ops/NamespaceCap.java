@@ -45,8 +45,8 @@ final class NamespaceCap implements Serializable {
     }
 
     void initializeState(StateInitializationContext context) throws Exception {
-        stored = context.getOperatorStateStore().getListState(
-                new ListStateDescriptor<>(stateName, Types.TUPLE(Types.STRING, Types.LONG)));
+        stored = context.getOperatorStateStore()
+                .getListState(new ListStateDescriptor<>(stateName, Types.TUPLE(Types.STRING, Types.LONG)));
         admitted = new HashMap<>();
         for (Tuple2<String, Long> t : stored.get()) admitted.merge(t.f0, t.f1, Math::max);
     }
@@ -67,8 +67,11 @@ final class NamespaceCap implements Serializable {
             return true;
         }
         if (refused++ == 0) {
-            LOG.warn("{} namespaces have trending and window top-K lists of their own (--trending.max-namespaces); "
-                    + "the counters of namespace '{}' and of every further one are in the _all lists only", max, ns);
+            LOG.warn(
+                    "{} namespaces have trending and window top-K lists of their own (--trending.max-namespaces); "
+                            + "the counters of namespace '{}' and of every further one are in the _all lists only",
+                    max,
+                    ns);
         }
         return false;
     }

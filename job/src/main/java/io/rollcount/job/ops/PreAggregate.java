@@ -69,12 +69,18 @@ public final class PreAggregate extends AbstractStreamOperator<PartialSum>
     private transient LongCounter counted;
     private transient Counter partialSums;
 
-    public PreAggregate(long allowedLatenessMillis, int maxEntries, long flushIntervalMillis, long trendingHalfLifeMillis) {
+    public PreAggregate(
+            long allowedLatenessMillis, int maxEntries, long flushIntervalMillis, long trendingHalfLifeMillis) {
         this(allowedLatenessMillis, maxEntries, flushIntervalMillis, trendingHalfLifeMillis, null);
     }
 
     /** @param policies the partial sums of a namespace whose policy keeps no uniques carry no users (null: all carry them) */
-    public PreAggregate(long allowedLatenessMillis, int maxEntries, long flushIntervalMillis, long trendingHalfLifeMillis, Policies policies) {
+    public PreAggregate(
+            long allowedLatenessMillis,
+            int maxEntries,
+            long flushIntervalMillis,
+            long trendingHalfLifeMillis,
+            Policies policies) {
         this.lateness = allowedLatenessMillis;
         this.maxEntries = maxEntries;
         this.flushIntervalMillis = flushIntervalMillis;
@@ -111,9 +117,12 @@ public final class PreAggregate extends AbstractStreamOperator<PartialSum>
         Event e = record.getValue();
         if (watermark != Long.MIN_VALUE && e.ts < watermark - lateness) {
             late.add(1);
-            output.collect(LATE, new StreamRecord<>(e.deadLetter(EventParser.LATE,
-                    "ts " + e.ts + " is " + (watermark - e.ts) + " ms behind the watermark " + watermark
-                            + ", more than the allowed lateness of " + lateness + " ms")));
+            output.collect(
+                    LATE,
+                    new StreamRecord<>(e.deadLetter(
+                            EventParser.LATE,
+                            "ts " + e.ts + " is " + (watermark - e.ts) + " ms behind the watermark " + watermark
+                                    + ", more than the allowed lateness of " + lateness + " ms")));
             return;
         }
         counted.add(1);

@@ -53,7 +53,9 @@ public final class RouteEvents extends ProcessFunction<Event, Event> {
         RollcountMetrics.counter(getRuntimeContext().getMetricGroup(), RollcountMetrics.EVENTS_READ, read);
         deadLetters = new HashMap<>();
         // The rules in force, once per job in the TaskManagers' logs too (the client logs them at submission).
-        if (policies != null && !policies.isEmpty() && getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() == 0) {
+        if (policies != null
+                && !policies.isEmpty()
+                && getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() == 0) {
             policies.describe().forEach(LOG::info);
         }
     }
@@ -66,7 +68,8 @@ public final class RouteEvents extends ProcessFunction<Event, Event> {
         if (e.isDeadLetter()) {
             countDeadLetter(e.reason);
             ctx.output(DEAD_LETTERS, e);
-        } else if (e.eventId != null && (policies == null || policies.forCounter(e.counter).dedup())) {
+        } else if (e.eventId != null
+                && (policies == null || policies.forCounter(e.counter).dedup())) {
             ctx.output(WITH_EVENT_ID, e);
         } else {
             out.collect(e);
@@ -74,7 +77,13 @@ public final class RouteEvents extends ProcessFunction<Event, Event> {
     }
 
     private void countDeadLetter(String reason) {
-        deadLetters.computeIfAbsent(reason, r -> RollcountMetrics.deadLetters(getRuntimeContext().getMetricGroup(), r,
-                getRuntimeContext().getLongCounter(DLQ_PREFIX + r))).add(1);
+        deadLetters
+                .computeIfAbsent(
+                        reason,
+                        r -> RollcountMetrics.deadLetters(
+                                getRuntimeContext().getMetricGroup(),
+                                r,
+                                getRuntimeContext().getLongCounter(DLQ_PREFIX + r)))
+                .add(1);
     }
 }

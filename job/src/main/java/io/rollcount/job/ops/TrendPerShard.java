@@ -1,9 +1,9 @@
 package io.rollcount.job.ops;
 
 import io.rollcount.job.model.PartialSum;
-import io.rollcount.job.model.TrendWeight;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.model.TrendCandidates;
+import io.rollcount.job.model.TrendWeight;
 import io.rollcount.sketches.CountMinSketch;
 import io.rollcount.sketches.RankedItem;
 import io.rollcount.sketches.TrendingSketch;
@@ -61,6 +61,7 @@ public final class TrendPerShard extends AbstractStreamOperator<TrendCandidates>
 
     /** Number of trending shards: fixed, since it is the key space of the state. */
     public static final int SHARDS = 128;
+
     static final double EPSILON = 0.0025;
     static final double DELTA = 0.02;
     static final long SEED = 0x7e4d1c5aL;
@@ -93,7 +94,6 @@ public final class TrendPerShard extends AbstractStreamOperator<TrendCandidates>
         return Math.max(TrendingSketch.DEFAULT_CAPACITY, 4 * topk);
     }
 
-
     /** The trending shard of a counter: a 64-bit hash of its id modulo {@link #SHARDS}. */
     public static int shardOf(String counter) {
         return (int) Math.floorMod(CountMinSketch.hash(counter), (long) SHARDS);
@@ -102,7 +102,8 @@ public final class TrendPerShard extends AbstractStreamOperator<TrendCandidates>
     @Override
     public void open() throws Exception {
         super.open();
-        stored = getPartitionedState(new ValueStateDescriptor<>(STATE, PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO));
+        stored = getPartitionedState(
+                new ValueStateDescriptor<>(STATE, PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO));
         shards = new HashMap<>();
         watermark = Long.MIN_VALUE;
         emittedAtWatermark = Long.MIN_VALUE;

@@ -6,14 +6,14 @@ import io.rollcount.job.model.TrendCandidates;
 import io.rollcount.job.redis.RedisKeys;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.PriorityQueue;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.Set;
-import java.util.TreeSet;
 import java.util.List;
 import java.util.Map;
+import java.util.PriorityQueue;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
@@ -88,8 +88,9 @@ public final class TrendingMerge extends AbstractStreamOperator<TopList>
     @Override
     public void initializeState(StateInitializationContext context) throws Exception {
         super.initializeState(context);
-        stored = context.getOperatorStateStore().getListState(
-                new ListStateDescriptor<>("trending-candidates", TypeInformation.of(TrendCandidates.class)));
+        stored = context.getOperatorStateStore()
+                .getListState(
+                        new ListStateDescriptor<>("trending-candidates", TypeInformation.of(TrendCandidates.class)));
         latest = new HashMap<>();
         for (TrendCandidates c : stored.get()) latest.merge(c.shard, c, (a, b) -> a.at >= b.at ? a : b);
         cap.initializeState(context);
@@ -174,7 +175,8 @@ public final class TrendingMerge extends AbstractStreamOperator<TopList>
         long now = getProcessingTimeService().getCurrentProcessingTime();
         Map<String, List<Item>> byNs = new TreeMap<>();
         if (everyNamespace) {
-            for (TrendCandidates c : latest.values()) for (String counter : c.counters) touched.add(RedisKeys.namespaceOf(counter));
+            for (TrendCandidates c : latest.values())
+                for (String counter : c.counters) touched.add(RedisKeys.namespaceOf(counter));
         }
         // first come: the touched namespaces in order, so that which ones get a place does not depend on hashing
         for (String ns : new TreeSet<>(touched)) {

@@ -29,7 +29,8 @@ public final class ValidEventsWatermarks implements WatermarkGenerator<Event> {
     }
 
     public static WatermarkStrategy<Event> strategy(Duration outOfOrderness, Duration idleTimeout) {
-        WatermarkStrategy<Event> s = WatermarkStrategy.<Event>forGenerator(ctx -> new ValidEventsWatermarks(outOfOrderness))
+        WatermarkStrategy<Event> s = WatermarkStrategy.<Event>forGenerator(
+                        ctx -> new ValidEventsWatermarks(outOfOrderness))
                 .withTimestampAssigner((e, recordTs) -> e.isDeadLetter() ? (recordTs > 0 ? recordTs : e.ts) : e.ts);
         return idleTimeout.isZero() ? s : s.withIdleness(idleTimeout);
     }

@@ -19,7 +19,8 @@ import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
  * parallelism 2, restored at 1) ended with window lists that missed what was counted before the savepoint.
  * Here the path from the counts to the merge is exactly as it was.
  */
-public final class WindowTopCap extends AbstractStreamOperator<TopList> implements OneInputStreamOperator<TopList, TopList> {
+public final class WindowTopCap extends AbstractStreamOperator<TopList>
+        implements OneInputStreamOperator<TopList, TopList> {
     private static final long serialVersionUID = 1L;
     public static final String DROPPED = "window-top.namespaces-over-cap";
 

@@ -29,6 +29,7 @@ public final class WindowTopMerge extends KeyedProcessFunction<String, WindowTop
     private final int topk;
     /** Each namespace's list length (--policies); null: {@link #topk} for all. */
     private final Policies policies;
+
     private transient ValueState<WindowTop> state;
 
     public WindowTopMerge(int topk) {
@@ -43,7 +44,8 @@ public final class WindowTopMerge extends KeyedProcessFunction<String, WindowTop
 
     @Override
     public void open(OpenContext ctx) {
-        state = getRuntimeContext().getState(new ValueStateDescriptor<>("window-top", TypeInformation.of(WindowTop.class)));
+        state = getRuntimeContext()
+                .getState(new ValueStateDescriptor<>("window-top", TypeInformation.of(WindowTop.class)));
     }
 
     @Override
@@ -63,7 +65,9 @@ public final class WindowTopMerge extends KeyedProcessFunction<String, WindowTop
             all.add(e);
         }
         all.sort(LocalWindowTopK.BEST_FIRST);
-        int k = policies == null || TrendingMerge.ALL.equals(acc.ns) ? topk : policies.forNamespace(acc.ns).topk();
+        int k = policies == null || TrendingMerge.ALL.equals(acc.ns)
+                ? topk
+                : policies.forNamespace(acc.ns).topk();
         int n = Math.min(k, all.size());
         acc.counters = new String[n];
         acc.sums = new long[n];

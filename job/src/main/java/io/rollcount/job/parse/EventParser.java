@@ -100,8 +100,10 @@ public final class EventParser implements Serializable {
         }
         if (e.counter == null) return e.deadLetter(MISSING_COUNTER, "the field 'counter' is required");
         if (wallClockMillis > 0 && maxFutureMillis > 0 && e.ts > wallClockMillis + maxFutureMillis) {
-            return e.deadLetter(FUTURE_TS, "ts " + e.ts + " is " + (e.ts - wallClockMillis) + " ms ahead of the wall clock (at most "
-                    + maxFutureMillis + " ms allowed)");
+            return e.deadLetter(
+                    FUTURE_TS,
+                    "ts " + e.ts + " is " + (e.ts - wallClockMillis) + " ms ahead of the wall clock (at most "
+                            + maxFutureMillis + " ms allowed)");
         }
         return e;
     }
@@ -175,11 +177,13 @@ public final class EventParser implements Serializable {
     public static String counterProblem(String c) {
         if (c.isEmpty()) return "'counter' is empty";
         int bytes = utf8Length(c);
-        if (bytes > MAX_COUNTER_BYTES) return "'counter' is " + bytes + " bytes of UTF-8, at most " + MAX_COUNTER_BYTES + " allowed";
+        if (bytes > MAX_COUNTER_BYTES)
+            return "'counter' is " + bytes + " bytes of UTF-8, at most " + MAX_COUNTER_BYTES + " allowed";
         for (int i = 0; i < c.length(); ) {
             int cp = c.codePointAt(i);
             if (cp == '{' || cp == '}') return "'counter' contains '" + (char) cp + "' at index " + i;
-            if (Character.isWhitespace(cp) || Character.isSpaceChar(cp)) return "'counter' contains whitespace (U+" + hex(cp) + ") at index " + i;
+            if (Character.isWhitespace(cp) || Character.isSpaceChar(cp))
+                return "'counter' contains whitespace (U+" + hex(cp) + ") at index " + i;
             if (Character.isISOControl(cp) || Character.getType(cp) == Character.FORMAT) {
                 return "'counter' contains a control character (U+" + hex(cp) + ") at index " + i;
             }
@@ -215,19 +219,25 @@ public final class EventParser implements Serializable {
                 return fail(e, INVALID_TS, "'ts' " + p.getText() + " is out of range");
             }
             long ts = p.getLongValue();
-            if (ts < 0 || ts > MAX_TS) return fail(e, INVALID_TS, "'ts' " + ts + " is not epoch milliseconds between 1970 and 9999");
+            if (ts < 0 || ts > MAX_TS)
+                return fail(e, INVALID_TS, "'ts' " + ts + " is not epoch milliseconds between 1970 and 9999");
             e.ts = ts;
             return null;
         }
         if (v == JsonToken.VALUE_STRING) {
             String text = p.getText();
             try {
-                long ts = OffsetDateTime.parse(text, DateTimeFormatter.ISO_OFFSET_DATE_TIME).toInstant().toEpochMilli();
+                long ts = OffsetDateTime.parse(text, DateTimeFormatter.ISO_OFFSET_DATE_TIME)
+                        .toInstant()
+                        .toEpochMilli();
                 if (ts < 0 || ts > MAX_TS) return fail(e, INVALID_TS, "'ts' " + text + " is before 1970 or after 9999");
                 e.ts = ts;
                 return null;
             } catch (DateTimeParseException | ArithmeticException ex) {
-                return fail(e, INVALID_TS, "'ts' '" + text + "' is not ISO-8601 with an offset (e.g. 2026-11-30T12:00:00Z)");
+                return fail(
+                        e,
+                        INVALID_TS,
+                        "'ts' '" + text + "' is not ISO-8601 with an offset (e.g. 2026-11-30T12:00:00Z)");
             }
         }
         p.skipChildren();
@@ -242,7 +252,11 @@ public final class EventParser implements Serializable {
         }
         String id = p.getText();
         int bytes = utf8Length(id);
-        if (bytes > MAX_EVENT_ID_BYTES) return fail(e, INVALID_EVENT_ID, "'event_id' is " + bytes + " bytes, at most " + MAX_EVENT_ID_BYTES + " allowed");
+        if (bytes > MAX_EVENT_ID_BYTES)
+            return fail(
+                    e,
+                    INVALID_EVENT_ID,
+                    "'event_id' is " + bytes + " bytes, at most " + MAX_EVENT_ID_BYTES + " allowed");
         int lone = loneSurrogate(id);
         if (lone >= 0) return fail(e, INVALID_EVENT_ID, "'event_id' contains an unpaired surrogate at index " + lone);
         e.eventId = id;
@@ -257,7 +271,8 @@ public final class EventParser implements Serializable {
         }
         String u = p.getText();
         int bytes = utf8Length(u);
-        if (bytes > MAX_USER_BYTES) return fail(e, INVALID_USER, "'user' is " + bytes + " bytes, at most " + MAX_USER_BYTES + " allowed");
+        if (bytes > MAX_USER_BYTES)
+            return fail(e, INVALID_USER, "'user' is " + bytes + " bytes, at most " + MAX_USER_BYTES + " allowed");
         int lone = loneSurrogate(u);
         if (lone >= 0) return fail(e, INVALID_USER, "'user' contains an unpaired surrogate at index " + lone);
         e.user = u;

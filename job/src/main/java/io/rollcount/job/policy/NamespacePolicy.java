@@ -19,12 +19,14 @@ public final class NamespacePolicy implements Serializable {
     /** Every resolution, a bit per {@link Resolution#ordinal()}. */
     public static final int ALL_RESOLUTIONS = (1 << Resolution.all().length) - 1;
     /** The default uniques: 1h, 1d and all. */
-    public static final int DEFAULT_UNIQUES = (1 << Resolution.H1.ordinal()) | (1 << Resolution.D1.ordinal()) | UNIQUES_ALL;
+    public static final int DEFAULT_UNIQUES =
+            (1 << Resolution.H1.ordinal()) | (1 << Resolution.D1.ordinal()) | UNIQUES_ALL;
 
     /** The rule's match, or null for the defaults (counters no rule matches). */
     final String match;
     /** The rule's position in the file, from 1; 0 for the defaults. */
     final int position;
+
     final int resolutionMask;
     private final long[] retentionMillis;
     final int uniquesMask;
@@ -34,8 +36,15 @@ public final class NamespacePolicy implements Serializable {
     /** The event_id horizon; 0: no deduplication. */
     final long dedupMillis;
 
-    NamespacePolicy(String match, int position, int resolutionMask, long[] retentionMillis, int uniquesMask, boolean trending,
-            int topk, long dedupMillis) {
+    NamespacePolicy(
+            String match,
+            int position,
+            int resolutionMask,
+            long[] retentionMillis,
+            int uniquesMask,
+            boolean trending,
+            int topk,
+            long dedupMillis) {
         this.match = match;
         this.position = position;
         this.resolutionMask = resolutionMask;
@@ -120,7 +129,8 @@ public final class NamespacePolicy implements Serializable {
         List<String> uniques = new ArrayList<>();
         for (Resolution r : Resolution.all()) {
             if (keeps(r)) res.add(r.label);
-            if (keeps(r) || uniques(r)) retention.add(r.label + " " + Durations.format(Duration.ofMillis(retentionMillis(r))));
+            if (keeps(r) || uniques(r))
+                retention.add(r.label + " " + Durations.format(Duration.ofMillis(retentionMillis(r))));
             if (uniques(r)) uniques.add(r.label);
         }
         if (uniquesAll()) uniques.add("all");

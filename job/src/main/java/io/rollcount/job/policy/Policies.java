@@ -97,8 +97,11 @@ public final class Policies implements Serializable {
     /** The rules in force, a line each, then the defaults; what {@code run} and the demo print and the job logs. */
     public List<String> describe() {
         List<String> lines = new ArrayList<>();
-        lines.add(source == null ? "namespace policies: none given; every counter gets the defaults"
-                : "namespace policies from " + source + " (the first rule that matches a counter's namespace applies):");
+        lines.add(
+                source == null
+                        ? "namespace policies: none given; every counter gets the defaults"
+                        : "namespace policies from " + source
+                                + " (the first rule that matches a counter's namespace applies):");
         for (Rule r : rules) lines.add("  " + r.policy().describe());
         lines.add("  " + defaults.describe());
         return lines;

@@ -44,7 +44,8 @@ import org.yaml.snakeyaml.nodes.Tag;
  * </pre>
  */
 public final class PoliciesFile {
-    static final List<String> FIELDS = List.of("match", "resolutions", "retention", "uniques", "trending", "topk", "dedup");
+    static final List<String> FIELDS =
+            List.of("match", "resolutions", "retention", "uniques", "trending", "topk", "dedup");
     private static final String RESOLUTIONS = "5s, 1m, 5m, 1h, 1d";
     /** The longest window top-K list (as {@code --topk}). */
     static final int MAX_TOPK = 10_000;
@@ -60,8 +61,8 @@ public final class PoliciesFile {
         try {
             text = Files.readString(file, StandardCharsets.UTF_8);
         } catch (IOException | RuntimeException e) {
-            throw new PoliciesException(file + ": cannot read the policies file (" + e.getClass().getSimpleName()
-                    + (e.getMessage() == null ? "" : ": " + e.getMessage()) + ")");
+            throw new PoliciesException(file + ": cannot read the policies file ("
+                    + e.getClass().getSimpleName() + (e.getMessage() == null ? "" : ": " + e.getMessage()) + ")");
         }
         return parse(file.toString(), text, defaultTopk, defaultDedupMillis);
     }
@@ -78,13 +79,16 @@ public final class PoliciesFile {
         } catch (MarkedYAMLException e) {
             Mark m = e.getProblemMark() != null ? e.getProblemMark() : e.getContextMark();
             String problem = e.getProblem() != null ? e.getProblem() : e.getMessage();
-            throw new PoliciesException(name + ": not YAML: " + oneLine(problem) + (m == null ? "" : " (line " + (m.getLine() + 1) + ", column " + (m.getColumn() + 1) + ")"));
+            throw new PoliciesException(name + ": not YAML: " + oneLine(problem)
+                    + (m == null ? "" : " (line " + (m.getLine() + 1) + ", column " + (m.getColumn() + 1) + ")"));
         } catch (YAMLException | IOException e) {
             throw new PoliciesException(name + ": not YAML: " + oneLine(e.getMessage()));
         }
-        if (root == null) throw new PoliciesException(name + ": holds no rules: expected a YAML list of rules, each with 'match'");
+        if (root == null)
+            throw new PoliciesException(name + ": holds no rules: expected a YAML list of rules, each with 'match'");
         if (!(root instanceof SequenceNode list)) {
-            throw new PoliciesException(name + ": expected a YAML list of rules (- match: ...), found " + kind(root) + " (line " + line(root) + ")");
+            throw new PoliciesException(name + ": expected a YAML list of rules (- match: ...), found " + kind(root)
+                    + " (line " + line(root) + ")");
         }
         NamespacePolicy defaults = NamespacePolicy.defaults(defaultTopk, defaultDedupMillis);
         List<Policies.Rule> rules = new ArrayList<>();
@@ -94,13 +98,16 @@ public final class PoliciesFile {
             Policies.Rule rule = new RuleReader(name, position, item, defaults).read();
             for (Policies.Rule earlier : rules) {
                 if (earlier.glob().covers(rule.glob())) {
-                    throw new PoliciesException(name + ": rule " + position + " (line " + line(item) + "): field 'match': '" + rule.glob()
-                            + "' can never match: rule " + earlier.policy().position + " ('" + earlier.glob() + "') comes first and matches every namespace it does");
+                    throw new PoliciesException(
+                            name + ": rule " + position + " (line " + line(item) + "): field 'match': '" + rule.glob()
+                                    + "' can never match: rule " + earlier.policy().position + " ('" + earlier.glob()
+                                    + "') comes first and matches every namespace it does");
                 }
             }
             rules.add(rule);
         }
-        if (rules.isEmpty()) throw new PoliciesException(name + ": holds no rules: expected a YAML list of rules, each with 'match'");
+        if (rules.isEmpty())
+            throw new PoliciesException(name + ": holds no rules: expected a YAML list of rules, each with 'match'");
         return new Policies(name, rules, defaults);
     }
 
@@ -125,8 +132,11 @@ public final class PoliciesFile {
 
         Policies.Rule read() {
             if (!(node instanceof MappingNode map)) {
-                throw error(null, node, "expected a mapping with 'match' and any of " + String.join(", ", FIELDS.subList(1, FIELDS.size()))
-                        + ", found " + kind(node));
+                throw error(
+                        null,
+                        node,
+                        "expected a mapping with 'match' and any of "
+                                + String.join(", ", FIELDS.subList(1, FIELDS.size())) + ", found " + kind(node));
             }
             String match = null;
             int resolutions = defaults.resolutionMask;
@@ -144,7 +154,9 @@ public final class PoliciesFile {
                 String field = t.getKeyNode() instanceof ScalarNode k ? k.getValue() : null;
                 Node v = t.getValueNode();
                 if (field == null || !FIELDS.contains(field)) {
-                    throw error(field == null ? kind(t.getKeyNode()) : field, t.getKeyNode(),
+                    throw error(
+                            field == null ? kind(t.getKeyNode()) : field,
+                            t.getKeyNode(),
                             "unknown field; a rule has " + String.join(", ", FIELDS));
                 }
                 if (!seen.add(field)) throw error(field, t.getKeyNode(), "given twice");
@@ -155,7 +167,11 @@ public final class PoliciesFile {
                         resolutionsNode = v;
                     }
                     case "retention" -> {
-                        if (!(v instanceof MappingNode m)) throw error(field, v, "expected a mapping of resolution to duration, e.g. {1m: 30d}, found " + kind(v));
+                        if (!(v instanceof MappingNode m))
+                            throw error(
+                                    field,
+                                    v,
+                                    "expected a mapping of resolution to duration, e.g. {1m: 30d}, found " + kind(v));
                         for (NodeTuple e : m.getValue()) {
                             Resolution r = resolution(field, e.getKeyNode());
                             long ms = duration(field + "." + r.label, e.getValueNode(), Duration.ofSeconds(1));
@@ -171,35 +187,52 @@ public final class PoliciesFile {
                     default -> throw new IllegalStateException(field);
                 }
             }
-            if (match == null) throw error("match", node, "missing: every rule needs a namespace or a glob such as 'ad*'");
+            if (match == null)
+                throw error("match", node, "missing: every rule needs a namespace or a glob such as 'ad*'");
             // A retention for a resolution the rule writes nothing of is a mistake, not a no-op.
             int written = resolutions | (uniques & NamespacePolicy.ALL_RESOLUTIONS);
             for (Resolution r : Resolution.all()) {
                 if ((retentionSet & (1 << r.ordinal())) != 0 && (written & (1 << r.ordinal())) == 0) {
-                    throw error("retention", retentionNode, "'" + r.label + "' is neither among the rule's resolutions nor its uniques");
+                    throw error(
+                            "retention",
+                            retentionNode,
+                            "'" + r.label + "' is neither among the rule's resolutions nor its uniques");
                 }
             }
-            return new Policies.Rule(new Glob(match),
+            return new Policies.Rule(
+                    new Glob(match),
                     new NamespacePolicy(match, position, resolutions, retention, uniques, trending, topk, dedup));
         }
 
         private String readMatch(Node v) {
-            if (!(v instanceof ScalarNode s) || s.getTag().equals(Tag.NULL)) throw error("match", v, "expected a namespace or a glob such as 'ad*', found " + kind(v));
+            if (!(v instanceof ScalarNode s) || s.getTag().equals(Tag.NULL))
+                throw error("match", v, "expected a namespace or a glob such as 'ad*', found " + kind(v));
             String m = s.getValue();
             if (m.isEmpty()) throw error("match", v, "empty: give a namespace or a glob such as 'ad*'");
             for (int i = 0; i < m.length(); i++) {
                 char c = m.charAt(i);
-                if (c == ':' ) throw error("match", v, "'" + m + "' holds ':', which no namespace does (a namespace is a counter's text before its first ':')");
+                if (c == ':')
+                    throw error(
+                            "match",
+                            v,
+                            "'" + m
+                                    + "' holds ':', which no namespace does (a namespace is a counter's text before its first ':')");
                 if (Character.isWhitespace(c) || Character.isISOControl(c) || c == '{' || c == '}') {
-                    throw error("match", v, "'" + m + "' holds whitespace, a control character or a brace, which no counter id does");
+                    throw error(
+                            "match",
+                            v,
+                            "'" + m + "' holds whitespace, a control character or a brace, which no counter id does");
                 }
             }
-            if (m.getBytes(StandardCharsets.UTF_8).length > 256) throw error("match", v, "longer than a counter id may be (256 bytes)");
+            if (m.getBytes(StandardCharsets.UTF_8).length > 256)
+                throw error("match", v, "longer than a counter id may be (256 bytes)");
             return m;
         }
 
         private int readResolutions(String field, Node v) {
-            if (!(v instanceof SequenceNode seq)) throw error(field, v, "expected a list, a subset of " + RESOLUTIONS + ", e.g. [1m, 1h], found " + kind(v));
+            if (!(v instanceof SequenceNode seq))
+                throw error(
+                        field, v, "expected a list, a subset of " + RESOLUTIONS + ", e.g. [1m, 1h], found " + kind(v));
             int mask = 0;
             for (Node n : seq.getValue()) {
                 Resolution r = resolution(field, n);
@@ -211,7 +244,8 @@ public final class PoliciesFile {
 
         private int readUniques(String field, Node v) {
             if (v instanceof ScalarNode s && isBool(s)) return bool(field, v) ? NamespacePolicy.DEFAULT_UNIQUES : 0;
-            if (!(v instanceof SequenceNode seq)) throw error(field, v, "expected false, true or a list of 1h, 1d, all, found " + kind(v));
+            if (!(v instanceof SequenceNode seq))
+                throw error(field, v, "expected false, true or a list of 1h, 1d, all, found " + kind(v));
             int mask = 0;
             for (Node n : seq.getValue()) {
                 String label = n instanceof ScalarNode s ? s.getValue() : null;
@@ -219,7 +253,12 @@ public final class PoliciesFile {
                 if ("all".equals(label)) bit = NamespacePolicy.UNIQUES_ALL;
                 else if ("1h".equals(label)) bit = 1 << Resolution.H1.ordinal();
                 else if ("1d".equals(label)) bit = 1 << Resolution.D1.ordinal();
-                else throw error(field, n, "unknown value '" + (label == null ? kind(n) : label) + "': unique users are kept for 1h, 1d and all");
+                else
+                    throw error(
+                            field,
+                            n,
+                            "unknown value '" + (label == null ? kind(n) : label)
+                                    + "': unique users are kept for 1h, 1d and all");
                 if ((mask & bit) != 0) throw error(field, n, "'" + label + "' is listed twice");
                 mask |= bit;
             }
@@ -235,7 +274,8 @@ public final class PoliciesFile {
                 } catch (NumberFormatException e) {
                     k = -1;
                 }
-                if (k < 1 || k > MAX_TOPK) throw error(field, v, "'" + s.getValue() + "': expected 1 to " + MAX_TOPK + ", or false for none");
+                if (k < 1 || k > MAX_TOPK)
+                    throw error(field, v, "'" + s.getValue() + "': expected 1 to " + MAX_TOPK + ", or false for none");
                 return (int) k;
             }
             throw error(field, v, "expected a list length (1 to " + MAX_TOPK + ") or false, found " + describe(v));
@@ -254,18 +294,23 @@ public final class PoliciesFile {
             for (Resolution r : Resolution.all()) {
                 if (r.label.equals(label)) return r;
             }
-            throw error(field, n, "unknown resolution '" + (label == null ? kind(n) : label) + "': expected " + RESOLUTIONS);
+            throw error(
+                    field,
+                    n,
+                    "unknown resolution '" + (label == null ? kind(n) : label) + "': expected " + RESOLUTIONS);
         }
 
         private long duration(String field, Node n, Duration min) {
-            if (!(n instanceof ScalarNode s) || s.getTag().equals(Tag.NULL)) throw error(field, n, "expected a duration such as 30d, found " + kind(n));
+            if (!(n instanceof ScalarNode s) || s.getTag().equals(Tag.NULL))
+                throw error(field, n, "expected a duration such as 30d, found " + kind(n));
             Duration d;
             try {
                 d = Durations.parse(s.getValue());
             } catch (IllegalArgumentException e) {
                 throw error(field, n, "unknown duration '" + s.getValue() + "': use for example 90s, 30m, 12h, 7d");
             }
-            if (d.compareTo(min) < 0) throw error(field, n, "'" + s.getValue() + "' is shorter than " + Durations.format(min));
+            if (d.compareTo(min) < 0)
+                throw error(field, n, "'" + s.getValue() + "' is shorter than " + Durations.format(min));
             return d.toMillis();
         }
 

@@ -33,7 +33,8 @@ public final class PrefixGuard {
             + "if redis.call('GET', KEYS[2]) ~= ARGV[1] then redis.call('SET', KEYS[2], ARGV[1]) end\n"
             + "return 1\n";
     /** Gives the lease up if this token holds it. KEYS: lease; ARGV: token. */
-    static final String RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end\nreturn 0\n";
+    static final String RELEASE =
+            "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end\nreturn 0\n";
 
     private final RedisKeys keys;
 
@@ -47,7 +48,8 @@ public final class PrefixGuard {
 
     /** Takes or renews the lease for {@code token}; returns null, or the token of the job that holds it. */
     public String acquire(UnifiedJedis jedis, String token) {
-        Object r = jedis.eval(ACQUIRE, List.of(keys.lease(), keys.job()), List.of(token, String.valueOf(LEASE_TTL.toMillis())));
+        Object r = jedis.eval(
+                ACQUIRE, List.of(keys.lease(), keys.job()), List.of(token, String.valueOf(LEASE_TTL.toMillis())));
         return r instanceof Long ? null : String.valueOf(r);
     }
 
@@ -67,13 +69,15 @@ public final class PrefixGuard {
         // A restored job of unknown token (flink run -s) is left to its writers: they take the lease back with
         // the token in their state, or wait for it to expire, or fail the job.
         if (holder != null && (ownToken != null ? !holder.equals(ownToken) : !restoring)) {
-            return "key prefix '" + prefix() + "' is in use by a running job (lease " + keys.lease() + ", renewed every "
-                    + LEASE_RENEWAL.toSeconds() + " s, gone " + LEASE_TTL.toSeconds() + " s after that job stops): stop it, or give this job its own --redis.key-prefix";
+            return "key prefix '" + prefix() + "' is in use by a running job (lease " + keys.lease()
+                    + ", renewed every " + LEASE_RENEWAL.toSeconds() + " s, gone " + LEASE_TTL.toSeconds()
+                    + " s after that job stops): stop it, or give this job its own --redis.key-prefix";
         }
         if (restoring || fresh) return null;
         String found = earlierJob(jedis);
         if (found == null) return null;
-        return "key prefix '" + prefix() + "' holds the counts of an earlier job (" + found + " exists) and this job would start"
+        return "key prefix '" + prefix() + "' holds the counts of an earlier job (" + found
+                + " exists) and this job would start"
                 + " empty: its smaller totals would never replace the larger ones. Resume that job (" + resumeHint
                 + "), choose a new --redis.key-prefix, or give --fresh to delete the prefix's keys and count from zero";
     }
@@ -85,7 +89,8 @@ public final class PrefixGuard {
 
     /** The first key found that shows another job has written under the prefix, or null for a prefix never used. */
     public String earlierJob(UnifiedJedis jedis) {
-        for (String k : List.of(keys.job(), keys.lease(), keys.watermark(), keys.mark(), keys.jobBefore(), keys.lineage())) {
+        for (String k :
+                List.of(keys.job(), keys.lease(), keys.watermark(), keys.mark(), keys.jobBefore(), keys.lineage())) {
             if (jedis.exists(k)) return k;
         }
         return null;

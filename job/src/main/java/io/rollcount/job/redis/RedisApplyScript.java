@@ -55,6 +55,7 @@ final class RedisApplyScript {
     static final class Call {
         /** Keys whose values the script compares against, read with one MGET before any write, in order of use. */
         final List<byte[]> reads = new ArrayList<>();
+
         final List<byte[]> keys = new ArrayList<>();
         final List<byte[]> args = new ArrayList<>();
         /** The writes, in order: the script's status has one character for each. */
@@ -101,7 +102,9 @@ final class RedisApplyScript {
                     keys.add(b(w.key));
                     if (hasV) keys.add(b(w.versionKey));
                 }
-                default -> throw new IllegalArgumentException("kind " + w.kind + " of key " + w.key + " is not a script write");
+                default ->
+                    throw new IllegalArgumentException(
+                            "kind " + w.kind + " of key " + w.key + " is not a script write");
             }
         }
 
@@ -168,7 +171,9 @@ final class RedisApplyScript {
 
     private static String load(String resource) {
         try (InputStream in = RedisApplyScript.class.getResourceAsStream(resource)) {
-            if (in == null) throw new IllegalStateException("resource " + resource + " is missing next to " + RedisApplyScript.class.getName());
+            if (in == null)
+                throw new IllegalStateException(
+                        "resource " + resource + " is missing next to " + RedisApplyScript.class.getName());
             return new String(in.readAllBytes(), StandardCharsets.UTF_8);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read resource " + resource, e);

@@ -21,19 +21,19 @@ import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSocketFactory;
 import javax.net.ssl.TrustManagerFactory;
+import org.apache.commons.pool2.impl.GenericObjectPoolConfig;
 import redis.clients.jedis.ClientSetInfoConfig;
+import redis.clients.jedis.Connection;
 import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.HostAndPort;
-import redis.clients.jedis.Connection;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.JedisClientConfig;
 import redis.clients.jedis.RedisClient;
 import redis.clients.jedis.RedisClusterClient;
+import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisClusterOperationException;
 import redis.clients.jedis.exceptions.JedisConnectionException;
 import redis.clients.jedis.exceptions.JedisDataException;
-import redis.clients.jedis.UnifiedJedis;
-import org.apache.commons.pool2.impl.GenericObjectPoolConfig;
 
 /**
  * Where and how to reach one Redis server, or a Redis Cluster: host(s), port(s), database, ACL user, password
@@ -80,6 +80,7 @@ public final class RedisEndpoint implements Serializable {
     private final boolean cluster;
     /** The seed nodes: the first is {@link #host}:{@link #port}; more only for a cluster. */
     private final String[] seedHosts;
+
     private final int[] seedPorts;
 
     private RedisEndpoint(Builder b) {
@@ -132,15 +133,33 @@ public final class RedisEndpoint implements Serializable {
         return b.build();
     }
 
-    public String host() { return host; }
-    public int port() { return port; }
-    public int database() { return database; }
+    public String host() {
+        return host;
+    }
+
+    public int port() {
+        return port;
+    }
+
+    public int database() {
+        return database;
+    }
     /** The ACL user, or null for the default user. */
-    public String user() { return user; }
-    public boolean hasPassword() { return password != null; }
-    public boolean tls() { return tls; }
+    public String user() {
+        return user;
+    }
+
+    public boolean hasPassword() {
+        return password != null;
+    }
+
+    public boolean tls() {
+        return tls;
+    }
     /** Whether this endpoint is a Redis Cluster (its keys spread over nodes by slot): one script call then touches one slot only. */
-    public boolean cluster() { return cluster; }
+    public boolean cluster() {
+        return cluster;
+    }
 
     /** The seed nodes ({@code host:port}, IPv6 hosts in brackets): one for a single server, all of {@code --redis} for a cluster. */
     public List<String> seeds() {
@@ -179,9 +198,15 @@ public final class RedisEndpoint implements Serializable {
     @Override
     public boolean equals(Object o) {
         if (!(o instanceof RedisEndpoint e)) return false;
-        return port == e.port && database == e.database && tls == e.tls && host.equals(e.host) && cluster == e.cluster
-                && java.util.Arrays.equals(seedHosts, e.seedHosts) && java.util.Arrays.equals(seedPorts, e.seedPorts)
-                && Objects.equals(user, e.user) && Objects.equals(password, e.password);
+        return port == e.port
+                && database == e.database
+                && tls == e.tls
+                && host.equals(e.host)
+                && cluster == e.cluster
+                && java.util.Arrays.equals(seedHosts, e.seedHosts)
+                && java.util.Arrays.equals(seedPorts, e.seedPorts)
+                && Objects.equals(user, e.user)
+                && Objects.equals(password, e.password);
     }
 
     @Override
@@ -226,7 +251,11 @@ public final class RedisEndpoint implements Serializable {
         pool.setMaxIdle(2);
         pool.setJmxEnabled(false);
         if (cluster) return clusterClient(pool);
-        UnifiedJedis client = new RedisClient.Builder().hostAndPort(host, port).clientConfig(clientConfig()).poolConfig(pool).build();
+        UnifiedJedis client = new RedisClient.Builder()
+                .hostAndPort(host, port)
+                .clientConfig(clientConfig())
+                .poolConfig(pool)
+                .build();
         try {
             client.ping();
         } catch (RuntimeException e) {
@@ -248,12 +277,18 @@ public final class RedisEndpoint implements Serializable {
         for (int i = 0; i < seedHosts.length; i++) nodes.add(new HostAndPort(seedHosts[i], seedPorts[i]));
         RedisClusterClient client;
         try {
-            client = RedisClusterClient.builder().nodes(nodes).clientConfig(clientConfig()).poolConfig(pool)
-                    .maxAttempts(5).maxTotalRetriesDuration(java.time.Duration.ofMillis(socketTimeoutMillis)).build();
+            client = RedisClusterClient.builder()
+                    .nodes(nodes)
+                    .clientConfig(clientConfig())
+                    .poolConfig(pool)
+                    .maxAttempts(5)
+                    .maxTotalRetriesDuration(java.time.Duration.ofMillis(socketTimeoutMillis))
+                    .build();
         } catch (JedisClusterOperationException e) {
             // "Could not initialize cluster slots cache": find out which of unreachable, refused or not a cluster
             checkMode();
-            throw new JedisClusterOperationException("no seed node of " + this + " answered as a Redis Cluster node: " + e.getMessage(), e);
+            throw new JedisClusterOperationException(
+                    "no seed node of " + this + " answered as a Redis Cluster node: " + e.getMessage(), e);
         }
         return client;
     }
@@ -281,16 +316,20 @@ public final class RedisEndpoint implements Serializable {
             }
             if (enabled == null) continue;
             if (cluster && !enabled) {
-                throw new IllegalArgumentException("--redis: seed node " + node + " is not a Redis Cluster node (cluster_enabled:0)"
-                        + (seedHosts.length > 1 ? ": the list mixes cluster and non-cluster nodes" : "") + "; with --redis.cluster every node must be a cluster node");
+                throw new IllegalArgumentException(
+                        "--redis: seed node " + node + " is not a Redis Cluster node (cluster_enabled:0)"
+                                + (seedHosts.length > 1 ? ": the list mixes cluster and non-cluster nodes" : "")
+                                + "; with --redis.cluster every node must be a cluster node");
             }
             if (!cluster && enabled) {
-                throw new IllegalArgumentException("--redis: " + node + " is a Redis Cluster node: add --redis.cluster (and list its seed nodes in --redis)");
+                throw new IllegalArgumentException("--redis: " + node
+                        + " is a Redis Cluster node: add --redis.cluster (and list its seed nodes in --redis)");
             }
         }
         if (reached == 0) {
-            throw new JedisConnectionException("cannot reach any " + (cluster ? "seed node of the Redis Cluster" : "Redis") + " given in --redis: tried "
-                    + String.join(", ", failures));
+            throw new JedisConnectionException(
+                    "cannot reach any " + (cluster ? "seed node of the Redis Cluster" : "Redis")
+                            + " given in --redis: tried " + String.join(", ", failures));
         }
     }
 
@@ -414,7 +453,8 @@ public final class RedisEndpoint implements Serializable {
             try {
                 this.caCertificatePem = Files.readAllBytes(file);
             } catch (IOException e) {
-                deferred = new IllegalArgumentException("redis CA certificate: cannot read " + file + ": " + e.getMessage(), e);
+                deferred = new IllegalArgumentException(
+                        "redis CA certificate: cannot read " + file + ": " + e.getMessage(), e);
             }
             return this;
         }
@@ -445,7 +485,8 @@ public final class RedisEndpoint implements Serializable {
         public RedisEndpoint build() {
             if (deferred != null) throw deferred;
             if (url == null || url.isBlank()) {
-                throw new IllegalArgumentException("--redis: the Redis URL must be set (redis://host:port or rediss://host:port)");
+                throw new IllegalArgumentException(
+                        "--redis: the Redis URL must be set (redis://host:port or rediss://host:port)");
             }
             parseUrl(url.trim());
             if (passwordFile != null) {
@@ -454,17 +495,24 @@ public final class RedisEndpoint implements Serializable {
                     int nl = text.indexOf('\n');
                     filePassword = (nl >= 0 ? text.substring(0, nl) : text).strip();
                 } catch (IOException e) {
-                    throw new IllegalArgumentException("--redis.password-file: cannot read " + passwordFile + ": " + e.getClass().getSimpleName(), e);
+                    throw new IllegalArgumentException(
+                            "--redis.password-file: cannot read " + passwordFile + ": "
+                                    + e.getClass().getSimpleName(),
+                            e);
                 }
                 if (filePassword.isEmpty()) {
                     throw new IllegalArgumentException("--redis.password-file: " + passwordFile + " is empty");
                 }
             }
             if (urlPassword != null && filePassword != null) {
-                throw new IllegalArgumentException("--redis.password-file: the --redis URL carries a password already; give it in one place only");
+                throw new IllegalArgumentException(
+                        "--redis.password-file: the --redis URL carries a password already; give it in one place only");
             }
-            password = urlPassword != null ? urlPassword : filePassword != null ? filePassword
-                    : (fallbackPassword != null && !fallbackPassword.isEmpty() ? fallbackPassword : null);
+            password = urlPassword != null
+                    ? urlPassword
+                    : filePassword != null
+                            ? filePassword
+                            : (fallbackPassword != null && !fallbackPassword.isEmpty() ? fallbackPassword : null);
             if (connectTimeoutMillis <= 0) throw new IllegalArgumentException("redis connect timeout must be positive");
             if (socketTimeoutMillis <= 0) throw new IllegalArgumentException("redis socket timeout must be positive");
             return new RedisEndpoint(this);
@@ -480,9 +528,11 @@ public final class RedisEndpoint implements Serializable {
                 tls = true;
                 rest = u.substring(9);
             } else {
-                throw new IllegalArgumentException("--redis must start with redis:// or rediss:// (got " + schemeOf(u) + ")");
+                throw new IllegalArgumentException(
+                        "--redis must start with redis:// or rediss:// (got " + schemeOf(u) + ")");
             }
-            // a cluster's user info belongs to the first seed: it ends before the first ',' (percent-encode a ',' in it)
+            // a cluster's user info belongs to the first seed: it ends before the first ',' (percent-encode a ',' in
+            // it)
             int comma = cluster ? rest.indexOf(',') : -1;
             int at = comma >= 0 ? rest.lastIndexOf('@', comma) : rest.lastIndexOf('@');
             if (at >= 0) {
@@ -499,7 +549,9 @@ public final class RedisEndpoint implements Serializable {
             }
             String[] nodes = rest.split(",", -1);
             if (nodes.length > 1 && !cluster) {
-                throw new IllegalArgumentException("--redis: a list of nodes is the seed list of a Redis Cluster: add --redis.cluster (got " + redactedUrl() + ")");
+                throw new IllegalArgumentException(
+                        "--redis: a list of nodes is the seed list of a Redis Cluster: add --redis.cluster (got "
+                                + redactedUrl() + ")");
             }
             String hostPort = nodes[0];
             String path = "";
@@ -520,12 +572,14 @@ public final class RedisEndpoint implements Serializable {
                 String scheme = tls ? "rediss://" : "redis://";
                 if (n.regionMatches(true, 0, "redis://", 0, 8) || n.regionMatches(true, 0, "rediss://", 0, 9)) {
                     if (!n.regionMatches(true, 0, scheme, 0, scheme.length())) {
-                        throw new IllegalArgumentException("--redis: every seed node takes the scheme of the first (" + scheme + ") in " + redactedUrl());
+                        throw new IllegalArgumentException("--redis: every seed node takes the scheme of the first ("
+                                + scheme + ") in " + redactedUrl());
                     }
                     n = n.substring(scheme.length());
                 }
                 if (n.indexOf('@') >= 0 || n.indexOf('/') >= 0) {
-                    throw new IllegalArgumentException("--redis: seed node " + (i + 1) + " must be host:port (user, password and TLS come from the first) in " + redactedUrl());
+                    throw new IllegalArgumentException("--redis: seed node " + (i + 1)
+                            + " must be host:port (user, password and TLS come from the first) in " + redactedUrl());
                 }
                 Object[] hp = hostAndPort(n);
                 seedHosts.add((String) hp[0]);
@@ -535,12 +589,16 @@ public final class RedisEndpoint implements Serializable {
                 try {
                     database = Integer.parseInt(path);
                 } catch (NumberFormatException e) {
-                    throw new IllegalArgumentException("--redis: the database after '/' must be a number in " + redactedUrl());
+                    throw new IllegalArgumentException(
+                            "--redis: the database after '/' must be a number in " + redactedUrl());
                 }
-                if (database < 0) throw new IllegalArgumentException("--redis: the database must not be negative in " + redactedUrl());
+                if (database < 0)
+                    throw new IllegalArgumentException(
+                            "--redis: the database must not be negative in " + redactedUrl());
             }
             if (cluster && database != 0) {
-                throw new IllegalArgumentException("--redis: a Redis Cluster has database 0 only: remove '/" + database + "' (--redis.cluster is set)");
+                throw new IllegalArgumentException("--redis: a Redis Cluster has database 0 only: remove '/" + database
+                        + "' (--redis.cluster is set)");
             }
         }
 
@@ -551,11 +609,13 @@ public final class RedisEndpoint implements Serializable {
             int p = DEFAULT_PORT;
             if (hostPort.startsWith("[")) {
                 int close = hostPort.indexOf(']');
-                if (close < 0) throw new IllegalArgumentException("--redis: unclosed '[' in the host of " + redactedUrl());
+                if (close < 0)
+                    throw new IllegalArgumentException("--redis: unclosed '[' in the host of " + redactedUrl());
                 h = hostPort.substring(1, close);
                 String after = hostPort.substring(close + 1);
                 if (after.startsWith(":")) portText = after.substring(1);
-                else if (!after.isEmpty()) throw new IllegalArgumentException("--redis: unexpected text after the host in " + redactedUrl());
+                else if (!after.isEmpty())
+                    throw new IllegalArgumentException("--redis: unexpected text after the host in " + redactedUrl());
             } else {
                 int colon = hostPort.lastIndexOf(':');
                 h = colon >= 0 ? hostPort.substring(0, colon) : hostPort;
@@ -568,7 +628,8 @@ public final class RedisEndpoint implements Serializable {
                 } catch (NumberFormatException e) {
                     throw new IllegalArgumentException("--redis: the port must be a number in " + redactedUrl());
                 }
-                if (p < 1 || p > 65535) throw new IllegalArgumentException("--redis: the port must be 1 to 65535 in " + redactedUrl());
+                if (p < 1 || p > 65535)
+                    throw new IllegalArgumentException("--redis: the port must be 1 to 65535 in " + redactedUrl());
             }
             return new Object[] {h, p};
         }
@@ -577,7 +638,8 @@ public final class RedisEndpoint implements Serializable {
             try {
                 return URLDecoder.decode(s.replace("+", "%2B"), StandardCharsets.UTF_8);
             } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("--redis: bad percent-encoding in the " + what + " of " + redactedUrl());
+                throw new IllegalArgumentException(
+                        "--redis: bad percent-encoding in the " + what + " of " + redactedUrl());
             }
         }
 

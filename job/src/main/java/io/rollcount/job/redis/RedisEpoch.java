@@ -23,7 +23,9 @@ public final class RedisEpoch {
     public static String ensure(UnifiedJedis jedis, String key) {
         jedis.set(key, UUID.randomUUID().toString(), SetParams.setParams().nx());
         String token = jedis.get(key);
-        if (token == null) throw new redis.clients.jedis.exceptions.JedisDataException("ERR rollcount: " + key + " vanished right after SET NX");
+        if (token == null)
+            throw new redis.clients.jedis.exceptions.JedisDataException(
+                    "ERR rollcount: " + key + " vanished right after SET NX");
         return token;
     }
 }

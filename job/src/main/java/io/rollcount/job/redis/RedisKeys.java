@@ -134,7 +134,8 @@ public final class RedisKeys implements Serializable {
      */
     public static String stagingKeyOf(String key) {
         int close = key.indexOf("}:");
-        if (key.indexOf('{') < 0 || close < 0) throw new IllegalArgumentException("key " + key + " is not a key of a counter");
+        if (key.indexOf('{') < 0 || close < 0)
+            throw new IllegalArgumentException("key " + key + " is not a key of a counter");
         return key.substring(0, close + 2) + "_rebuild:" + key.substring(close + 2);
     }
 

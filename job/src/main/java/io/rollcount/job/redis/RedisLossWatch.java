@@ -57,14 +57,21 @@ public final class RedisLossWatch implements Serializable {
                 String mark = client().get(markKey);
                 known = RedisEpoch.ensure(client(), epochKey);
                 if (mark == null && restored) {
-                    LOG.warn("{} is missing at the start of a restored job: Redis at {} lost its data while the job was down; {} writes what it holds again",
-                            markKey, endpoint, name);
+                    LOG.warn(
+                            "{} is missing at the start of a restored job: Redis at {} lost its data while the job was down; {} writes what it holds again",
+                            markKey,
+                            endpoint,
+                            name);
                     lost.set(true);
                 }
             } catch (JedisException e) {
                 close(jedis);
                 jedis = null;
-                LOG.info("reading {} from Redis at {} failed ({}); the next check tries again", epochKey, endpoint, e.toString());
+                LOG.info(
+                        "reading {} from Redis at {} failed ({}); the next check tries again",
+                        epochKey,
+                        endpoint,
+                        e.toString());
             }
         });
         inFlight = first;

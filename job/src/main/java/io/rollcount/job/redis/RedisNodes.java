@@ -29,7 +29,8 @@ public final class RedisNodes {
                 last = e;
             }
         }
-        throw new JedisConnectionException("cannot reach any seed node of " + endpoint + " to list the cluster's masters", last);
+        throw new JedisConnectionException(
+                "cannot reach any seed node of " + endpoint + " to list the cluster's masters", last);
     }
 
     /** The masters in a {@code CLUSTER NODES} reply ({@code id host:port@cport flags master ...}); a node of no address takes {@code seedHost}. */
@@ -39,7 +40,10 @@ public final class RedisNodes {
             String[] f = line.trim().split(" ");
             if (f.length < 3) continue;
             List<String> flags = List.of(f[2].split(","));
-            if (!flags.contains("master") || flags.contains("fail") || flags.contains("noaddr") || flags.contains("handshake")) continue;
+            if (!flags.contains("master")
+                    || flags.contains("fail")
+                    || flags.contains("noaddr")
+                    || flags.contains("handshake")) continue;
             String addr = f[1];
             int at = addr.indexOf('@');
             if (at >= 0) addr = addr.substring(0, at);

@@ -3,10 +3,9 @@ package io.rollcount.job.redis;
 import io.rollcount.job.JobOptions;
 import java.io.IOException;
 import java.time.Duration;
-import java.util.Objects;
-import java.nio.charset.StandardCharsets;
 import java.util.Collection;
 import java.util.List;
+import java.util.Objects;
 import java.util.UUID;
 import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.api.connector.sink2.SinkWriter;
@@ -126,6 +125,7 @@ public final class RedisSink implements Sink<RedisWrite>, SupportsWriterState<Re
     final int maxWritesPerCall;
     /** Whether writers publish their watermark to {@code rc:meta:watermark} (the counts' sink does, a second sink does not). */
     final boolean publishesWatermark;
+
     final int countersPerCall;
     /** Every COUNT and USERS write plain: no guard, no mark (see {@link Builder#setPlainWritesOnly}). */
     final boolean plainWritesOnly;
@@ -222,8 +222,8 @@ public final class RedisSink implements Sink<RedisWrite>, SupportsWriterState<Re
      * the run it is restored from (see {@link RedisWriterState}).
      */
     @Override
-    public StatefulSinkWriter<RedisWrite, RedisWriterState> restoreWriter(WriterInitContext context, Collection<RedisWriterState> recoveredState)
-            throws IOException {
+    public StatefulSinkWriter<RedisWrite, RedisWriterState> restoreWriter(
+            WriterInitContext context, Collection<RedisWriterState> recoveredState) throws IOException {
         String token = leaseToken;
         if (token != null) {
             for (RedisWriterState state : recoveredState) {
@@ -347,8 +347,12 @@ public final class RedisSink implements Sink<RedisWrite>, SupportsWriterState<Re
         public RedisSink build() {
             if (endpoint == null) throw new IllegalArgumentException("--redis: the Redis endpoint must be set");
             RedisKeys.checkPrefix(keyPrefix);
-            if (maxBufferedKeys < 1) throw new IllegalArgumentException("redis sink: maxBufferedKeys must be at least 1, got " + maxBufferedKeys);
-            if (maxBufferedBytes < 1) throw new IllegalArgumentException("redis sink: maxBufferedBytes must be positive, got " + maxBufferedBytes);
+            if (maxBufferedKeys < 1)
+                throw new IllegalArgumentException(
+                        "redis sink: maxBufferedKeys must be at least 1, got " + maxBufferedKeys);
+            if (maxBufferedBytes < 1)
+                throw new IllegalArgumentException(
+                        "redis sink: maxBufferedBytes must be positive, got " + maxBufferedBytes);
             Objects.requireNonNull(flushInterval, "redis sink: flushInterval");
             if (flushInterval.isZero() || flushInterval.isNegative()) {
                 throw new IllegalArgumentException("redis sink: flushInterval must be positive, got " + flushInterval);
@@ -356,11 +360,18 @@ public final class RedisSink implements Sink<RedisWrite>, SupportsWriterState<Re
             if (retryTimeout == null || retryTimeout.isNegative()) {
                 throw new IllegalArgumentException("--redis.retry-timeout must not be negative, got " + retryTimeout);
             }
-            if (initialBackoff == null || maxBackoff == null || initialBackoff.toMillis() < 1 || maxBackoff.compareTo(initialBackoff) < 0) {
+            if (initialBackoff == null
+                    || maxBackoff == null
+                    || initialBackoff.toMillis() < 1
+                    || maxBackoff.compareTo(initialBackoff) < 0) {
                 throw new IllegalArgumentException("redis sink: backoff must be at least 1 ms and max >= initial");
             }
-            if (countersPerCall < 1) throw new IllegalArgumentException("redis sink: countersPerCall must be at least 1, got " + countersPerCall);
-            if (maxWritesPerCall < 1) throw new IllegalArgumentException("redis sink: maxWritesPerCall must be at least 1, got " + maxWritesPerCall);
+            if (countersPerCall < 1)
+                throw new IllegalArgumentException(
+                        "redis sink: countersPerCall must be at least 1, got " + countersPerCall);
+            if (maxWritesPerCall < 1)
+                throw new IllegalArgumentException(
+                        "redis sink: maxWritesPerCall must be at least 1, got " + maxWritesPerCall);
             return new RedisSink(this);
         }
     }

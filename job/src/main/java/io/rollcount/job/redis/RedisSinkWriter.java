@@ -3,9 +3,12 @@ package io.rollcount.job.redis;
 import io.rollcount.job.metrics.RollcountMetrics;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.apache.flink.api.common.operators.ProcessingTimeService;
 import org.apache.flink.api.connector.sink2.StatefulSinkWriter;
 import org.apache.flink.api.connector.sink2.WriterInitContext;
@@ -16,26 +19,21 @@ import org.apache.flink.metrics.groups.SinkWriterMetricGroup;
 import org.apache.flink.runtime.execution.SuppressRestartsException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import java.util.HashMap;
-import java.util.HashSet;
-import java.util.LinkedHashMap;
-import java.util.Map;
-import java.util.Set;
 import redis.clients.jedis.AbstractPipeline;
 import redis.clients.jedis.Connection;
 import redis.clients.jedis.ConnectionPool;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.RedisClusterClient;
-import redis.clients.jedis.exceptions.JedisClusterOperationException;
-import redis.clients.jedis.exceptions.JedisRedirectionException;
-import redis.clients.jedis.util.JedisClusterCRC16;
-import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.Response;
+import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisAccessControlException;
+import redis.clients.jedis.exceptions.JedisClusterOperationException;
 import redis.clients.jedis.exceptions.JedisConnectionException;
 import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.exceptions.JedisException;
+import redis.clients.jedis.exceptions.JedisRedirectionException;
 import redis.clients.jedis.params.SetParams;
+import redis.clients.jedis.util.JedisClusterCRC16;
 
 /**
  * The writer of {@link RedisSink}: buffers and coalesces writes, and sends them pipelined when the buffer
@@ -125,6 +123,7 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
     final Counter writesGuarded = new SimpleCounter();
     /** COUNT and USERS writes sent as plain commands. */
     final Counter writesPlain = new SimpleCounter();
+
     private final Counter recordsSend;
     private final Counter sendErrors;
     private volatile long lastFlushMillis;
@@ -134,6 +133,7 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
 
     /** Used by the I/O thread only. */
     private UnifiedJedis jedis;
+
     private final String markKey;
     /**
      * The guard (I/O thread): read from {@code P:_mark} at the first connection. If it existed, a run
@@ -142,10 +142,12 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
      * applied ({@link #confirmed}). Without it, nothing was written under the prefix before: no guard.
      */
     private boolean markRead;
+
     private boolean guardTotals;
     private long guardBelow = Long.MIN_VALUE;
     /** The mark this writer knows to be in Redis (read or published), {@code Long.MIN_VALUE} for none. */
     private long publishedMark = Long.MIN_VALUE;
+
     private ConfirmedKeys confirmed = new ConfirmedKeys(MAX_CONFIRMED_KEYS);
     /** {@code P:_epoch} (see {@link RedisEpoch}). */
     private final String epochKey;
@@ -153,6 +155,7 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
     private String knownEpoch;
     /** Set by a batch whose pipelined {@code GET P:_epoch} found the token gone or changed (I/O thread). */
     private String epochSeen;
+
     private boolean epochChanged;
     /** Losses of Redis's data this writer saw (each logged once). */
     final Counter dataLost = new SimpleCounter();
@@ -160,10 +163,12 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
     final Counter keysConfirmed = new SimpleCounter();
     /** The first key Redis rejected for good, with its error, or null: a run's summary names it. */
     volatile String firstRejected;
+
     private boolean closed;
     private final java.util.concurrent.ExecutorService io;
     /** The batch in flight, or null. */
     private java.util.concurrent.Future<?> inFlight;
+
     private final String watermarkPerWriterKey;
     private final String watermarkKey;
     private final int subtask;
@@ -190,6 +195,7 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
 
     /** The lease token, or null for a writer without a lease. */
     private final String leaseToken;
+
     private final PrefixGuard guard;
     private long leaseRenewedAt = Long.MIN_VALUE;
     /** Whether this writer has held the lease (I/O thread). */
@@ -207,7 +213,12 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
      * @param restored whether the job restores a checkpoint or savepoint: then a lease held by another token is waited for, up to its expiry
      * @param restoredState the states this writer restores: their rejected keys and watermark holds are kept
      */
-    RedisSinkWriter(RedisSink sink, WriterInitContext context, String leaseToken, boolean restored, java.util.Collection<RedisWriterState> restoredState) {
+    RedisSinkWriter(
+            RedisSink sink,
+            WriterInitContext context,
+            String leaseToken,
+            boolean restored,
+            java.util.Collection<RedisWriterState> restoredState) {
         for (RedisWriterState r : restoredState) {
             heldWatermark = Math.min(heldWatermark, r.heldWatermark);
             rejectedKeys.addAll(r.keys);
@@ -226,7 +237,8 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
         this.watermarkKey = keys.watermark();
         this.markKey = keys.mark();
         this.epochKey = keys.epoch();
-        this.watermarkPerWriterKey = keys.watermarkPerWriter(context.getJobInfo().getJobId().toString(), parallelism);
+        this.watermarkPerWriterKey =
+                keys.watermarkPerWriter(context.getJobInfo().getJobId().toString(), parallelism);
         SinkWriterMetricGroup metrics = context.metricGroup();
         metrics.counter("redisCommandsSent", commandsSent);
         metrics.counter("redisKeysWritten", keysWritten);
@@ -301,7 +313,11 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
                 holder = guard.acquire(connection(), leaseToken);
             } catch (JedisException e) {
                 closeConnection();
-                LOG.warn("renewing the lease of key prefix '{}' at {} failed ({}); retrying in {} s", sink.keyPrefix, endpoint, describe(e),
+                LOG.warn(
+                        "renewing the lease of key prefix '{}' at {} failed ({}); retrying in {} s",
+                        sink.keyPrefix,
+                        endpoint,
+                        describe(e),
                         PrefixGuard.LEASE_RENEWAL.toSeconds());
                 return;
             }
@@ -321,7 +337,8 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
                 continue;
             }
             leaseLost = new SuppressRestartsException(new RedisSinkException.Unchecked("key prefix '" + sink.keyPrefix
-                    + "' is in use by another job (lease " + new RedisKeys(sink.keyPrefix).lease() + " held by " + holder
+                    + "' is in use by another job (lease " + new RedisKeys(sink.keyPrefix).lease() + " held by "
+                    + holder
                     + "): stop that job, or give this one its own --redis.key-prefix"));
             return;
         }
@@ -343,7 +360,8 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
      */
     @Override
     public void writeWatermark(org.apache.flink.api.common.eventtime.Watermark watermark) {
-        if (sink.publishesWatermark && watermark.getTimestamp() > pendingWatermark) pendingWatermark = watermark.getTimestamp();
+        if (sink.publishesWatermark && watermark.getTimestamp() > pendingWatermark)
+            pendingWatermark = watermark.getTimestamp();
     }
 
     /** Returns only once every write received so far is in Redis (or throws). */
@@ -386,9 +404,14 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
         if (leaseToken != null && leaseLost == null) {
             try {
                 io.submit(() -> guard.release(connection(), leaseToken)).get(2, java.util.concurrent.TimeUnit.SECONDS);
-            } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException | java.util.concurrent.RejectedExecutionException e) {
-                LOG.info("could not give up the lease of key prefix '{}' (it expires within {} s): {}", sink.keyPrefix,
-                        PrefixGuard.LEASE_TTL.toSeconds(), e.toString());
+            } catch (java.util.concurrent.ExecutionException
+                    | java.util.concurrent.TimeoutException
+                    | java.util.concurrent.RejectedExecutionException e) {
+                LOG.info(
+                        "could not give up the lease of key prefix '{}' (it expires within {} s): {}",
+                        sink.keyPrefix,
+                        PrefixGuard.LEASE_TTL.toSeconds(),
+                        e.toString());
             }
         }
         io.shutdownNow();
@@ -461,7 +484,8 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
     private void publishWatermark(long wm) throws IOException, InterruptedException {
         long effective = Math.min(wm, heldWatermark);
         if (effective <= writtenWatermark || effective < 0) return;
-        RedisApplyScript.Call c = RedisApplyScript.watermark(watermarkPerWriterKey, watermarkKey, subtask, parallelism, effective);
+        RedisApplyScript.Call c =
+                RedisApplyScript.watermark(watermarkPerWriterKey, watermarkKey, subtask, parallelism, effective);
         retrying(() -> sendCalls(connection(), List.of(c)));
         writtenWatermark = effective;
     }
@@ -520,8 +544,10 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
                 retries.inc();
                 long remainingMillis = (deadline - System.nanoTime()) / 1_000_000;
                 if (remainingMillis <= 0) {
-                    throw new RedisSinkException("Redis at " + endpoint + " still failing after retrying for "
-                            + sink.retryTimeoutMillis + " ms (" + attempts + " attempts): " + describe(e), sanitized(e));
+                    throw new RedisSinkException(
+                            "Redis at " + endpoint + " still failing after retrying for " + sink.retryTimeoutMillis
+                                    + " ms (" + attempts + " attempts): " + describe(e),
+                            sanitized(e));
                 }
                 long pause = Math.min(backoff, remainingMillis);
                 LOG.warn("Redis at {} failed ({}); retry {} in {} ms", endpoint, describe(e), attempts, pause);
@@ -565,7 +591,8 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
                 case RedisWrite.COUNT -> {
                     if (guarded(w)) {
                         guardedCounts++;
-                        scripted.computeIfAbsent(groupOf(w.key), k -> new ArrayList<>(4)).add(w);
+                        scripted.computeIfAbsent(groupOf(w.key), k -> new ArrayList<>(4))
+                                .add(w);
                     } else {
                         plain++;
                         units.add(w);
@@ -575,9 +602,12 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
                     plain++;
                     units.add(w);
                 }
-                case RedisWrite.ZSET -> scripted.computeIfAbsent(groupOf(w.key), k -> new ArrayList<>(2)).add(w);
+                case RedisWrite.ZSET ->
+                    scripted.computeIfAbsent(groupOf(w.key), k -> new ArrayList<>(2))
+                            .add(w);
                 case RedisWrite.MAX -> maxes.add(w);
-                default -> throw new IllegalArgumentException("unknown RedisWrite kind " + w.kind + " for key " + w.key);
+                default ->
+                    throw new IllegalArgumentException("unknown RedisWrite kind " + w.kind + " for key " + w.key);
             }
         }
         units.addAll(pack(scripted.values()));
@@ -665,8 +695,13 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
         String seen = epochSeen;
         countCommands(2);
         knownEpoch = RedisEpoch.ensure(j, epochKey);
-        LOG.warn("Redis at {} lost the data under key prefix '{}' ({} {}): the job rebuilds it from its state and from counter-rollups"
-                + " (see 'If Redis loses data' in the README)", endpoint, sink.keyPrefix, epochKey, seen == null ? "is gone" : "changed");
+        LOG.warn(
+                "Redis at {} lost the data under key prefix '{}' ({} {}): the job rebuilds it from its state and from counter-rollups"
+                        + " (see 'If Redis loses data' in the README)",
+                endpoint,
+                sink.keyPrefix,
+                epochKey,
+                seen == null ? "is gone" : "changed");
         confirmed = new ConfirmedKeys(MAX_CONFIRMED_KEYS);
         if (publishedMark != Long.MIN_VALUE) {
             RedisApplyScript.Call c = new RedisApplyScript.Call();
@@ -680,7 +715,8 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
         long wm = writtenWatermark;
         writtenWatermark = Long.MIN_VALUE;
         if (wm != Long.MIN_VALUE && sink.publishesWatermark) {
-            RedisApplyScript.Call c = RedisApplyScript.watermark(watermarkPerWriterKey, watermarkKey, subtask, parallelism, wm);
+            RedisApplyScript.Call c =
+                    RedisApplyScript.watermark(watermarkPerWriterKey, watermarkKey, subtask, parallelism, wm);
             sendCalls(j, List.of(c));
             writtenWatermark = wm;
         }
@@ -710,9 +746,13 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
                 } else {
                     RedisWrite w = (RedisWrite) unit;
                     if (w.kind == RedisWrite.SKETCH) {
-                        // PFMERGE takes keys: the sketch is staged in a key of the counter's (same slot), merged, dropped
+                        // PFMERGE takes keys: the sketch is staged in a key of the counter's (same slot), merged,
+                        // dropped
                         String staging = RedisKeys.stagingKeyOf(w.key);
-                        responses.add(p.set(staging.getBytes(java.nio.charset.StandardCharsets.UTF_8), w.sketch, SetParams.setParams().px(60_000)));
+                        responses.add(p.set(
+                                staging.getBytes(java.nio.charset.StandardCharsets.UTF_8),
+                                w.sketch,
+                                SetParams.setParams().px(60_000)));
                         keysOf.add(staging);
                         responses.add(p.pfmerge(w.key, w.key, staging));
                         keysOf.add(w.key);
@@ -730,7 +770,8 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
                             keysOf.add(w.key);
                         }
                     } else {
-                        SetParams at = w.expireAtMillis > 0 ? SetParams.setParams().pxAt(w.expireAtMillis) : NO_EXPIRY;
+                        SetParams at =
+                                w.expireAtMillis > 0 ? SetParams.setParams().pxAt(w.expireAtMillis) : NO_EXPIRY;
                         // SET ... GET: Redis refuses it on a key of another type (WRONGTYPE) instead of replacing it
                         responses.add(p.setGet(w.key, Long.toString(w.value), at));
                         keysOf.add(w.key);
@@ -795,7 +836,8 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
             // EVAL of the source runs the call and caches the script there
             List<Response<Object>> evals = new ArrayList<>(noScript.size());
             try (AbstractPipeline p = j.pipelined()) {
-                for (RedisApplyScript.Call c : noScript) evals.add(p.eval(RedisApplyScript.SOURCE_BYTES, c.scriptKeys(), c.scriptArgs()));
+                for (RedisApplyScript.Call c : noScript)
+                    evals.add(p.eval(RedisApplyScript.SOURCE_BYTES, c.scriptKeys(), c.scriptArgs()));
                 countCommands(noScript.size());
                 p.sync();
             }
@@ -825,7 +867,8 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
      */
     private long[] scriptResult(RedisApplyScript.Call c, Object result) {
         if (!(result instanceof List<?> l) || l.size() < 3) {
-            throw new RedisSinkException.Unchecked("Redis at " + endpoint + " answered the rollcount script with " + result + " (first key " + c.firstKey + ")");
+            throw new RedisSinkException.Unchecked("Redis at " + endpoint + " answered the rollcount script with "
+                    + result + " (first key " + c.firstKey + ")");
         }
         String status = text(l.get(2));
         for (int i = 0; i < status.length() && i < c.writes.size(); i++) {
@@ -858,11 +901,19 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
         keysRejected.inc();
         if (firstRejected == null) firstRejected = key + " (" + error + ")";
         if (listed) {
-            LOG.warn("Redis at {} rejected key {} for good: {}. Every other key is still written; this one is not{}.",
-                    endpoint, key, error, start != Long.MIN_VALUE
-                            ? ", and " + watermarkKey + " stays below its window (start " + start + " ms)" : "");
+            LOG.warn(
+                    "Redis at {} rejected key {} for good: {}. Every other key is still written; this one is not{}.",
+                    endpoint,
+                    key,
+                    error,
+                    start != Long.MIN_VALUE
+                            ? ", and " + watermarkKey + " stays below its window (start " + start + " ms)"
+                            : "");
         } else if (rejectedKeys.size() == MAX_REPORTED_KEYS) {
-            LOG.warn("Redis at {} rejected more than {} keys; more are counted in the metric redisRejected, not logged", endpoint, MAX_REPORTED_KEYS);
+            LOG.warn(
+                    "Redis at {} rejected more than {} keys; more are counted in the metric redisRejected, not logged",
+                    endpoint,
+                    MAX_REPORTED_KEYS);
         }
     }
 
@@ -901,11 +952,15 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
             try {
                 guardBelow = Long.parseLong(mark);
             } catch (NumberFormatException e) {
-                throw new RedisSinkException.Unchecked("Redis at " + endpoint + " holds '" + mark + "' at " + markKey + ", not a time in epoch ms: delete that key");
+                throw new RedisSinkException.Unchecked("Redis at " + endpoint + " holds '" + mark + "' at " + markKey
+                        + ", not a time in epoch ms: delete that key");
             }
             guardTotals = true;
             publishedMark = guardBelow;
-            LOG.info("{} is {}: totals and windows up to it are written through the guarded script until Redis is not ahead", markKey, guardBelow);
+            LOG.info(
+                    "{} is {}: totals and windows up to it are written through the guarded script until Redis is not ahead",
+                    markKey,
+                    guardBelow);
         }
         markRead = true;
     }
@@ -918,7 +973,8 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
         countCommands(1);
         String sha = j.scriptLoad(RedisApplyScript.SOURCE);
         if (!RedisApplyScript.SHA1.equals(sha)) {
-            throw new IllegalStateException("Redis returned SHA " + sha + " for the rollcount script, expected " + RedisApplyScript.SHA1);
+            throw new IllegalStateException(
+                    "Redis returned SHA " + sha + " for the rollcount script, expected " + RedisApplyScript.SHA1);
         }
     }
 
@@ -932,10 +988,12 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
         int loaded = 0;
         for (Map.Entry<String, ConnectionPool> node : cluster.getClusterNodes().entrySet()) {
             countCommands(1);
-            try (Connection c = node.getValue().getResource(); Jedis n = new Jedis(c)) {
+            try (Connection c = node.getValue().getResource();
+                    Jedis n = new Jedis(c)) {
                 String sha = n.scriptLoad(RedisApplyScript.SOURCE);
                 if (!RedisApplyScript.SHA1.equals(sha)) {
-                    throw new IllegalStateException("Redis at " + node.getKey() + " returned SHA " + sha + " for the rollcount script, expected " + RedisApplyScript.SHA1);
+                    throw new IllegalStateException("Redis at " + node.getKey() + " returned SHA " + sha
+                            + " for the rollcount script, expected " + RedisApplyScript.SHA1);
                 }
                 loaded++;
             } catch (JedisConnectionException e) {
@@ -952,7 +1010,8 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
      * killed after that loses none of them at failover. Masters known to have no replica are skipped.
      * Returns the WAIT replies by master.
      */
-    private Map<String, Response<Long>> waitForReplicas(RedisClusterClient cluster, AbstractPipeline p, List<String> keys) {
+    private Map<String, Response<Long>> waitForReplicas(
+            RedisClusterClient cluster, AbstractPipeline p, List<String> keys) {
         Map<String, String> sampleKeyByNode = new LinkedHashMap<>();
         for (String key : keys) {
             if (key == null) continue;
@@ -984,20 +1043,27 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
             String node = e.getKey().substring(0, e.getKey().indexOf(' '));
             String sampleKey = e.getKey().substring(node.length() + 1);
             int replicas;
-            try (Connection c = ((RedisClusterClient) jedis).getConnectionFromSlot(JedisClusterCRC16.getSlot(sampleKey)); Jedis n = new Jedis(c)) {
+            try (Connection c =
+                            ((RedisClusterClient) jedis).getConnectionFromSlot(JedisClusterCRC16.getSlot(sampleKey));
+                    Jedis n = new Jedis(c)) {
                 replicas = connectedReplicas(n.info("replication"));
             }
             if (replicas > 0) {
-                throw new JedisDataException("NOREPLICAS no replica of " + node + " acknowledged the batch within " + REPLICA_WAIT_MILLIS + " ms");
+                throw new JedisDataException("NOREPLICAS no replica of " + node + " acknowledged the batch within "
+                        + REPLICA_WAIT_MILLIS + " ms");
             }
-            LOG.warn("Redis Cluster master {} has no replica: writes to it are not waited for until the writer reconnects", node);
+            LOG.warn(
+                    "Redis Cluster master {} has no replica: writes to it are not waited for until the writer reconnects",
+                    node);
             noReplica.add(node);
         }
     }
 
     private static int connectedReplicas(String infoReplication) {
         for (String line : infoReplication.split("\\r?\\n")) {
-            if (line.startsWith("connected_slaves:")) return Integer.parseInt(line.substring("connected_slaves:".length()).trim());
+            if (line.startsWith("connected_slaves:"))
+                return Integer.parseInt(
+                        line.substring("connected_slaves:".length()).trim());
         }
         return 0;
     }
@@ -1030,7 +1096,8 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
         if (e instanceof JedisConnectionException) {
             for (Throwable c = e.getCause(); c != null && c != c.getCause(); c = c.getCause()) {
                 // refused credentials and untrusted certificates do not heal by waiting
-                if (c instanceof JedisAccessControlException || c instanceof java.security.cert.CertificateException
+                if (c instanceof JedisAccessControlException
+                        || c instanceof java.security.cert.CertificateException
                         || c instanceof javax.net.ssl.SSLPeerUnverifiedException) {
                     return false;
                 }
@@ -1039,9 +1106,16 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
         }
         if (e instanceof JedisDataException) {
             String m = e.getMessage() == null ? "" : e.getMessage();
-            return m.startsWith("LOADING") || m.startsWith("BUSY") || m.startsWith("MASTERDOWN")
-                    || m.startsWith("TRYAGAIN") || m.startsWith("CLUSTERDOWN") || m.startsWith("READONLY")
-                    || m.startsWith("OOM") || m.startsWith("MISCONF") || m.startsWith("NOREPLICAS") || isRedirection(e);
+            return m.startsWith("LOADING")
+                    || m.startsWith("BUSY")
+                    || m.startsWith("MASTERDOWN")
+                    || m.startsWith("TRYAGAIN")
+                    || m.startsWith("CLUSTERDOWN")
+                    || m.startsWith("READONLY")
+                    || m.startsWith("OOM")
+                    || m.startsWith("MISCONF")
+                    || m.startsWith("NOREPLICAS")
+                    || isRedirection(e);
         }
         // a Redis Cluster whose topology the client could not read or follow (a failover in progress)
         return e instanceof JedisClusterOperationException;
@@ -1056,13 +1130,18 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
 
     private RedisSinkException permanent(JedisException e, RedisApplyScript.Call call) {
         String what;
-        if (e instanceof JedisAccessControlException || e.getCause() instanceof JedisAccessControlException
-                || (e.getMessage() != null && (e.getMessage().startsWith("NOPERM") || e.getMessage().startsWith("WRONGPASS")
-                        || e.getMessage().startsWith("NOAUTH")))) {
-            what = "Redis at " + endpoint + " refused access" + (endpoint.user() != null ? " for user " + endpoint.user() : "")
+        if (e instanceof JedisAccessControlException
+                || e.getCause() instanceof JedisAccessControlException
+                || (e.getMessage() != null
+                        && (e.getMessage().startsWith("NOPERM")
+                                || e.getMessage().startsWith("WRONGPASS")
+                                || e.getMessage().startsWith("NOAUTH")))) {
+            what = "Redis at " + endpoint + " refused access"
+                    + (endpoint.user() != null ? " for user " + endpoint.user() : "")
                     + (call != null ? " to the batch of key " + call.firstKey : "");
         } else if (isRedirection(e)) {
-            what = "Redis at " + endpoint + " is a node of a Redis Cluster (it redirected a write): add --redis.cluster and list the cluster's nodes in --redis";
+            what = "Redis at " + endpoint
+                    + " is a node of a Redis Cluster (it redirected a write): add --redis.cluster and list the cluster's nodes in --redis";
         } else if (hasCause(e, java.security.cert.CertificateException.class)) {
             what = "Redis at " + endpoint + " presented a certificate that is not trusted or does not name the host";
         } else if (call != null) {
@@ -1099,7 +1178,8 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
         for (Throwable c = e; c != null; c = c.getCause()) {
             String m = c.getMessage();
             if (m != null && !m.equals(endpoint.redact(m))) {
-                return new RedisSinkException.Unchecked(endpoint.redact(String.valueOf(e.getMessage())) + " (cause removed: it showed the password)");
+                return new RedisSinkException.Unchecked(
+                        endpoint.redact(String.valueOf(e.getMessage())) + " (cause removed: it showed the password)");
             }
             if (c.getCause() == c) break;
         }

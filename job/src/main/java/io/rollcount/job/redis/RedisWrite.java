@@ -36,12 +36,14 @@ public class RedisWrite {
      * rebuild after a loss of Redis's data writes from the sketches the job holds.
      */
     public static final byte SKETCH = 4;
+
     public static final long NO_WINDOW = Long.MIN_VALUE;
 
     public byte kind;
     public String key;
     /** Bookkeeping key of the version ({@code rc:{C}:_v:...} or {@code rc:_...}); null where unused. */
     public String versionKey;
+
     public long value;
     public long version;
     public boolean monotone;
@@ -53,13 +55,21 @@ public class RedisWrite {
     public String[] users;
     /** ZSET: members and their scores, best first. */
     public String[] members;
+
     public double[] scores;
     /** SKETCH: the HyperLogLog's bytes as Redis stores them. */
     public byte[] sketch;
 
     public RedisWrite() {}
 
-    public static RedisWrite count(String key, String versionKey, long value, long version, boolean monotone, long windowStart, long expireAtMillis) {
+    public static RedisWrite count(
+            String key,
+            String versionKey,
+            long value,
+            long version,
+            boolean monotone,
+            long windowStart,
+            long expireAtMillis) {
         RedisWrite w = new RedisWrite();
         w.kind = COUNT;
         w.key = key;
@@ -100,7 +110,14 @@ public class RedisWrite {
         return w;
     }
 
-    public static RedisWrite zset(String key, String versionKey, long version, String[] members, double[] scores, long windowStart, long expireAtMillis) {
+    public static RedisWrite zset(
+            String key,
+            String versionKey,
+            long version,
+            String[] members,
+            double[] scores,
+            long windowStart,
+            long expireAtMillis) {
         RedisWrite w = new RedisWrite();
         w.kind = ZSET;
         w.key = key;
@@ -117,10 +134,18 @@ public class RedisWrite {
     public boolean equals(Object o) {
         if (this == o) return true;
         if (!(o instanceof RedisWrite w)) return false;
-        return kind == w.kind && value == w.value && version == w.version && monotone == w.monotone
-                && expireAtMillis == w.expireAtMillis && windowStart == w.windowStart && Objects.equals(key, w.key)
-                && Objects.equals(versionKey, w.versionKey) && Arrays.equals(users, w.users)
-                && Arrays.equals(members, w.members) && Arrays.equals(scores, w.scores) && Arrays.equals(sketch, w.sketch);
+        return kind == w.kind
+                && value == w.value
+                && version == w.version
+                && monotone == w.monotone
+                && expireAtMillis == w.expireAtMillis
+                && windowStart == w.windowStart
+                && Objects.equals(key, w.key)
+                && Objects.equals(versionKey, w.versionKey)
+                && Arrays.equals(users, w.users)
+                && Arrays.equals(members, w.members)
+                && Arrays.equals(scores, w.scores)
+                && Arrays.equals(sketch, w.sketch);
     }
 
     @Override
@@ -130,7 +155,8 @@ public class RedisWrite {
 
     @Override
     public String toString() {
-        return "RedisWrite{kind=" + kind + " " + key + "=" + (kind == USERS ? Arrays.toString(users) : Long.toString(value)) + " v" + version
+        return "RedisWrite{kind=" + kind + " " + key + "="
+                + (kind == USERS ? Arrays.toString(users) : Long.toString(value)) + " v" + version
                 + (monotone ? " mono" : "") + (expireAtMillis > 0 ? " pxat=" + expireAtMillis : "") + "}";
     }
 }

@@ -71,7 +71,8 @@ final class RedisWriteBuffer {
         }
         RedisWrite old = e.write;
         if (old.kind != w.kind) {
-            throw new IllegalArgumentException("key " + w.key + " is written both as kind " + old.kind + " and as kind " + w.kind);
+            throw new IllegalArgumentException(
+                    "key " + w.key + " is written both as kind " + old.kind + " and as kind " + w.kind);
         }
         coalesced++;
         switch (w.kind) {
@@ -118,8 +119,12 @@ final class RedisWriteBuffer {
     /** True if {@link #hashTag}{@code (key)} equals {@code tag}, without building the substring. */
     static boolean hasTag(String key, String tag) {
         int open = key.indexOf('{');
-        return open >= 0 && key.startsWith(tag, open + 1) && key.length() > open + 1 + tag.length()
-                && key.charAt(open + 1 + tag.length()) == '}' && !tag.isEmpty() && tag.indexOf('}') < 0;
+        return open >= 0
+                && key.startsWith(tag, open + 1)
+                && key.length() > open + 1 + tag.length()
+                && key.charAt(open + 1 + tag.length()) == '}'
+                && !tag.isEmpty()
+                && tag.indexOf('}') < 0;
     }
 
     /** The Redis Cluster hash tag of a key (text between the first '{' and the next '}'), or null. */
@@ -135,24 +140,30 @@ final class RedisWriteBuffer {
         if (w == null) throw new IllegalArgumentException("null RedisWrite");
         if (w.key == null || w.key.isEmpty()) throw new IllegalArgumentException("RedisWrite without a key: " + w);
         switch (w.kind) {
-            case RedisWrite.COUNT, RedisWrite.MAX -> { }
+            case RedisWrite.COUNT, RedisWrite.MAX -> {}
             case RedisWrite.SKETCH -> {
-                if (w.sketch == null || w.sketch.length == 0) throw new IllegalArgumentException("SKETCH write without a sketch for key " + w.key);
+                if (w.sketch == null || w.sketch.length == 0)
+                    throw new IllegalArgumentException("SKETCH write without a sketch for key " + w.key);
             }
             case RedisWrite.USERS -> {
-                if (w.users == null || w.users.length == 0) throw new IllegalArgumentException("USERS write without users for key " + w.key);
+                if (w.users == null || w.users.length == 0)
+                    throw new IllegalArgumentException("USERS write without users for key " + w.key);
             }
             case RedisWrite.ZSET -> {
                 int n = w.members == null ? 0 : w.members.length;
                 int m = w.scores == null ? 0 : w.scores.length;
-                if (n != m) throw new IllegalArgumentException("ZSET write with " + n + " members but " + m + " scores for key " + w.key);
+                if (n != m)
+                    throw new IllegalArgumentException(
+                            "ZSET write with " + n + " members but " + m + " scores for key " + w.key);
                 for (double s : w.scores == null ? new double[0] : w.scores) {
-                    if (Double.isNaN(s)) throw new IllegalArgumentException("ZSET write with a NaN score for key " + w.key);
+                    if (Double.isNaN(s))
+                        throw new IllegalArgumentException("ZSET write with a NaN score for key " + w.key);
                 }
             }
             default -> throw new IllegalArgumentException("unknown RedisWrite kind " + w.kind + " for key " + w.key);
         }
-        if (w.expireAtMillis < 0) throw new IllegalArgumentException("negative expireAtMillis " + w.expireAtMillis + " for key " + w.key);
+        if (w.expireAtMillis < 0)
+            throw new IllegalArgumentException("negative expireAtMillis " + w.expireAtMillis + " for key " + w.key);
     }
 
     private static long sizeOf(RedisWrite w) {

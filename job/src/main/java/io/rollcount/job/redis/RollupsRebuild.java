@@ -73,8 +73,10 @@ public final class RollupsRebuild implements Serializable {
     public record Result(long records, long windows, long written, long skipped, long expired, double seconds) {
         @Override
         public String toString() {
-            return String.format("read %,d rollups (%,d windows): %,d keys written, %,d left as Redis had them (as new or newer),"
-                    + " %,d expired; %.1f s", records, windows, written, skipped, expired, seconds);
+            return String.format(
+                    "read %,d rollups (%,d windows): %,d keys written, %,d left as Redis had them (as new or newer),"
+                            + " %,d expired; %.1f s",
+                    records, windows, written, skipped, expired, seconds);
         }
     }
 
@@ -125,8 +127,10 @@ public final class RollupsRebuild implements Serializable {
             }
             String base = keys.counterBase(w.counter);
             String suffix = RedisKeys.windowSuffix(w.res, w.start);
-            byCounter.computeIfAbsent(w.counter, c -> new ArrayList<>())
-                    .add(RedisWrite.count(base + suffix, RedisKeys.versionKey(base, suffix), w.sum, w.events, true, w.start, at));
+            byCounter
+                    .computeIfAbsent(w.counter, c -> new ArrayList<>())
+                    .add(RedisWrite.count(
+                            base + suffix, RedisKeys.versionKey(base, suffix), w.sum, w.events, true, w.start, at));
         }
         long[] as = write(byCounter);
         Result r = new Result(records, latest.size(), as[0], as[1], expired, (System.nanoTime() - t0) / 1e9);
@@ -178,7 +182,8 @@ public final class RollupsRebuild implements Serializable {
     }
 
     /** One rollup record: kept if it is the latest revision of its window so far. A record it cannot read is logged and passed. */
-    private static void take(JsonFactory json, byte[] value, long fromMillis, long toMillis, Map<String, Window> latest) {
+    private static void take(
+            JsonFactory json, byte[] value, long fromMillis, long toMillis, Map<String, Window> latest) {
         String counter = null;
         String res = null;
         long start = Long.MIN_VALUE;
@@ -218,12 +223,16 @@ public final class RollupsRebuild implements Serializable {
             return;
         }
         // 1m windows just outside the range still feed the 5m windows inside it
-        long lo = r == Resolution.M1 && fromMillis > Long.MIN_VALUE + Resolution.M5.sizeMillis ? Resolution.M5.windowStart(fromMillis) : fromMillis;
+        long lo = r == Resolution.M1 && fromMillis > Long.MIN_VALUE + Resolution.M5.sizeMillis
+                ? Resolution.M5.windowStart(fromMillis)
+                : fromMillis;
         if (start < lo || start >= toMillis) return;
         // only windows whose keys still live are kept (a 1m window as long as its 5m window's keys do), so that
         // memory is bounded by the retention, not by the topic's
         long now = System.currentTimeMillis();
-        long liveUntil = r == Resolution.M1 ? Resolution.M5.expireAtMillis(Resolution.M5.windowStart(start)) : r.expireAtMillis(start);
+        long liveUntil = r == Resolution.M1
+                ? Resolution.M5.expireAtMillis(Resolution.M5.windowStart(start))
+                : r.expireAtMillis(start);
         if (liveUntil <= now) return;
         String id = id(counter, r, start);
         Window w = latest.get(id);
@@ -258,7 +267,8 @@ public final class RollupsRebuild implements Serializable {
                 List<RedisApplyScript.Call> slice = calls.subList(from, Math.min(calls.size(), from + CALLS_PER_SYNC));
                 List<Response<Object>> replies = new ArrayList<>(slice.size());
                 try (AbstractPipeline p = j.pipelined()) {
-                    for (RedisApplyScript.Call call : slice) replies.add(p.evalsha(RedisApplyScript.SHA1_BYTES, call.scriptKeys(), call.scriptArgs()));
+                    for (RedisApplyScript.Call call : slice)
+                        replies.add(p.evalsha(RedisApplyScript.SHA1_BYTES, call.scriptKeys(), call.scriptArgs()));
                     p.sync();
                 }
                 for (int i = 0; i < slice.size(); i++) {
@@ -267,7 +277,10 @@ public final class RollupsRebuild implements Serializable {
                         r = replies.get(i).get();
                     } catch (JedisDataException e) {
                         if (e.getMessage() == null || !e.getMessage().startsWith("NOSCRIPT")) throw e;
-                        r = j.eval(RedisApplyScript.SOURCE_BYTES, slice.get(i).scriptKeys(), slice.get(i).scriptArgs());
+                        r = j.eval(
+                                RedisApplyScript.SOURCE_BYTES,
+                                slice.get(i).scriptKeys(),
+                                slice.get(i).scriptArgs());
                     }
                     if (r instanceof List<?> l && l.size() >= 3) {
                         written += ((Number) l.get(0)).longValue();
@@ -276,7 +289,8 @@ public final class RollupsRebuild implements Serializable {
                             LOG.warn("Redis at {} rejected key {}: {}", endpoint, text(l.get(k)), text(l.get(k + 1)));
                         }
                     } else {
-                        throw new IllegalStateException("Redis at " + endpoint + " answered the rollcount script with " + r);
+                        throw new IllegalStateException(
+                                "Redis at " + endpoint + " answered the rollcount script with " + r);
                     }
                 }
             }
@@ -290,8 +304,10 @@ public final class RollupsRebuild implements Serializable {
 
     private static void loadScript(UnifiedJedis j) {
         if (j instanceof RedisClusterClient cluster) {
-            for (Map.Entry<String, ConnectionPool> node : cluster.getClusterNodes().entrySet()) {
-                try (Connection c = node.getValue().getResource(); Jedis n = new Jedis(c)) {
+            for (Map.Entry<String, ConnectionPool> node :
+                    cluster.getClusterNodes().entrySet()) {
+                try (Connection c = node.getValue().getResource();
+                        Jedis n = new Jedis(c)) {
                     n.scriptLoad(RedisApplyScript.SOURCE);
                 } catch (RuntimeException e) {
                     LOG.debug("loading the script on {} failed: {}", node.getKey(), e.toString());

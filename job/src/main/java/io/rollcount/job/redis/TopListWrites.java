@@ -41,8 +41,14 @@ public final class TopListWrites implements MapFunction<TopList, RedisWrite> {
         boolean window = TopList.WINDOW.equals(t.kind);
         Resolution r = window ? Resolution.ofLabel(t.res) : null;
         String key = window ? keys.top(t.ns, r, t.start) : keys.trending(t.ns);
-        return RedisWrite.zset(key, keys.versionOfGlobal(key), t.at, t.counters, t.scores,
-                window ? t.start : RedisWrite.NO_WINDOW, window ? expireAt(t.ns, r, t.start) : System.currentTimeMillis() + TRENDING_TTL_MILLIS);
+        return RedisWrite.zset(
+                key,
+                keys.versionOfGlobal(key),
+                t.at,
+                t.counters,
+                t.scores,
+                window ? t.start : RedisWrite.NO_WINDOW,
+                window ? expireAt(t.ns, r, t.start) : System.currentTimeMillis() + TRENDING_TTL_MILLIS);
     }
 
     private long expireAt(String ns, Resolution r, long start) {

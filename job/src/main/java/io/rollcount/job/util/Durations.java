@@ -27,7 +27,8 @@ public final class Durations {
         try {
             return Duration.parse(text.trim().toUpperCase());
         } catch (RuntimeException e) {
-            throw new IllegalArgumentException("'" + text + "' is not a duration: use for example 500ms, 5s, 1m, 1h, 1d");
+            throw new IllegalArgumentException(
+                    "'" + text + "' is not a duration: use for example 500ms, 5s, 1m, 1h, 1d");
         }
     }
 

@@ -42,19 +42,23 @@ class DeadLetterFileSinkTest {
         try (OtherProcessFileLock other = OtherProcessFileLock.hold(DeadLetterFileSink.lockFile(dlq))) {
             assertThatThrownBy(() -> DeadLetterFileSink.refuseIfLocked(dlq.toString()))
                     .isInstanceOf(IllegalStateException.class)
-                    .hasMessage("--dlq " + dlq + " is in use by another running job (it holds " + dlq + ".lock): give this job a "
+                    .hasMessage("--dlq " + dlq + " is in use by another running job (it holds " + dlq
+                            + ".lock): give this job a "
                             + "dead-letter file of its own with --dlq PATH, or stop the other job");
             assertThatThrownBy(() -> new DeadLetterFileSink(dlq.toString()).createWriter(context(new JobID(), 0)))
-                    .isInstanceOf(IOException.class).hasMessageContaining("in use by another running job");
+                    .isInstanceOf(IOException.class)
+                    .hasMessageContaining("in use by another running job");
             // The whole job's wiring refuses too (the check of ./rollcount run and flink run), before anything runs.
             JobOptions o = fileJob(dir.resolve("in"), dlq);
             assertThatThrownBy(() -> RollcountJob.assemble(StreamExecutionEnvironment.getExecutionEnvironment(), o))
-                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("--dlq " + dlq + " is in use");
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("--dlq " + dlq + " is in use");
             assertThat(dlq).doesNotExist();
         }
         // Once the other process is gone, its lock is too.
         DeadLetterFileSink.refuseIfLocked(dlq.toString());
-        StatefulSinkWriter<Event, DeadLetterFileSink.Position> w = new DeadLetterFileSink(dlq.toString()).createWriter(context(new JobID(), 0));
+        StatefulSinkWriter<Event, DeadLetterFileSink.Position> w =
+                new DeadLetterFileSink(dlq.toString()).createWriter(context(new JobID(), 0));
         w.close();
     }
 
@@ -64,12 +68,15 @@ class DeadLetterFileSinkTest {
         JobID a = new JobID();
         DeadLetterFileSink sink = new DeadLetterFileSink(dlq.toString());
         StatefulSinkWriter<Event, DeadLetterFileSink.Position> first = sink.createWriter(context(a, 0));
-        assertThatThrownBy(() -> sink.createWriter(context(new JobID(), 0))).hasMessageContaining("in use by another running job");
-        assertThatThrownBy(() -> DeadLetterFileSink.refuseIfLocked(dlq.toString())).hasMessageContaining("in use by another running job");
+        assertThatThrownBy(() -> sink.createWriter(context(new JobID(), 0)))
+                .hasMessageContaining("in use by another running job");
+        assertThatThrownBy(() -> DeadLetterFileSink.refuseIfLocked(dlq.toString()))
+                .hasMessageContaining("in use by another running job");
         // A restarted attempt of the same job, its predecessor not yet closed, shares the lock.
         StatefulSinkWriter<Event, DeadLetterFileSink.Position> second = sink.createWriter(context(a, 1));
         first.close();
-        assertThatThrownBy(() -> sink.createWriter(context(new JobID(), 0))).hasMessageContaining("in use by another running job");
+        assertThatThrownBy(() -> sink.createWriter(context(new JobID(), 0)))
+                .hasMessageContaining("in use by another running job");
         second.close();
         DeadLetterFileSink.refuseIfLocked(dlq.toString());
     }
@@ -105,7 +112,8 @@ class DeadLetterFileSinkTest {
 
         // A resumes from checkpoint 2: B's dead letters stay (A's line after its checkpoint too: at least once).
         w = sink.restoreWriter(context(new JobID(), 0), List.of(checkpoint2));
-        assertThat(sources(dlq)).containsExactly("a1", "a2", "a3", "a4", "a5", "a6-uncommitted", "b1", "b2", "b3", "b4");
+        assertThat(sources(dlq))
+                .containsExactly("a1", "a2", "a3", "a4", "a5", "a6-uncommitted", "b1", "b2", "b3", "b4");
         write(w, "a6");
         DeadLetterFileSink.Position checkpoint3 = snapshot(w);
         write(w, "a7-uncommitted");
@@ -113,21 +121,25 @@ class DeadLetterFileSinkTest {
         w.close();
         // A fails again: restored from checkpoint 3, its own since it took the file back.
         w = sink.restoreWriter(context(new JobID(), 0), List.of(checkpoint3));
-        assertThat(sources(dlq)).containsExactly("a1", "a2", "a3", "a4", "a5", "a6-uncommitted", "b1", "b2", "b3", "b4", "a6");
+        assertThat(sources(dlq))
+                .containsExactly("a1", "a2", "a3", "a4", "a5", "a6-uncommitted", "b1", "b2", "b3", "b4", "a6");
         w.close();
         // Even a restore from A's oldest checkpoint never cuts below where A took the file back from B.
         w = sink.restoreWriter(context(new JobID(), 0), List.of(checkpoint1));
-        assertThat(sources(dlq)).containsExactly("a1", "a2", "a3", "a4", "a5", "a6-uncommitted", "b1", "b2", "b3", "b4");
+        assertThat(sources(dlq))
+                .containsExactly("a1", "a2", "a3", "a4", "a5", "a6-uncommitted", "b1", "b2", "b3", "b4");
         w.close();
 
-        // Job C fails before its first checkpoint: its restart (attempt 1) replays from the start, and truncates back to C's start only.
+        // Job C fails before its first checkpoint: its restart (attempt 1) replays from the start, and truncates back
+        // to C's start only.
         JobID c = new JobID();
         w = sink.createWriter(context(c, 0));
         write(w, "c1");
         w.flush(false);
         w.close();
         w = sink.createWriter(context(c, 1));
-        assertThat(sources(dlq)).containsExactly("a1", "a2", "a3", "a4", "a5", "a6-uncommitted", "b1", "b2", "b3", "b4");
+        assertThat(sources(dlq))
+                .containsExactly("a1", "a2", "a3", "a4", "a5", "a6-uncommitted", "b1", "b2", "b3", "b4");
         w.close();
     }
 
@@ -135,7 +147,9 @@ class DeadLetterFileSinkTest {
     void aDlqInAMissingFolderWorks() throws Exception {
         Path in = dir.resolve("in");
         Files.createDirectories(in);
-        Files.writeString(in.resolve("events.jsonl"), "{\"counter\":\"dlqdir:a\",\"delta\":2}\nnot json\n{\"counter\":\"dlqdir:a\",\"delta\":3}\n");
+        Files.writeString(
+                in.resolve("events.jsonl"),
+                "{\"counter\":\"dlqdir:a\",\"delta\":2}\nnot json\n{\"counter\":\"dlqdir:a\",\"delta\":3}\n");
         Path dlq = dir.resolve("missing").resolve("deeper").resolve("dead.jsonl");
         try (RedisTestSupport redis = new RedisTestSupport()) {
             JobOptions o = fileJob(in, dlq);
@@ -151,8 +165,11 @@ class DeadLetterFileSinkTest {
             assertThat(redis.jedis.get(redis.prefix + ":{dlqdir:a}:total")).isEqualTo("5");
             List<String> lines = Files.readAllLines(dlq);
             assertThat(lines).hasSize(1);
-            assertThat(lines.get(0)).startsWith("{\"reason\":\"invalid_json\"").contains("\"payload\":\"not json\"")
-                    .endsWith("\"source\":\"" + in.resolve("events.jsonl").toUri().getPath() + "/2\"}");
+            assertThat(lines.get(0))
+                    .startsWith("{\"reason\":\"invalid_json\"")
+                    .contains("\"payload\":\"not json\"")
+                    .endsWith(
+                            "\"source\":\"" + in.resolve("events.jsonl").toUri().getPath() + "/2\"}");
         }
     }
 
@@ -165,7 +182,8 @@ class DeadLetterFileSinkTest {
         return o;
     }
 
-    private static void write(StatefulSinkWriter<Event, DeadLetterFileSink.Position> w, String... sources) throws IOException, InterruptedException {
+    private static void write(StatefulSinkWriter<Event, DeadLetterFileSink.Position> w, String... sources)
+            throws IOException, InterruptedException {
         for (String s : sources) {
             Event e = new Event();
             e.payload = "x".getBytes(StandardCharsets.UTF_8);
@@ -175,23 +193,27 @@ class DeadLetterFileSinkTest {
     }
 
     /** What Flink does at a checkpoint barrier: flush, then snapshot. */
-    private static DeadLetterFileSink.Position snapshot(StatefulSinkWriter<Event, DeadLetterFileSink.Position> w) throws Exception {
+    private static DeadLetterFileSink.Position snapshot(StatefulSinkWriter<Event, DeadLetterFileSink.Position> w)
+            throws Exception {
         w.flush(false);
         return w.snapshotState(1).get(0);
     }
 
     private static List<String> sources(Path dlq) throws IOException {
-        return Files.readAllLines(dlq).stream().map(l -> l.replaceAll(".*\"source\":\"([^\"]*)\".*", "$1")).toList();
+        return Files.readAllLines(dlq).stream()
+                .map(l -> l.replaceAll(".*\"source\":\"([^\"]*)\".*", "$1"))
+                .toList();
     }
 
     /** A writer context of the given job and attempt (the sink reads nothing else). */
     private static WriterInitContext context(JobID job, int attempt) {
-        return (WriterInitContext) Proxy.newProxyInstance(WriterInitContext.class.getClassLoader(), new Class<?>[] {WriterInitContext.class},
+        return (WriterInitContext) Proxy.newProxyInstance(
+                WriterInitContext.class.getClassLoader(),
+                new Class<?>[] {WriterInitContext.class},
                 (proxy, method, args) -> switch (method.getName()) {
                     case "getJobInfo" -> new JobInfoImpl(job, "test");
                     case "getTaskInfo" -> new TaskInfoImpl("dead-letters", 1, 0, 1, attempt);
                     default -> throw new UnsupportedOperationException(method.getName());
                 });
     }
-
 }

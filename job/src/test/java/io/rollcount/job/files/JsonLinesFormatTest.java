@@ -30,7 +30,14 @@ class JsonLinesFormatTest {
 
     private static FileSourceSplit split(Path p, long recordsRead) throws Exception {
         long size = Files.exists(p) ? Files.size(p) : 0;
-        return new FileSourceSplit("0", new org.apache.flink.core.fs.Path(p.toUri()), 0, size, 0, size, new String[0],
+        return new FileSourceSplit(
+                "0",
+                new org.apache.flink.core.fs.Path(p.toUri()),
+                0,
+                size,
+                0,
+                size,
+                new String[0],
                 recordsRead == 0 ? null : new CheckpointedPosition(CheckpointedPosition.NO_OFFSET, recordsRead));
     }
 
@@ -50,7 +57,8 @@ class JsonLinesFormatTest {
     void aTruncatedGzipIsOneDeadLetterAndNotAgainAfterARestore() throws Exception {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         try (GZIPOutputStream gz = new GZIPOutputStream(bytes)) {
-            for (int i = 0; i < 10_000; i++) gz.write(("{\"counter\":\"a:" + i + "\",\"ts\":" + T + "}\n").getBytes(StandardCharsets.UTF_8));
+            for (int i = 0; i < 10_000; i++)
+                gz.write(("{\"counter\":\"a:" + i + "\",\"ts\":" + T + "}\n").getBytes(StandardCharsets.UTF_8));
         }
         Path p = dir.resolve("t.jsonl.gz");
         Files.write(p, java.util.Arrays.copyOf(bytes.toByteArray(), bytes.size() - 5));
@@ -61,7 +69,8 @@ class JsonLinesFormatTest {
         assertThat(first.get(0).payload).isNull();
         assertThat(first.get(0).detail).startsWith(p + ": truncated").endsWith("none of its lines count");
         // Restored after its dead letter was emitted (one record read): nothing more.
-        assertThat(readAll(format.restoreReader(new Configuration(), split(p, 1)))).isEmpty();
+        assertThat(readAll(format.restoreReader(new Configuration(), split(p, 1))))
+                .isEmpty();
     }
 
     @Test
@@ -84,20 +93,28 @@ class JsonLinesFormatTest {
         Files.writeString(p, sb);
         List<Event> all = readAll(format.createReader(new Configuration(), split(p, 0)));
         assertThat(all).hasSize(5_001);
-        assertThat(all.stream().filter(Event::isDeadLetter).map(e -> e.source + " " + e.reason).toList())
+        assertThat(all.stream()
+                        .filter(Event::isDeadLetter)
+                        .map(e -> e.source + " " + e.reason)
+                        .toList())
                 .containsExactly(p + "/3000 future_ts", p + "/4000 future_ts");
         // Restored at line 2048: the same judgement for the rest.
         List<Event> rest = readAll(format.restoreReader(new Configuration(), split(p, 2_048)));
         assertThat(rest).hasSize(5_001 - 2_048);
-        assertThat(rest.stream().filter(Event::isDeadLetter).map(e -> e.source).toList()).containsExactly(p + "/3000", p + "/4000");
+        assertThat(rest.stream().filter(Event::isDeadLetter).map(e -> e.source).toList())
+                .containsExactly(p + "/3000", p + "/4000");
     }
 
     @Test
     void aJumpInTimeIsNotFuture() throws Exception {
         StringBuilder sb = new StringBuilder();
-        for (int i = 1; i <= 3_000; i++) sb.append("{\"counter\":\"a:1\",\"ts\":").append(i <= 1_020 ? T + i : T + 86_400_000L + i).append("}\n");
+        for (int i = 1; i <= 3_000; i++)
+            sb.append("{\"counter\":\"a:1\",\"ts\":")
+                    .append(i <= 1_020 ? T + i : T + 86_400_000L + i)
+                    .append("}\n");
         Path p = dir.resolve("j.jsonl");
         Files.writeString(p, sb);
-        assertThat(readAll(format.createReader(new Configuration(), split(p, 0)))).noneMatch(Event::isDeadLetter);
+        assertThat(readAll(format.createReader(new Configuration(), split(p, 0))))
+                .noneMatch(Event::isDeadLetter);
     }
 }

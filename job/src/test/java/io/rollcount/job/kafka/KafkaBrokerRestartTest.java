@@ -60,15 +60,22 @@ class KafkaBrokerRestartTest {
             c.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 10);
             c.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofSeconds(1));
             env.configure(c);
-            env.fromSource(new DataGeneratorSource<>(i -> i, RECORDS, RateLimiterStrategy.perSecond(150), Types.LONG),
-                            WatermarkStrategy.noWatermarks(), "numbers")
-                    .map(KafkaBrokerRestartTest::rollup).returns(Rollup.class)
-                    .sinkTo(KafkaIO.rollups(o)).name("rollups");
+            env.fromSource(
+                            new DataGeneratorSource<>(i -> i, RECORDS, RateLimiterStrategy.perSecond(150), Types.LONG),
+                            WatermarkStrategy.noWatermarks(),
+                            "numbers")
+                    .map(KafkaBrokerRestartTest::rollup)
+                    .returns(Rollup.class)
+                    .sinkTo(KafkaIO.rollups(o))
+                    .name("rollups");
             JobClient job = env.executeAsync("broker restart");
 
             // Once some output is committed, take the broker away for a few seconds.
             long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-            while (KafkaTestSupport.endOffsets(broker.adminProperties(), KafkaIO.ROLLUPS_TOPIC).values().stream().mapToLong(Long::longValue).sum() < 100) {
+            while (KafkaTestSupport.endOffsets(broker.adminProperties(), KafkaIO.ROLLUPS_TOPIC).values().stream()
+                            .mapToLong(Long::longValue)
+                            .sum()
+                    < 100) {
                 assertThat(System.nanoTime()).as("some output within 60 s").isLessThan(deadline);
                 Thread.sleep(100);
             }
@@ -82,9 +89,11 @@ class KafkaBrokerRestartTest {
             assertThat(job.getJobStatus().get()).isEqualTo(JobStatus.FINISHED);
 
             List<KV> expected = new ArrayList<>();
-            for (long i = 0; i < RECORDS; i++) expected.add(KV.of(KafkaTestSupport.utf8(rollup(i).counter), Json.rollup(rollup(i))));
+            for (long i = 0; i < RECORDS; i++)
+                expected.add(KV.of(KafkaTestSupport.utf8(rollup(i).counter), Json.rollup(rollup(i))));
             Map<TopicPartition, Long> fromStart = Map.of();
-            List<KV> got = KafkaTestSupport.kvs(KafkaTestSupport.readCommitted(broker.adminProperties(), KafkaIO.ROLLUPS_TOPIC, fromStart));
+            List<KV> got = KafkaTestSupport.kvs(
+                    KafkaTestSupport.readCommitted(broker.adminProperties(), KafkaIO.ROLLUPS_TOPIC, fromStart));
             assertThat(got).hasSize(RECORDS).containsExactlyInAnyOrderElementsOf(expected);
         }
     }

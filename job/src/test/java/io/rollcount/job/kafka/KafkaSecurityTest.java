@@ -56,17 +56,61 @@ class KafkaSecurityTest {
         Path keyStore = dir.resolve("broker.p12");
         Path cert = dir.resolve("broker.crt");
         Path trustStore = dir.resolve("client-trust.p12");
-        keytool("-genkeypair", "-alias", "broker", "-keyalg", "RSA", "-keysize", "2048", "-validity", "2",
-                "-dname", "CN=localhost", "-ext", "SAN=ip:127.0.0.1,dns:localhost",
-                "-storetype", "PKCS12", "-keystore", keyStore.toString(), "-storepass", STORE_PASSWORD, "-keypass", STORE_PASSWORD);
-        keytool("-exportcert", "-rfc", "-alias", "broker", "-keystore", keyStore.toString(), "-storepass", STORE_PASSWORD,
-                "-file", cert.toString());
-        keytool("-importcert", "-noprompt", "-alias", "broker", "-file", cert.toString(),
-                "-storetype", "PKCS12", "-keystore", trustStore.toString(), "-storepass", STORE_PASSWORD);
+        keytool(
+                "-genkeypair",
+                "-alias",
+                "broker",
+                "-keyalg",
+                "RSA",
+                "-keysize",
+                "2048",
+                "-validity",
+                "2",
+                "-dname",
+                "CN=localhost",
+                "-ext",
+                "SAN=ip:127.0.0.1,dns:localhost",
+                "-storetype",
+                "PKCS12",
+                "-keystore",
+                keyStore.toString(),
+                "-storepass",
+                STORE_PASSWORD,
+                "-keypass",
+                STORE_PASSWORD);
+        keytool(
+                "-exportcert",
+                "-rfc",
+                "-alias",
+                "broker",
+                "-keystore",
+                keyStore.toString(),
+                "-storepass",
+                STORE_PASSWORD,
+                "-file",
+                cert.toString());
+        keytool(
+                "-importcert",
+                "-noprompt",
+                "-alias",
+                "broker",
+                "-file",
+                cert.toString(),
+                "-storetype",
+                "PKCS12",
+                "-keystore",
+                trustStore.toString(),
+                "-storepass",
+                STORE_PASSWORD);
 
-        broker = KafkaBroker.builder().port(0).dir(dir.resolve("kafka"))
-                .scram(true).scramUser(USER, PASSWORD).sslKeyStore(keyStore, STORE_PASSWORD)
-                .build().start();
+        broker = KafkaBroker.builder()
+                .port(0)
+                .dir(dir.resolve("kafka"))
+                .scram(true)
+                .scramUser(USER, PASSWORD)
+                .sslKeyStore(keyStore, STORE_PASSWORD)
+                .build()
+                .start();
         broker.createTopics(2, TOPIC);
         clientProperties = writeClientProperties("client.properties", PASSWORD, trustStore);
 
@@ -75,7 +119,9 @@ class KafkaSecurityTest {
         p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
         p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p)) {
-            for (int i = 0; i < 6; i++) producer.send(new ProducerRecord<>(TOPIC, utf8("k" + i), utf8("bad" + i))).get();
+            for (int i = 0; i < 6; i++)
+                producer.send(new ProducerRecord<>(TOPIC, utf8("k" + i), utf8("bad" + i)))
+                        .get();
         }
     }
 
@@ -89,8 +135,10 @@ class KafkaSecurityTest {
         Properties p = new Properties();
         p.put("security.protocol", "SASL_SSL");
         p.put("sasl.mechanism", "SCRAM-SHA-256");
-        p.put("sasl.jaas.config", "org.apache.kafka.common.security.scram.ScramLoginModule required username=\""
-                + USER + "\" password=\"" + password + "\";");
+        p.put(
+                "sasl.jaas.config",
+                "org.apache.kafka.common.security.scram.ScramLoginModule required username=\"" + USER + "\" password=\""
+                        + password + "\";");
         p.put("ssl.truststore.location", trustStore.toString());
         p.put("ssl.truststore.type", "PKCS12");
         p.put("ssl.truststore.password", STORE_PASSWORD);
@@ -106,7 +154,8 @@ class KafkaSecurityTest {
         cmd.addAll(List.of(args));
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) throw new IllegalStateException("keytool failed: " + out);
+        if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0)
+            throw new IllegalStateException("keytool failed: " + out);
     }
 
     private static JobOptions options(Path properties) {
@@ -134,10 +183,12 @@ class KafkaSecurityTest {
         env.configure(KafkaTestSupport.boundedRestarts());
         env.fromSource(KafkaIO.source(o), WatermarkStrategy.noWatermarks(), "kafka")
                 .filter(Event::isDeadLetter)
-                .sinkTo(KafkaIO.deadLetters(o)).name("dead letters");
+                .sinkTo(KafkaIO.deadLetters(o))
+                .name("dead letters");
         env.execute("secured kafka");
 
-        List<KV> dlq = KafkaTestSupport.kvs(KafkaTestSupport.readCommitted(broker.adminProperties(), KafkaIO.DEAD_LETTER_TOPIC, from));
+        List<KV> dlq = KafkaTestSupport.kvs(
+                KafkaTestSupport.readCommitted(broker.adminProperties(), KafkaIO.DEAD_LETTER_TOPIC, from));
         assertThat(dlq).extracting(KV::key).containsExactlyInAnyOrder("k0", "k1", "k2", "k3", "k4", "k5");
         for (KV kv : dlq) {
             String n = kv.key().substring(1);
@@ -149,11 +200,15 @@ class KafkaSecurityTest {
     void aWrongPasswordFailsEarlyWithoutShowingIt() throws Exception {
         String wrong = "not-the-password-" + Long.toHexString(System.nanoTime());
         Path file = writeClientProperties("wrong.properties", wrong, dir.resolve("client-trust.p12"));
-        assertThatThrownBy(() -> KafkaClients.ensureTopics(options(file), Duration.ofSeconds(10), KafkaIO.DEAD_LETTER_TOPIC))
+        assertThatThrownBy(() ->
+                        KafkaClients.ensureTopics(options(file), Duration.ofSeconds(10), KafkaIO.DEAD_LETTER_TOPIC))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("--kafka.bootstrap " + broker.bootstrap())
                 .satisfies(e -> {
-                    assertThat(e.getMessage()).doesNotContain(wrong).doesNotContain(PASSWORD).doesNotContain(STORE_PASSWORD);
+                    assertThat(e.getMessage())
+                            .doesNotContain(wrong)
+                            .doesNotContain(PASSWORD)
+                            .doesNotContain(STORE_PASSWORD);
                     assertThat(e.getMessage()).containsIgnoringCase("authentication");
                 });
         // Without the properties file the secured listener is not reachable at all.

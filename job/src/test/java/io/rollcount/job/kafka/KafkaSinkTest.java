@@ -51,6 +51,7 @@ class KafkaSinkTest {
 
     /** Set by a test to make the job fail once; cleared by the failure. */
     static final AtomicBoolean FAIL_ONCE = new AtomicBoolean();
+
     static final AtomicInteger FAILURES = new AtomicInteger();
 
     @BeforeAll
@@ -66,8 +67,15 @@ class KafkaSinkTest {
     }
 
     static Rollup rollup(long i) {
-        return new Rollup("post:" + (i % 13) + ":likes", "1m", i * 60_000L, (i + 1) * 60_000L, i * 3 - 7, i + 1,
-                i % 2 == 0 ? null : i / 2, (int) (i % 3));
+        return new Rollup(
+                "post:" + (i % 13) + ":likes",
+                "1m",
+                i * 60_000L,
+                (i + 1) * 60_000L,
+                i * 3 - 7,
+                i + 1,
+                i % 2 == 0 ? null : i / 2,
+                (int) (i % 3));
     }
 
     static Event deadLetter(long i) {
@@ -97,16 +105,27 @@ class KafkaSinkTest {
         env.enableCheckpointing(200);
         env.configure(KafkaTestSupport.boundedRestarts());
         DataStream<Long> numbers = env.fromSource(
-                new DataGeneratorSource<>(i -> i, RECORDS, RateLimiterStrategy.perSecond(perSecond), Types.LONG),
-                WatermarkStrategy.noWatermarks(), "numbers")
-                .map(new FailOnce(failAfter)).returns(Types.LONG);
-        numbers.filter(i -> !isDeadLetter(i)).map(KafkaSinkTest::rollup).returns(Rollup.class)
-                .sinkTo(KafkaIO.rollups(o)).name("rollups");
-        numbers.filter(KafkaSinkTest::isDeadLetter).map(KafkaSinkTest::deadLetter).returns(Event.class)
-                .sinkTo(KafkaIO.deadLetters(o)).name("dead letters");
+                        new DataGeneratorSource<>(
+                                i -> i, RECORDS, RateLimiterStrategy.perSecond(perSecond), Types.LONG),
+                        WatermarkStrategy.noWatermarks(),
+                        "numbers")
+                .map(new FailOnce(failAfter))
+                .returns(Types.LONG);
+        numbers.filter(i -> !isDeadLetter(i))
+                .map(KafkaSinkTest::rollup)
+                .returns(Rollup.class)
+                .sinkTo(KafkaIO.rollups(o))
+                .name("rollups");
+        numbers.filter(KafkaSinkTest::isDeadLetter)
+                .map(KafkaSinkTest::deadLetter)
+                .returns(Event.class)
+                .sinkTo(KafkaIO.deadLetters(o))
+                .name("dead letters");
         // The trending topic is not created by the test: the sink factory creates it.
-        numbers.filter(i -> i % 50 == 0).returns(Types.LONG)
-                .sinkTo(KafkaIO.<Long>trending(o, i -> "ns" + (i % 3), KafkaSinkTest::trendingValue)).name("trending");
+        numbers.filter(i -> i % 50 == 0)
+                .returns(Types.LONG)
+                .sinkTo(KafkaIO.<Long>trending(o, i -> "ns" + (i % 3), KafkaSinkTest::trendingValue))
+                .name("trending");
         env.execute("kafka sink test");
     }
 
@@ -157,26 +176,36 @@ class KafkaSinkTest {
     }
 
     private void check(String prefix, int failAfter) throws Exception {
-        Map<TopicPartition, Long> rollupsFrom = KafkaTestSupport.endOffsets(broker.adminProperties(), KafkaIO.ROLLUPS_TOPIC);
-        Map<TopicPartition, Long> dlqFrom = KafkaTestSupport.endOffsets(broker.adminProperties(), KafkaIO.DEAD_LETTER_TOPIC);
+        Map<TopicPartition, Long> rollupsFrom =
+                KafkaTestSupport.endOffsets(broker.adminProperties(), KafkaIO.ROLLUPS_TOPIC);
+        Map<TopicPartition, Long> dlqFrom =
+                KafkaTestSupport.endOffsets(broker.adminProperties(), KafkaIO.DEAD_LETTER_TOPIC);
         Map<TopicPartition, Long> trendingFrom = topicExists(KafkaIO.TRENDING_TOPIC)
-                ? KafkaTestSupport.endOffsets(broker.adminProperties(), KafkaIO.TRENDING_TOPIC) : Map.of();
+                ? KafkaTestSupport.endOffsets(broker.adminProperties(), KafkaIO.TRENDING_TOPIC)
+                : Map.of();
         runJob(options(prefix), failAfter, 300);
 
-        List<KV> rollups = KafkaTestSupport.kvs(KafkaTestSupport.readCommitted(broker.adminProperties(), KafkaIO.ROLLUPS_TOPIC, rollupsFrom));
-        List<KV> deadLetters = KafkaTestSupport.kvs(KafkaTestSupport.readCommitted(broker.adminProperties(), KafkaIO.DEAD_LETTER_TOPIC, dlqFrom));
+        List<KV> rollups = KafkaTestSupport.kvs(
+                KafkaTestSupport.readCommitted(broker.adminProperties(), KafkaIO.ROLLUPS_TOPIC, rollupsFrom));
+        List<KV> deadLetters = KafkaTestSupport.kvs(
+                KafkaTestSupport.readCommitted(broker.adminProperties(), KafkaIO.DEAD_LETTER_TOPIC, dlqFrom));
         // Exactly the records, each once (the lists compare as multisets: a duplicate fails).
         assertThat(rollups).hasSize(expectedRollups().size()).containsExactlyInAnyOrderElementsOf(expectedRollups());
-        assertThat(deadLetters).hasSize(expectedDeadLetters().size()).containsExactlyInAnyOrderElementsOf(expectedDeadLetters());
-        List<KV> all = KafkaTestSupport.kvs(KafkaTestSupport.read(broker.adminProperties(), KafkaIO.ROLLUPS_TOPIC, rollupsFrom, "read_uncommitted"));
+        assertThat(deadLetters)
+                .hasSize(expectedDeadLetters().size())
+                .containsExactlyInAnyOrderElementsOf(expectedDeadLetters());
+        List<KV> all = KafkaTestSupport.kvs(KafkaTestSupport.read(
+                broker.adminProperties(), KafkaIO.ROLLUPS_TOPIC, rollupsFrom, "read_uncommitted"));
         System.out.println(prefix + ": " + rollups.size() + " rollups committed, " + all.size()
                 + " records written in all (aborted transactions included)");
-        List<KV> trending = KafkaTestSupport.kvs(KafkaTestSupport.readCommitted(broker.adminProperties(), KafkaIO.TRENDING_TOPIC, trendingFrom));
+        List<KV> trending = KafkaTestSupport.kvs(
+                KafkaTestSupport.readCommitted(broker.adminProperties(), KafkaIO.TRENDING_TOPIC, trendingFrom));
         assertThat(trending).hasSize(expectedTrending().size()).containsExactlyInAnyOrderElementsOf(expectedTrending());
         assertThat(deadLetters).anySatisfy(kv -> assertThat(kv.key()).isNull());
         assertThat(new String(Json.deadLetter(deadLetter(10)), StandardCharsets.UTF_8))
-                .isEqualTo("{\"reason\":\"invalid_json\",\"detail\":\"detail 10\",\"payload\":\"bad 10\",\"payload_encoding\":\"utf8\","
-                        + "\"payload_truncated\":false,\"size\":6,\"source\":\"counter-events/0/10\"}");
+                .isEqualTo(
+                        "{\"reason\":\"invalid_json\",\"detail\":\"detail 10\",\"payload\":\"bad 10\",\"payload_encoding\":\"utf8\","
+                                + "\"payload_truncated\":false,\"size\":6,\"source\":\"counter-events/0/10\"}");
     }
 
     private static boolean topicExists(String topic) throws Exception {

@@ -50,6 +50,7 @@ class KafkaSourceTest {
     static KafkaBroker broker;
     /** What was produced: by source string {@code topic/partition/offset}. */
     static final Map<String, ProducerRecord<byte[], byte[]>> PRODUCED = new HashMap<>();
+
     static final Map<String, RecordMetadata> META = new HashMap<>();
     static long producedAt;
 
@@ -63,9 +64,12 @@ class KafkaSourceTest {
                 record("k2", utf8("{\"counter\":\"a\",\"ts\":1700000000000,\"user\":\"u1\"}")),
                 record(null, utf8("{\"counter\":\"b\"}")),
                 record("k4", utf8("garbage{")),
-                record("k5", null),                                            // a tombstone: no value at all
-                record(null, new byte[] {(byte) 0xff, (byte) 0xfe, 'x'}),      // not UTF-8
-                record("k7", utf8("{\"counter\":\"future\",\"ts\":" + (producedAt + Duration.ofHours(1).toMillis()) + "}")));
+                record("k5", null), // a tombstone: no value at all
+                record(null, new byte[] {(byte) 0xff, (byte) 0xfe, 'x'}), // not UTF-8
+                record(
+                        "k7",
+                        utf8("{\"counter\":\"future\",\"ts\":"
+                                + (producedAt + Duration.ofHours(1).toMillis()) + "}")));
         Properties p = broker.adminProperties();
         p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
         p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
@@ -106,7 +110,8 @@ class KafkaSourceTest {
         env.setParallelism(2);
         env.enableCheckpointing(200);
         List<Event> out = new ArrayList<>();
-        try (CloseableIterator<Event> it = env.fromSource(KafkaIO.source(o), WatermarkStrategy.noWatermarks(), "kafka").executeAndCollect()) {
+        try (CloseableIterator<Event> it = env.fromSource(KafkaIO.source(o), WatermarkStrategy.noWatermarks(), "kafka")
+                .executeAndCollect()) {
             it.forEachRemaining(out::add);
         }
         return out;
@@ -121,17 +126,25 @@ class KafkaSourceTest {
         assertThat(bySource.keySet()).containsExactlyInAnyOrderElementsOf(PRODUCED.keySet());
         for (var entry : PRODUCED.entrySet()) {
             Event e = bySource.get(entry.getKey());
-            assertThat(e.key).as("key of %s", entry.getKey()).isEqualTo(entry.getValue().key());
-            assertThat(e.payload).as("payload of %s", entry.getKey()).isEqualTo(entry.getValue().value());
+            assertThat(e.key)
+                    .as("key of %s", entry.getKey())
+                    .isEqualTo(entry.getValue().key());
+            assertThat(e.payload)
+                    .as("payload of %s", entry.getKey())
+                    .isEqualTo(entry.getValue().value());
         }
         // A tombstone, garbage and bytes that are not UTF-8 are dead letters, never a failure of the job.
-        assertThat(events.stream().filter(e -> e.payload == null)).singleElement().satisfies(e -> {
-            assertThat(e.isDeadLetter()).isTrue();
-            assertThat(e.key).isEqualTo(utf8("k5"));
-        });
+        assertThat(events.stream().filter(e -> e.payload == null))
+                .singleElement()
+                .satisfies(e -> {
+                    assertThat(e.isDeadLetter()).isTrue();
+                    assertThat(e.key).isEqualTo(utf8("k5"));
+                });
         assertThat(find(events, "garbage{").isDeadLetter()).isTrue();
-        assertThat(events.stream().filter(e -> e.payload != null && e.payload.length == 3 && e.payload[0] == (byte) 0xff))
-                .singleElement().satisfies(e -> assertThat(e.isDeadLetter()).isTrue());
+        assertThat(events.stream()
+                        .filter(e -> e.payload != null && e.payload.length == 3 && e.payload[0] == (byte) 0xff))
+                .singleElement()
+                .satisfies(e -> assertThat(e.isDeadLetter()).isTrue());
 
         if (parserReady()) {
             Event likes = find(events, "{\"counter\":\"post:1:likes\",\"delta\":2}");
@@ -145,7 +158,10 @@ class KafkaSourceTest {
             assertThat(a.ts).isEqualTo(1700000000000L);
             assertThat(a.user).isEqualTo("u1");
             // An hour ahead of the wall clock when read from Kafka: dead-lettered (contract section 1).
-            Event future = events.stream().filter(e -> e.payload != null && new String(e.payload).contains("future")).findFirst().orElseThrow();
+            Event future = events.stream()
+                    .filter(e -> e.payload != null && new String(e.payload).contains("future"))
+                    .findFirst()
+                    .orElseThrow();
             assertThat(future.isDeadLetter()).isTrue();
             assertThat(future.reason).isEqualTo("future_ts"); // EventParser.FUTURE_TS of the parser being written
         }
@@ -155,18 +171,22 @@ class KafkaSourceTest {
     void committedStartsAtTheGroupsOffsetsAndFallsBackToEarliest() throws Exception {
         // The group has committed offset 2 of partition 0 (as a previous run would have) and nothing of partition 1.
         try (Admin admin = Admin.create(broker.adminProperties())) {
-            admin.alterConsumerGroupOffsets("src-committed", Map.of(new TopicPartition(TOPIC, 0), new OffsetAndMetadata(2L)))
-                    .all().get(30, TimeUnit.SECONDS);
+            admin.alterConsumerGroupOffsets(
+                            "src-committed", Map.of(new TopicPartition(TOPIC, 0), new OffsetAndMetadata(2L)))
+                    .all()
+                    .get(30, TimeUnit.SECONDS);
         }
         List<Event> events = run(options("src-committed", JobOptions.StartingOffsets.committed));
         List<String> expected = PRODUCED.keySet().stream()
-                .filter(s -> !s.equals(TOPIC + "/0/0") && !s.equals(TOPIC + "/0/1")).collect(Collectors.toList());
+                .filter(s -> !s.equals(TOPIC + "/0/0") && !s.equals(TOPIC + "/0/1"))
+                .collect(Collectors.toList());
         assertThat(events).extracting(e -> e.source).containsExactlyInAnyOrderElementsOf(expected);
     }
 
     @Test
     void latestWithBoundedReadsNothingAndEnds() throws Exception {
-        assertThat(run(options("src-latest", JobOptions.StartingOffsets.latest))).isEmpty();
+        assertThat(run(options("src-latest", JobOptions.StartingOffsets.latest)))
+                .isEmpty();
     }
 
     @Test
@@ -202,8 +222,11 @@ class KafkaSourceTest {
     }
 
     private static Event find(List<Event> events, String payload) {
-        return events.stream().filter(e -> e.payload != null && new String(e.payload, java.nio.charset.StandardCharsets.UTF_8).equals(payload))
-                .findFirst().orElseThrow(() -> new AssertionError("no event with payload " + payload));
+        return events.stream()
+                .filter(e -> e.payload != null
+                        && new String(e.payload, java.nio.charset.StandardCharsets.UTF_8).equals(payload))
+                .findFirst()
+                .orElseThrow(() -> new AssertionError("no event with payload " + payload));
     }
 
     /** The parser is written concurrently: the checks of valid events need it. */

@@ -37,7 +37,9 @@ final class KafkaTestSupport {
     /** A key and value of one record, as text (null stays null; bytes that are not UTF-8 become replacement chars). */
     record KV(String key, String value) {
         static KV of(byte[] k, byte[] v) {
-            return new KV(k == null ? null : new String(k, StandardCharsets.UTF_8), v == null ? null : new String(v, StandardCharsets.UTF_8));
+            return new KV(
+                    k == null ? null : new String(k, StandardCharsets.UTF_8),
+                    v == null ? null : new String(v, StandardCharsets.UTF_8));
         }
     }
 
@@ -50,11 +52,13 @@ final class KafkaTestSupport {
      * Every record committed to {@code topic} after the given offsets (a partition not in the map: from its
      * start), read with {@code isolation.level=read_committed} up to the current last stable offsets.
      */
-    static List<ConsumerRecord<byte[], byte[]>> readCommitted(Properties client, String topic, Map<TopicPartition, Long> from) {
+    static List<ConsumerRecord<byte[], byte[]>> readCommitted(
+            Properties client, String topic, Map<TopicPartition, Long> from) {
         return TopicReader.read(client, topic, from, "read_committed");
     }
 
-    static List<ConsumerRecord<byte[], byte[]>> read(Properties client, String topic, Map<TopicPartition, Long> from, String isolation) {
+    static List<ConsumerRecord<byte[], byte[]>> read(
+            Properties client, String topic, Map<TopicPartition, Long> from, String isolation) {
         return TopicReader.read(client, topic, from, isolation);
     }
 

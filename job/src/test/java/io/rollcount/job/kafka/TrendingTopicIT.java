@@ -71,18 +71,29 @@ class TrendingTopicIT {
             o.kafkaTransactionalIdPrefix = "trending-topic-it";
             o.validate();
             KafkaIO.ensureOutputTopics(o);
-            StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(RollcountJob.configuration(o));
+            StreamExecutionEnvironment env =
+                    StreamExecutionEnvironment.getExecutionEnvironment(RollcountJob.configuration(o));
             env.setParallelism(2);
-            RollcountJob.build(env, o, RollcountJob.fileSource(o), new RollcountJob.Outputs(RedisSink.fromOptions(o),
-                    KafkaIO.deadLetters(o), 0, KafkaIO.rollups(o), KafkaIO.trending(o, t -> t.ns, Json::topList)));
+            RollcountJob.build(
+                    env,
+                    o,
+                    RollcountJob.fileSource(o),
+                    new RollcountJob.Outputs(
+                            RedisSink.fromOptions(o),
+                            KafkaIO.deadLetters(o),
+                            0,
+                            KafkaIO.rollups(o),
+                            KafkaIO.trending(o, t -> t.ns, Json::topList)));
             env.execute("trending-topic-it");
 
-            List<ConsumerRecord<byte[], byte[]>> records =
-                    KafkaTestSupport.readCommitted(broker.adminProperties(), KafkaIO.TRENDING_TOPIC, Map.<TopicPartition, Long>of());
+            List<ConsumerRecord<byte[], byte[]>> records = KafkaTestSupport.readCommitted(
+                    broker.adminProperties(), KafkaIO.TRENDING_TOPIC, Map.<TopicPartition, Long>of());
             List<String> windows = new ArrayList<>();
             Map<String, String> latestTrending = new HashMap<>();
             int trendingRecords = 0;
-            records.sort((a, b) -> a.partition() != b.partition() ? Integer.compare(a.partition(), b.partition()) : Long.compare(a.offset(), b.offset()));
+            records.sort((a, b) -> a.partition() != b.partition()
+                    ? Integer.compare(a.partition(), b.partition())
+                    : Long.compare(a.offset(), b.offset()));
             for (ConsumerRecord<byte[], byte[]> r : records) {
                 String key = new String(r.key(), StandardCharsets.UTF_8);
                 String value = new String(r.value(), StandardCharsets.UTF_8);
@@ -98,7 +109,8 @@ class TrendingTopicIT {
 
             // Window lists: exactly once each, exactly the expected bytes.
             List<String> expected = new ArrayList<>();
-            for (Map.Entry<String, LinkedHashMap<String, Long>> e : TrendingIT.windowTops(events).entrySet()) {
+            for (Map.Entry<String, LinkedHashMap<String, Long>> e :
+                    TrendingIT.windowTops(events).entrySet()) {
                 String[] parts = e.getKey().split(":");
                 Resolution res = Resolution.ofLabel(parts[1]);
                 TopList t = new TopList();
@@ -108,7 +120,9 @@ class TrendingTopicIT {
                 t.start = Long.parseLong(parts[2]) * 1000;
                 t.at = t.start + res.sizeMillis - 1;
                 t.counters = e.getValue().keySet().toArray(String[]::new);
-                t.scores = e.getValue().values().stream().mapToDouble(Long::doubleValue).toArray();
+                t.scores = e.getValue().values().stream()
+                        .mapToDouble(Long::doubleValue)
+                        .toArray();
                 t.estimates = t.scores.clone();
                 expected.add(new String(Json.topList(t), StandardCharsets.UTF_8));
             }
@@ -125,13 +139,17 @@ class TrendingTopicIT {
                 Matcher m = item.matcher(e.getValue());
                 while (m.find()) {
                     counters.add(m.group(1));
-                    assertThat(Double.parseDouble(m.group(3))).as("estimate <= score").isLessThanOrEqualTo(Double.parseDouble(m.group(2)));
+                    assertThat(Double.parseDouble(m.group(3)))
+                            .as("estimate <= score")
+                            .isLessThanOrEqualTo(Double.parseDouble(m.group(2)));
                 }
                 List<String> inRedis = redis.jedis.zrevrangeWithScores(redis.prefix + ":trending:" + ns, 0, -1).stream()
-                        .map(Tuple::getElement).toList();
+                        .map(Tuple::getElement)
+                        .toList();
                 assertThat(counters).as("trending list of " + ns).isEqualTo(inRedis);
             }
-            System.out.printf("TrendingTopicIT: %d window lists, %d trending lists committed%n", windows.size(), trendingRecords);
+            System.out.printf(
+                    "TrendingTopicIT: %d window lists, %d trending lists committed%n", windows.size(), trendingRecords);
         }
     }
 }

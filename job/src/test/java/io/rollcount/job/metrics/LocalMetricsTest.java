@@ -17,8 +17,11 @@ class LocalMetricsTest {
 
     private static MetricReporter created(Configuration conf) {
         Properties p = new Properties();
-        p.setProperty(LocalMetrics.ID, conf.get(ConfigOptions.key("metrics.reporter." + LocalMetrics.REPORTER + "." + LocalMetrics.ID)
-                .stringType().noDefaultValue()));
+        p.setProperty(
+                LocalMetrics.ID,
+                conf.get(ConfigOptions.key("metrics.reporter." + LocalMetrics.REPORTER + "." + LocalMetrics.ID)
+                        .stringType()
+                        .noDefaultValue()));
         return new LocalMetricsFactory().createMetricReporter(p);
     }
 
@@ -26,7 +29,9 @@ class LocalMetricsTest {
     void flinksFactoryHandsOverTheReporterAddedToTheConfiguration() {
         Configuration conf = new Configuration();
         LocalMetrics metrics = LocalMetrics.addTo(conf);
-        assertThat(conf.get(ConfigOptions.key("metrics.reporter." + LocalMetrics.REPORTER + ".factory.class").stringType().noDefaultValue()))
+        assertThat(conf.get(ConfigOptions.key("metrics.reporter." + LocalMetrics.REPORTER + ".factory.class")
+                        .stringType()
+                        .noDefaultValue()))
                 .isEqualTo(LocalMetricsFactory.class.getName());
         assertThat(created(conf)).isSameAs(metrics);
         // a second MiniCluster of the same configuration gets a reporter of its own

@@ -31,7 +31,9 @@ class RollcountMetricsTest {
     void eventTimeLagIsNaNBeforeTheFirstWatermarkAndNeverNegative() {
         assertThat(RollcountMetrics.lag(10_000, Long.MIN_VALUE)).isNaN();
         assertThat(RollcountMetrics.lag(10_000, 7_500)).isEqualTo(2_500.0);
-        assertThat(RollcountMetrics.lag(10_000, Long.MAX_VALUE)).as("end of a bounded input").isZero();
+        assertThat(RollcountMetrics.lag(10_000, Long.MAX_VALUE))
+                .as("end of a bounded input")
+                .isZero();
     }
 
     @Test
@@ -42,7 +44,9 @@ class RollcountMetricsTest {
         assertThat(h.getStatistics().getQuantile(0.5)).isBetween(49.0, 52.0);
         assertThat(h.getStatistics().getMax()).isEqualTo(100);
         for (int i = 0; i < RollcountMetrics.HISTOGRAM_WINDOW; i++) h.update(7);
-        assertThat(h.getStatistics().getMax()).as("only the last %d batches", RollcountMetrics.HISTOGRAM_WINDOW).isEqualTo(7);
+        assertThat(h.getStatistics().getMax())
+                .as("only the last %d batches", RollcountMetrics.HISTOGRAM_WINDOW)
+                .isEqualTo(7);
         Counter c = RollcountMetrics.counter(new UnregisteredMetricsGroup(), RollcountMetrics.PARTIAL_SUMS);
         c.inc(2);
         assertThat(c.getCount()).isEqualTo(2);

@@ -45,7 +45,8 @@ class ShuffleSerializersTest {
         assertThat(TypeInformation.of(Event.class)).isSameAs(EventTypeInfo.INSTANCE);
         assertThat(RouteEvents.WITH_EVENT_ID.getTypeInfo()).isSameAs(EventTypeInfo.INSTANCE);
         assertThat(TypeInformation.of(TrendWeight.class)).isSameAs(TrendWeight.Info.INSTANCE);
-        assertThat(TypeInformation.of(Event.class).createSerializer(new SerializerConfigImpl())).isSameAs(EventSerializer.INSTANCE);
+        assertThat(TypeInformation.of(Event.class).createSerializer(new SerializerConfigImpl()))
+                .isSameAs(EventSerializer.INSTANCE);
     }
 
     @Test
@@ -81,7 +82,8 @@ class ShuffleSerializersTest {
 
     @Test
     void snapshotsRestoreTheSameSerializer() throws Exception {
-        for (TypeSerializer<?> s : List.<TypeSerializer<?>>of(EventSerializer.INSTANCE, TrendWeight.Serializer.INSTANCE)) {
+        for (TypeSerializer<?> s :
+                List.<TypeSerializer<?>>of(EventSerializer.INSTANCE, TrendWeight.Serializer.INSTANCE)) {
             check(s);
         }
     }
@@ -96,5 +98,4 @@ class ShuffleSerializersTest {
         TypeSerializerSchemaCompatibility<T> c = s.snapshotConfiguration().resolveSchemaCompatibility(read);
         assertThat(c.isCompatibleAsIs()).isTrue();
     }
-
 }

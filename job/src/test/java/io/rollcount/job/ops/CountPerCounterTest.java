@@ -11,7 +11,6 @@ import io.rollcount.job.redis.RedisSinkWriter;
 import io.rollcount.job.redis.RedisWrite;
 import io.rollcount.job.redis.TestWriterContext;
 import io.rollcount.job.support.RedisTestSupport;
-import io.rollcount.sketches.RedisHyperLogLog;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -37,6 +36,7 @@ import redis.clients.jedis.Jedis;
 class CountPerCounterTest {
     /** Within the last hour: window keys expire at their end plus retention, and must live while checked. */
     private static final long START = System.currentTimeMillis() / 3_600_000 * 3_600_000;
+
     private static final int STEPS = 200;
     private static final int RESTORE_AT = 90;
 
@@ -57,7 +57,10 @@ class CountPerCounterTest {
         }
 
         private RedisSinkWriter newWriter() throws Exception {
-            return (RedisSinkWriter) RedisSink.builder().setUrl("redis://127.0.0.1:6379").setKeyPrefix(prefix).build()
+            return (RedisSinkWriter) RedisSink.builder()
+                    .setUrl("redis://127.0.0.1:6379")
+                    .setKeyPrefix(prefix)
+                    .build()
                     .createWriter(new TestWriterContext());
         }
 
@@ -67,7 +70,8 @@ class CountPerCounterTest {
             writer = newWriter();
         }
 
-        void take(KeyedOneInputStreamOperatorTestHarness<String, PartialSum, RedisWrite> h, boolean keepRollups) throws Exception {
+        void take(KeyedOneInputStreamOperatorTestHarness<String, PartialSum, RedisWrite> h, boolean keepRollups)
+                throws Exception {
             for (Object o : h.getOutput()) {
                 if (o instanceof StreamRecord<?> r) writer.write((RedisWrite) r.getValue(), null);
             }
@@ -125,15 +129,20 @@ class CountPerCounterTest {
         return out;
     }
 
-    private static KeyedOneInputStreamOperatorTestHarness<String, PartialSum, RedisWrite> harness(Result r, long cacheBytes)
-            throws Exception {
-        return new KeyedOneInputStreamOperatorTestHarness<>(new CountPerCounter(r.keys, 60_000, 1_000, cacheBytes),
-                p -> p.counter, Types.STRING);
+    private static KeyedOneInputStreamOperatorTestHarness<String, PartialSum, RedisWrite> harness(
+            Result r, long cacheBytes) throws Exception {
+        return new KeyedOneInputStreamOperatorTestHarness<>(
+                new CountPerCounter(r.keys, 60_000, 1_000, cacheBytes), p -> p.counter, Types.STRING);
     }
 
     /** Steps {@code from} (inclusive) to {@code to} (exclusive): partials, then processing time, then the watermark. */
-    private static void run(KeyedOneInputStreamOperatorTestHarness<String, PartialSum, RedisWrite> h, int from, int to, Result result,
-            boolean keepRollups) throws Exception {
+    private static void run(
+            KeyedOneInputStreamOperatorTestHarness<String, PartialSum, RedisWrite> h,
+            int from,
+            int to,
+            Result result,
+            boolean keepRollups)
+            throws Exception {
         for (int step = from; step < to; step++) {
             for (PartialSum p : step(step)) h.processElement(p, p.bucket);
             h.setProcessingTime(step * 1_000L + 1_000);
@@ -142,7 +151,8 @@ class CountPerCounterTest {
         }
     }
 
-    private static void finish(KeyedOneInputStreamOperatorTestHarness<String, PartialSum, RedisWrite> h, Result result) throws Exception {
+    private static void finish(KeyedOneInputStreamOperatorTestHarness<String, PartialSum, RedisWrite> h, Result result)
+            throws Exception {
         h.processWatermark(new Watermark(Long.MAX_VALUE));
         h.endInput();
         h.setProcessingTime(Long.MAX_VALUE / 2);
@@ -197,9 +207,13 @@ class CountPerCounterTest {
                 h.open();
                 run(h, 0, 30, result, true);
                 assertThat(h.numEventTimeTimers()).as("keyed event-time timers").isZero();
-                assertThat(h.numKeyedStateEntries()).as("keyed state entries before a snapshot").isZero();
+                assertThat(h.numKeyedStateEntries())
+                        .as("keyed state entries before a snapshot")
+                        .isZero();
                 snapshot = h.snapshot(1, 30);
-                assertThat(h.numKeyedStateEntries()).as("keyed state entries after a snapshot").isPositive();
+                assertThat(h.numKeyedStateEntries())
+                        .as("keyed state entries after a snapshot")
+                        .isPositive();
             }
             result.rollups.clear();
             result.restartWriter();
@@ -223,14 +237,19 @@ class CountPerCounterTest {
     @Test
     void rollupsOnlyOfTheChosenResolutions() throws Exception {
         int mask = (1 << Resolution.M1.ordinal()) | (1 << Resolution.D1.ordinal());
-        try (Result all = uninterrupted(Long.MAX_VALUE); Result chosen = new Result()) {
-            try (var h = new KeyedOneInputStreamOperatorTestHarness<>(new CountPerCounter(chosen.keys, 60_000, 1_000, Long.MAX_VALUE, mask),
-                    (PartialSum p) -> p.counter, Types.STRING)) {
+        try (Result all = uninterrupted(Long.MAX_VALUE);
+                Result chosen = new Result()) {
+            try (var h = new KeyedOneInputStreamOperatorTestHarness<>(
+                    new CountPerCounter(chosen.keys, 60_000, 1_000, Long.MAX_VALUE, mask),
+                    (PartialSum p) -> p.counter,
+                    Types.STRING)) {
                 h.open();
                 run(h, 0, STEPS, chosen, true);
                 finish(h, chosen);
             }
-            List<String> expected = all.rollups.stream().filter(r -> r.contains("/1m/") || r.contains("/1d/")).toList();
+            List<String> expected = all.rollups.stream()
+                    .filter(r -> r.contains("/1m/") || r.contains("/1d/"))
+                    .toList();
             assertThat(expected).anyMatch(r -> r.contains("/1m/") && !r.endsWith("rev=0")); // revisions among them
             assertThat(chosen.rollups).containsExactlyInAnyOrderElementsOf(expected);
             assertThat(chosen.redisContents()).isEqualTo(all.redisContents());
@@ -252,14 +271,21 @@ class CountPerCounterTest {
 
             for (long budget : new long[] {1, 20_000}) {
                 try (Result evicting = uninterrupted(budget)) {
-                    assertThat(evicting.redisContents()).as("Redis, cache budget " + budget).isEqualTo(expected);
-                    assertThat(evicting.rollups).as("rollups, cache budget " + budget).containsExactlyInAnyOrderElementsOf(reference.rollups);
+                    assertThat(evicting.redisContents())
+                            .as("Redis, cache budget " + budget)
+                            .isEqualTo(expected);
+                    assertThat(evicting.rollups)
+                            .as("rollups, cache budget " + budget)
+                            .containsExactlyInAnyOrderElementsOf(reference.rollups);
                 }
             }
             for (long budget : new long[] {1, Long.MAX_VALUE}) {
                 try (Result restored = restoredMidway(budget)) {
-                    assertThat(restored.redisContents()).as("Redis after a restore, budget " + budget).isEqualTo(expected);
-                    assertThat(restored.rollups).as("rollups after a restore, budget " + budget)
+                    assertThat(restored.redisContents())
+                            .as("Redis after a restore, budget " + budget)
+                            .isEqualTo(expected);
+                    assertThat(restored.rollups)
+                            .as("rollups after a restore, budget " + budget)
                             .containsExactlyInAnyOrderElementsOf(reference.rollups);
                 }
             }
@@ -274,10 +300,16 @@ class CountPerCounterTest {
     @Test
     void restoredAtAnotherParallelismTheSameOutputs() throws Exception {
         int maxParallelism = 128;
-        try (Result reference = uninterrupted(Long.MAX_VALUE); Result rescaled = new Result()) {
+        try (Result reference = uninterrupted(Long.MAX_VALUE);
+                Result rescaled = new Result()) {
             OperatorSubtaskState snapshot;
-            try (var h = new KeyedOneInputStreamOperatorTestHarness<>(new CountPerCounter(rescaled.keys, 60_000, 1_000, 20_000),
-                    (PartialSum p) -> p.counter, Types.STRING, maxParallelism, 1, 0)) {
+            try (var h = new KeyedOneInputStreamOperatorTestHarness<>(
+                    new CountPerCounter(rescaled.keys, 60_000, 1_000, 20_000),
+                    (PartialSum p) -> p.counter,
+                    Types.STRING,
+                    maxParallelism,
+                    1,
+                    0)) {
                 h.open();
                 run(h, 0, RESTORE_AT, rescaled, true);
                 snapshot = h.snapshot(1, RESTORE_AT);
@@ -286,16 +318,23 @@ class CountPerCounterTest {
             List<KeyedOneInputStreamOperatorTestHarness<String, PartialSum, RedisWrite>> subtasks = new ArrayList<>();
             try {
                 for (int i = 0; i < 2; i++) {
-                    var h = new KeyedOneInputStreamOperatorTestHarness<>(new CountPerCounter(rescaled.keys, 60_000, 1_000, 20_000),
-                            (PartialSum p) -> p.counter, Types.STRING, maxParallelism, 2, i);
+                    var h = new KeyedOneInputStreamOperatorTestHarness<>(
+                            new CountPerCounter(rescaled.keys, 60_000, 1_000, 20_000),
+                            (PartialSum p) -> p.counter,
+                            Types.STRING,
+                            maxParallelism,
+                            2,
+                            i);
                     subtasks.add(h);
                     h.setProcessingTime(RESTORE_AT * 1_000L);
-                    h.initializeState(AbstractStreamOperatorTestHarness.repartitionOperatorState(snapshot, maxParallelism, 1, 2, i));
+                    h.initializeState(AbstractStreamOperatorTestHarness.repartitionOperatorState(
+                            snapshot, maxParallelism, 1, 2, i));
                     h.open();
                 }
                 for (int step = RESTORE_AT; step < STEPS; step++) {
                     for (PartialSum p : step(step)) {
-                        subtasks.get(KeyGroupRangeAssignment.assignKeyToParallelOperator(p.counter, maxParallelism, 2)).processElement(p, p.bucket);
+                        subtasks.get(KeyGroupRangeAssignment.assignKeyToParallelOperator(p.counter, maxParallelism, 2))
+                                .processElement(p, p.bucket);
                     }
                     for (var h : subtasks) {
                         h.setProcessingTime(step * 1_000L + 1_000);
@@ -307,8 +346,12 @@ class CountPerCounterTest {
             } finally {
                 for (var h : subtasks) h.close();
             }
-            assertThat(rescaled.redisContents()).as("Redis after a restore at parallelism 2").isEqualTo(reference.redisContents());
-            assertThat(rescaled.rollups).as("rollups after a restore at parallelism 2").containsExactlyInAnyOrderElementsOf(reference.rollups);
+            assertThat(rescaled.redisContents())
+                    .as("Redis after a restore at parallelism 2")
+                    .isEqualTo(reference.redisContents());
+            assertThat(rescaled.rollups)
+                    .as("rollups after a restore at parallelism 2")
+                    .containsExactlyInAnyOrderElementsOf(reference.rollups);
         }
     }
 }

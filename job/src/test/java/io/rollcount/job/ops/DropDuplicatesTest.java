@@ -30,9 +30,10 @@ class DropDuplicatesTest {
     private static final long T0 = 1_764_000_000_000L;
     private static final long HORIZON = 60_000;
 
-    private static KeyedOneInputStreamOperatorTestHarness<String, Event, Event> harness(KeyedProcessFunction<String, Event, Event> f,
-            boolean rocksdb) throws Exception {
-        var h = new KeyedOneInputStreamOperatorTestHarness<>(new KeyedProcessOperator<>(f), DropDuplicates::keyOf, Types.STRING);
+    private static KeyedOneInputStreamOperatorTestHarness<String, Event, Event> harness(
+            KeyedProcessFunction<String, Event, Event> f, boolean rocksdb) throws Exception {
+        var h = new KeyedOneInputStreamOperatorTestHarness<>(
+                new KeyedProcessOperator<>(f), DropDuplicates::keyOf, Types.STRING);
         if (rocksdb) h.setStateBackend(new EmbeddedRocksDBStateBackend());
         return h;
     }
@@ -46,7 +47,8 @@ class DropDuplicatesTest {
     }
 
     /** Sends the event and says whether it went on (true) or was dropped as a duplicate. */
-    private static boolean passes(KeyedOneInputStreamOperatorTestHarness<String, Event, Event> h, Event e) throws Exception {
+    private static boolean passes(KeyedOneInputStreamOperatorTestHarness<String, Event, Event> h, Event e)
+            throws Exception {
         int before = h.getOutput().size();
         h.processElement(e, e.ts);
         return h.getOutput().size() > before;
@@ -65,15 +67,21 @@ class DropDuplicatesTest {
             h.open();
             h.processWatermark(new Watermark(T0 - 1));
             assertThat(passes(h, event("a", "1", T0))).isTrue();
-            assertThat(passes(h, event("a", "1", T0 + 5_000))).as("same counter and id: duplicate").isFalse();
-            assertThat(passes(h, event("b", "1", T0))).as("same id, other counter").isTrue();
+            assertThat(passes(h, event("a", "1", T0 + 5_000)))
+                    .as("same counter and id: duplicate")
+                    .isFalse();
+            assertThat(passes(h, event("b", "1", T0)))
+                    .as("same id, other counter")
+                    .isTrue();
             assertThat(passes(h, event("a", "2", T0))).as("other id").isTrue();
             // the watermark one ms before the first delivery's time plus the horizon: still remembered
             h.processWatermark(new Watermark(T0 + HORIZON - 1));
             assertThat(passes(h, event("a", "1", T0 + HORIZON))).isFalse();
             // past it: forgotten, counted again, and remembered from this delivery on
             h.processWatermark(new Watermark(T0 + HORIZON));
-            assertThat(passes(h, event("a", "1", T0 + HORIZON + 1))).as("after the horizon").isTrue();
+            assertThat(passes(h, event("a", "1", T0 + HORIZON + 1)))
+                    .as("after the horizon")
+                    .isTrue();
             assertThat(passes(h, event("a", "1", T0 + HORIZON + 2))).isFalse();
             assertThat(h.numEventTimeTimers()).as("no timer per pair").isZero();
             assertThat(out(h)).extracting(e -> e.counter + "/" + e.eventId).containsExactly("a/1", "b/1", "a/2", "a/1");
@@ -87,17 +95,23 @@ class DropDuplicatesTest {
         try (var h = harness(new DropDuplicates(HORIZON), rocksdb)) {
             h.open();
             h.processWatermark(new Watermark(T0 - 1));
-            for (int i = 0; i < 100; i++) assertThat(passes(h, event("c" + (i % 7), "id" + i, T0 + i))).isTrue();
+            for (int i = 0; i < 100; i++)
+                assertThat(passes(h, event("c" + (i % 7), "id" + i, T0 + i))).isTrue();
             snapshot = h.snapshot(1, 1);
         }
         try (var h = harness(new DropDuplicates(HORIZON), rocksdb)) {
             h.initializeState(snapshot);
             h.open();
             h.processWatermark(new Watermark(T0 + 50));
-            for (int i = 0; i < 100; i++) assertThat(passes(h, event("c" + (i % 7), "id" + i, T0 + 1_000))).as("id" + i).isFalse();
+            for (int i = 0; i < 100; i++)
+                assertThat(passes(h, event("c" + (i % 7), "id" + i, T0 + 1_000)))
+                        .as("id" + i)
+                        .isFalse();
             h.processWatermark(new Watermark(T0 + HORIZON + 49));
             for (int i = 0; i < 100; i++) {
-                assertThat(passes(h, event("c" + (i % 7), "id" + i, T0 + HORIZON + 100))).as("id" + i + " after the horizon").isEqualTo(i < 50);
+                assertThat(passes(h, event("c" + (i % 7), "id" + i, T0 + HORIZON + 100)))
+                        .as("id" + i + " after the horizon")
+                        .isEqualTo(i < 50);
             }
         }
     }
@@ -140,13 +154,19 @@ class DropDuplicatesTest {
             h.initializeState(snapshot);
             h.open();
             h.processWatermark(new Watermark(T0 + 1_000));
-            assertThat(passes(h, event("a", "1", T0 + 2_000))).as("seen by the earlier version").isFalse();
+            assertThat(passes(h, event("a", "1", T0 + 2_000)))
+                    .as("seen by the earlier version")
+                    .isFalse();
             assertThat(passes(h, event("a", "3", T0 + 2_000))).isTrue();
             // the earlier version's timer of a/1 fires and clears it; a/2's has not fired yet
             h.processWatermark(new Watermark(T0 + HORIZON));
             assertThat(h.numEventTimeTimers()).isEqualTo(1);
-            assertThat(passes(h, event("a", "1", T0 + HORIZON + 1))).as("a/1 past its horizon").isTrue();
-            assertThat(passes(h, event("a", "2", T0 + HORIZON + 1))).as("a/2 within its horizon").isFalse();
+            assertThat(passes(h, event("a", "1", T0 + HORIZON + 1)))
+                    .as("a/1 past its horizon")
+                    .isTrue();
+            assertThat(passes(h, event("a", "2", T0 + HORIZON + 1)))
+                    .as("a/2 within its horizon")
+                    .isFalse();
             h.processWatermark(new Watermark(T0 + HORIZON + 10_000));
             assertThat(h.numEventTimeTimers()).isZero();
             assertThat(passes(h, event("a", "2", T0 + HORIZON + 10_001))).isTrue();
@@ -155,6 +175,7 @@ class DropDuplicatesTest {
 
     @Test
     void refusesAHorizonOfZero() {
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new DropDuplicates(0)).hasMessageContaining("horizon");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new DropDuplicates(0))
+                .hasMessageContaining("horizon");
     }
 }

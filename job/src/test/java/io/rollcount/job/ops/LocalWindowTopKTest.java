@@ -29,7 +29,8 @@ class LocalWindowTopKTest {
         return h;
     }
 
-    private static void send(OneInputStreamOperatorTestHarness<WindowSum, WindowTop> h, String counter, Resolution res, long sum)
+    private static void send(
+            OneInputStreamOperatorTestHarness<WindowSum, WindowTop> h, String counter, Resolution res, long sum)
             throws Exception {
         h.processElement(new WindowSum(counter, res.label, START, sum), START);
     }
@@ -59,19 +60,23 @@ class LocalWindowTopKTest {
 
             int before = h.getOutput().size();
             h.processWatermark(new Watermark(MINUTE_END));
-            List<Object> out = new ArrayList<>(h.getOutput()).subList(before, h.getOutput().size());
+            List<Object> out =
+                    new ArrayList<>(h.getOutput()).subList(before, h.getOutput().size());
             assertThat(out).hasSize(4);
             assertThat(out.get(3)).as("the lists before the watermark").isEqualTo(new Watermark(MINUTE_END));
             assertThat(out.subList(0, 3)).allMatch(o -> o instanceof StreamRecord<?>);
             // ties by the smaller counter id; the hour stays until its own end
-            assertThat(lists(h.extractOutputValues())).isEqualTo(Map.of(
-                    "1m:" + START + ":a", List.of("a:y=7", "a:z=7"),
-                    "1m:" + START + ":b", List.of("b:w=10"),
-                    "1m:" + START + ":_all", List.of("b:w=10", "a:y=7")));
+            assertThat(lists(h.extractOutputValues()))
+                    .isEqualTo(Map.of(
+                            "1m:" + START + ":a", List.of("a:y=7", "a:z=7"),
+                            "1m:" + START + ":b", List.of("b:w=10"),
+                            "1m:" + START + ":_all", List.of("b:w=10", "a:y=7")));
 
             h.endInput();
-            assertThat(lists(h.extractOutputValues())).containsEntry("1h:" + START + ":a", List.of("a:x=50"))
-                    .containsEntry("1h:" + START + ":_all", List.of("a:x=50")).hasSize(5);
+            assertThat(lists(h.extractOutputValues()))
+                    .containsEntry("1h:" + START + ":a", List.of("a:x=50"))
+                    .containsEntry("1h:" + START + ":_all", List.of("a:x=50"))
+                    .hasSize(5);
         }
     }
 
@@ -80,9 +85,11 @@ class LocalWindowTopKTest {
         try (var h = harness(3)) {
             send(h, "a:x", Resolution.M1, 1);
             h.prepareSnapshotPreBarrier(1);
-            assertThat(h.extractOutputValues()).extracting(WindowTop::groupKey)
+            assertThat(h.extractOutputValues())
+                    .extracting(WindowTop::groupKey)
                     .containsExactlyInAnyOrder("1m:" + START + ":a", "1m:" + START + ":_all");
-            assertThat(h.extractOutputValues()).allSatisfy(t -> assertThat(Arrays.asList(t.counters)).containsExactly("a:x"));
+            assertThat(h.extractOutputValues())
+                    .allSatisfy(t -> assertThat(Arrays.asList(t.counters)).containsExactly("a:x"));
         }
     }
 }

@@ -41,12 +41,13 @@ class OverflowTest {
     @Test
     void aPartialSumThatWouldOverflowIsOneDeadLetterAndTheCounterGoesOn() throws Exception {
         CountPerCounter op = new CountPerCounter(new RedisKeys("rc"), 60_000, 1_000);
-        try (var h = new KeyedOneInputStreamOperatorTestHarness<String, PartialSum, RedisWrite>(op, p -> p.counter, Types.STRING)) {
+        try (var h = new KeyedOneInputStreamOperatorTestHarness<String, PartialSum, RedisWrite>(
+                op, p -> p.counter, Types.STRING)) {
             h.open();
             h.processElement(partial("big", START, MAX - 10, 3), START);
             h.processElement(partial("other", START, 5, 5), START);
-            h.processElement(partial("big", START, 7, 1), START);          // MAX - 3: fits
-            h.processElement(partial("big", START + 5_000, 5, 1), START);  // past MAX: dead letter
+            h.processElement(partial("big", START, 7, 1), START); // MAX - 3: fits
+            h.processElement(partial("big", START + 5_000, 5, 1), START); // past MAX: dead letter
             h.processElement(partial("other", START + 5_000, 2, 2), START);
             h.processElement(partial("big", START + 10_000, 3, 1), START); // exactly MAX: fits
             h.processElement(partial("big", START + 10_000, 1, 1), START); // past MAX: dead letter
@@ -62,7 +63,8 @@ class OverflowTest {
 
             Map<String, Long> written = new HashMap<>();
             for (RedisWrite w : h.extractOutputValues()) written.put(w.key, w.value);
-            assertThat(written).containsEntry("rc:{big}:total", MAX)
+            assertThat(written)
+                    .containsEntry("rc:{big}:total", MAX)
                     .containsEntry("rc:{big}:1m:" + START / 1000, MAX)
                     .containsEntry("rc:{big}:5s:" + START / 1000, MAX - 3)
                     .containsEntry("rc:{big}:5s:" + (START + 10_000) / 1000, 3L)
@@ -85,8 +87,12 @@ class OverflowTest {
                 assertThat(payload.get("events").asLong()).isEqualTo(1);
                 assertThat(payload.get("ts").asLong()).isEqualTo(e.ts);
             });
-            assertThat(dead).extracting(r -> r.getValue().counter + " " + r.getValue().delta + "@" + r.getValue().ts)
-                    .containsExactly("big 5@" + (START + 5_000), "big 1@" + (START + 10_000), "low -3@" + START,
+            assertThat(dead)
+                    .extracting(r -> r.getValue().counter + " " + r.getValue().delta + "@" + r.getValue().ts)
+                    .containsExactly(
+                            "big 5@" + (START + 5_000),
+                            "big 1@" + (START + 10_000),
+                            "low -3@" + START,
                             "win 5@" + (START + 5_000));
             assertThat(dead.get(0).getValue().detail).contains("total " + (MAX - 3));
             assertThat(dead.get(3).getValue().detail).contains("5s window");
@@ -95,7 +101,8 @@ class OverflowTest {
 
     @Test
     void preAggregationSplitsAPartialSumInsteadOfOverflowingIt() throws Exception {
-        try (var h = new OneInputStreamOperatorTestHarness<Event, PartialSum>(new PreAggregate(60_000, 20_000, 200, 3_600_000))) {
+        try (var h = new OneInputStreamOperatorTestHarness<Event, PartialSum>(
+                new PreAggregate(60_000, 20_000, 200, 3_600_000))) {
             h.open();
             long[] deltas = {MAX / 2, MAX / 2, 5, -7, Long.MIN_VALUE / 2, Long.MIN_VALUE / 2, -1, 3};
             for (long d : deltas) {
@@ -109,7 +116,9 @@ class OverflowTest {
             List<PartialSum> out = h.extractOutputValues();
             // In order, each partial as large as it can be: MAX/2 * 2 + 5 would pass MAX; 5 - 7 + MIN/2 + MIN/2
             // would pass MIN; the rest fits.
-            assertThat(out).extracting(p -> p.sum).containsExactly(MAX / 2 * 2, Long.MIN_VALUE / 2 - 2, Long.MIN_VALUE / 2 + 2);
+            assertThat(out)
+                    .extracting(p -> p.sum)
+                    .containsExactly(MAX / 2 * 2, Long.MIN_VALUE / 2 - 2, Long.MIN_VALUE / 2 + 2);
             assertThat(out).extracting(p -> p.events).containsExactly(2L, 3L, 3L);
             assertThat(out).allSatisfy(p -> assertThat(p.bucket).isEqualTo(Resolution.S5.windowStart(START)));
         }

@@ -44,10 +44,18 @@ class PolicyOperatorsTest {
             - {match: post, resolutions: [1m, 1h], uniques: [1d]}
             """;
 
-    private static KeyedOneInputStreamOperatorTestHarness<String, PartialSum, RedisWrite> counting(Policies p) throws Exception {
+    private static KeyedOneInputStreamOperatorTestHarness<String, PartialSum, RedisWrite> counting(Policies p)
+            throws Exception {
         return new KeyedOneInputStreamOperatorTestHarness<>(
-                new CountPerCounter(new RedisKeys("rc"), 60_000, 1_000, CountPerCounter.DEFAULT_CACHE_BYTES, CountPerCounter.ALL_RESOLUTIONS, p),
-                x -> x.counter, Types.STRING);
+                new CountPerCounter(
+                        new RedisKeys("rc"),
+                        60_000,
+                        1_000,
+                        CountPerCounter.DEFAULT_CACHE_BYTES,
+                        CountPerCounter.ALL_RESOLUTIONS,
+                        p),
+                x -> x.counter,
+                Types.STRING);
     }
 
     private static PartialSum partial(String counter, long ts, String... users) {
@@ -57,7 +65,8 @@ class PolicyOperatorsTest {
         return p;
     }
 
-    private static Set<String> keysWithState(KeyedOneInputStreamOperatorTestHarness<String, PartialSum, RedisWrite> h, String state) {
+    private static Set<String> keysWithState(
+            KeyedOneInputStreamOperatorTestHarness<String, PartialSum, RedisWrite> h, String state) {
         KeyedStateBackend<String> backend = h.getOperator().getKeyedStateBackend();
         try (var keys = backend.getKeys(state, VoidNamespace.INSTANCE)) {
             return keys.collect(Collectors.toSet());
@@ -66,7 +75,8 @@ class PolicyOperatorsTest {
 
     private static List<String> keysWritten(KeyedOneInputStreamOperatorTestHarness<String, PartialSum, RedisWrite> h) {
         List<String> keys = new ArrayList<>();
-        for (Object o : h.getOutput()) if (o instanceof StreamRecord<?> r && r.getValue() instanceof RedisWrite w) keys.add(w.key);
+        for (Object o : h.getOutput())
+            if (o instanceof StreamRecord<?> r && r.getValue() instanceof RedisWrite w) keys.add(w.key);
         return keys;
     }
 
@@ -74,7 +84,8 @@ class PolicyOperatorsTest {
     void noSketchInStateWhereUniquesAreOffAndNoSlotOfAResolutionNotKept() throws Exception {
         try (var h = counting(policies(POLICIES))) {
             h.open();
-            for (String c : new String[] {"api:1", "post:1", "user:1"}) h.processElement(partial(c, T0 + 1_000, "u1", "u2"), T0);
+            for (String c : new String[] {"api:1", "post:1", "user:1"})
+                h.processElement(partial(c, T0 + 1_000, "u1", "u2"), T0);
             h.setProcessingTime(10_000); // the flush
             h.snapshot(1, 10_000); // the heap cache into keyed state
             // user:1 (no rule): the 1h and 1d sketches; api:1 uniques off: none; post:1: u:1d written, but no 1d
@@ -84,12 +95,19 @@ class PolicyOperatorsTest {
 
             List<String> written = keysWritten(h);
             long m = T0 / 1000;
-            assertThat(written).filteredOn(k -> k.startsWith("rc:{api:1}:") && !k.contains("_v:"))
+            assertThat(written)
+                    .filteredOn(k -> k.startsWith("rc:{api:1}:") && !k.contains("_v:"))
                     .containsExactlyInAnyOrder("rc:{api:1}:total", "rc:{api:1}:5s:" + m, "rc:{api:1}:1m:" + m);
-            assertThat(written).filteredOn(k -> k.startsWith("rc:{post:1}:") && !k.contains("_v:"))
-                    .containsExactlyInAnyOrder("rc:{post:1}:total", "rc:{post:1}:1m:" + m, "rc:{post:1}:1h:" + m,
+            assertThat(written)
+                    .filteredOn(k -> k.startsWith("rc:{post:1}:") && !k.contains("_v:"))
+                    .containsExactlyInAnyOrder(
+                            "rc:{post:1}:total",
+                            "rc:{post:1}:1m:" + m,
+                            "rc:{post:1}:1h:" + m,
                             "rc:{post:1}:u:1d:" + (T0 / DAY * DAY) / 1000);
-            assertThat(written).filteredOn(k -> k.startsWith("rc:{user:1}:") && !k.contains("_v:")).hasSize(6 + 3);
+            assertThat(written)
+                    .filteredOn(k -> k.startsWith("rc:{user:1}:") && !k.contains("_v:"))
+                    .hasSize(6 + 3);
         }
     }
 
@@ -117,9 +135,14 @@ class PolicyOperatorsTest {
                 }
             }
             // the open 1m and 1h windows go on from their restored sums; 5s, 5m, 1d, u:1h, u:all no longer written
-            assertThat(sums).contains("rc:{post:1}:total=2", "rc:{post:1}:1m:" + m + "=2", "rc:{post:1}:1h:" + m + "=2");
-            assertThat(written).noneMatch(k -> k.contains(":5s:") || k.contains(":5m:") || k.contains("}:1d:")
-                    || k.contains(":u:1h:") || k.endsWith(":u:all"));
+            assertThat(sums)
+                    .contains("rc:{post:1}:total=2", "rc:{post:1}:1m:" + m + "=2", "rc:{post:1}:1h:" + m + "=2");
+            assertThat(written)
+                    .noneMatch(k -> k.contains(":5s:")
+                            || k.contains(":5m:")
+                            || k.contains("}:1d:")
+                            || k.contains(":u:1h:")
+                            || k.endsWith(":u:all"));
             assertThat(written).contains("rc:{post:1}:u:1d:" + (T0 / DAY * DAY) / 1000);
             // The restored windows of resolutions turned off are dropped when their lateness ends, their sketches too.
             h.processWatermark(new Watermark(T0 + 2 * DAY));
@@ -143,21 +166,27 @@ class PolicyOperatorsTest {
                 - {match: ad, dedup: 7d}
                 - {match: post, dedup: 10s}
                 """);
-        try (OneInputStreamOperatorTestHarness<Event, Event> route = ProcessFunctionTestHarnesses.forProcessFunction(new RouteEvents(p))) {
+        try (OneInputStreamOperatorTestHarness<Event, Event> route =
+                ProcessFunctionTestHarnesses.forProcessFunction(new RouteEvents(p))) {
             route.processElement(event("api:1", "e1", T0), T0);
             route.processElement(event("ad:1", "e1", T0), T0);
             route.processElement(event("user:1", "e1", T0), T0);
             assertThat(route.extractOutputValues()).extracting(e -> e.counter).containsExactly("api:1");
-            assertThat(route.getSideOutput(RouteEvents.WITH_EVENT_ID)).extracting(r -> r.getValue().counter).containsExactly("ad:1", "user:1");
+            assertThat(route.getSideOutput(RouteEvents.WITH_EVENT_ID))
+                    .extracting(r -> r.getValue().counter)
+                    .containsExactly("ad:1", "user:1");
         }
-        try (var h = new KeyedOneInputStreamOperatorTestHarness<>(new KeyedProcessOperator<>(new DropDuplicates(p)), DropDuplicates::keyOf, Types.STRING)) {
+        try (var h = new KeyedOneInputStreamOperatorTestHarness<>(
+                new KeyedProcessOperator<>(new DropDuplicates(p)), DropDuplicates::keyOf, Types.STRING)) {
             h.open();
             for (String c : new String[] {"ad:1", "post:1", "user:1"}) h.processElement(event(c, "e1", T0), T0);
             h.processWatermark(new Watermark(T0 + 60_000)); // past post's 10 s horizon, within the others'
             for (String c : new String[] {"ad:1", "post:1", "user:1"}) h.processElement(event(c, "e1", T0), T0);
             h.processWatermark(new Watermark(T0 + 2 * DAY)); // past user's 24 h default, within ad's 7 d
-            for (String c : new String[] {"ad:1", "post:1", "user:1"}) h.processElement(event(c, "e1", T0 + 2 * DAY), T0 + 2 * DAY);
-            assertThat(h.extractOutputValues()).extracting(e -> e.counter)
+            for (String c : new String[] {"ad:1", "post:1", "user:1"})
+                h.processElement(event(c, "e1", T0 + 2 * DAY), T0 + 2 * DAY);
+            assertThat(h.extractOutputValues())
+                    .extracting(e -> e.counter)
                     .containsExactly("ad:1", "post:1", "user:1", "post:1", "post:1", "user:1");
         }
     }

@@ -24,7 +24,8 @@ class PreAggregateTest {
     private static final long HALF_LIFE = 3_600_000;
 
     private static OneInputStreamOperatorTestHarness<Event, PartialSum> harness(int maxEntries) throws Exception {
-        var h = new OneInputStreamOperatorTestHarness<Event, PartialSum>(new PreAggregate(LATENESS, maxEntries, FLUSH, HALF_LIFE));
+        var h = new OneInputStreamOperatorTestHarness<Event, PartialSum>(
+                new PreAggregate(LATENESS, maxEntries, FLUSH, HALF_LIFE));
         h.open();
         return h;
     }
@@ -58,7 +59,8 @@ class PreAggregateTest {
             assertThat(out.get(3)).isEqualTo(new Watermark(T0));
             List<PartialSum> partials = h.extractOutputValues();
             // in the order of their first event
-            assertThat(partials).extracting(p -> p.counter, p -> p.bucket, p -> p.sum, p -> p.events)
+            assertThat(partials)
+                    .extracting(p -> p.counter, p -> p.bucket, p -> p.sum, p -> p.events)
                     .containsExactly(
                             org.assertj.core.groups.Tuple.tuple("a", T0, 6L, 3L),
                             org.assertj.core.groups.Tuple.tuple("a", T0 + 5_000, 1L, 1L),
@@ -84,13 +86,16 @@ class PreAggregateTest {
             send(h, event("a", wm - LATENESS, 1, null));
             h.endInput();
 
-            assertThat(h.extractOutputValues()).singleElement().satisfies(p -> assertThat(p.sum).isOne());
+            assertThat(h.extractOutputValues())
+                    .singleElement()
+                    .satisfies(p -> assertThat(p.sum).isOne());
             var late = h.getSideOutput(PreAggregate.LATE);
             assertThat(late).hasSize(1);
             Event dead = late.peek().getValue();
             assertThat(dead.reason).isEqualTo(EventParser.LATE);
-            assertThat(dead.detail).isEqualTo("ts " + (wm - LATENESS - 1) + " is " + (LATENESS + 1) + " ms behind the watermark " + wm
-                    + ", more than the allowed lateness of " + LATENESS + " ms");
+            assertThat(dead.detail)
+                    .isEqualTo("ts " + (wm - LATENESS - 1) + " is " + (LATENESS + 1) + " ms behind the watermark " + wm
+                            + ", more than the allowed lateness of " + LATENESS + " ms");
         }
     }
 
@@ -113,7 +118,10 @@ class PreAggregateTest {
             send(h, event("a", T0, 1, null));
             assertThat(h.getOutput()).isEmpty();
             send(h, event("b", T0, 1, null));
-            assertThat(h.extractOutputValues()).as("two partials fill the buffer").extracting(p -> p.counter).containsExactly("a", "b");
+            assertThat(h.extractOutputValues())
+                    .as("two partials fill the buffer")
+                    .extracting(p -> p.counter)
+                    .containsExactly("a", "b");
 
             send(h, event("c", T0, 1, null));
             h.setProcessingTime(FLUSH);

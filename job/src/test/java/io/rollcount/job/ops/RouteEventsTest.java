@@ -34,16 +34,26 @@ class RouteEventsTest {
             for (Event e : new Event[] {plain, withId, bad, cut, missing}) h.processElement(e, e.ts);
 
             assertThat(h.extractOutputValues()).containsExactly(plain);
-            assertThat(h.getSideOutput(RouteEvents.WITH_EVENT_ID)).extracting(r -> r.getValue()).containsExactly(withId);
-            assertThat(h.getSideOutput(RouteEvents.DEAD_LETTERS)).extracting(r -> r.getValue()).containsExactly(bad, cut, missing);
+            assertThat(h.getSideOutput(RouteEvents.WITH_EVENT_ID))
+                    .extracting(r -> r.getValue())
+                    .containsExactly(withId);
+            assertThat(h.getSideOutput(RouteEvents.DEAD_LETTERS))
+                    .extracting(r -> r.getValue())
+                    .containsExactly(bad, cut, missing);
 
-            Map<String, Accumulator<?, ?>> acc = h.getEnvironment().getAccumulatorRegistry().getUserMap();
+            Map<String, Accumulator<?, ?>> acc =
+                    h.getEnvironment().getAccumulatorRegistry().getUserMap();
             assertThat(acc.get(RouteEvents.EVENTS_READ).getLocalValue()).isEqualTo(5L);
-            long bytes = (plain.payload.length + 1) + (withId.payload.length + 1) + (bad.payload.length + 1) + (100_000 + 1)
+            long bytes = (plain.payload.length + 1)
+                    + (withId.payload.length + 1)
+                    + (bad.payload.length + 1)
+                    + (100_000 + 1)
                     + (missing.payload.length + 1);
             assertThat(acc.get(RouteEvents.BYTES_READ).getLocalValue()).isEqualTo(bytes);
-            assertThat(acc.get(RouteEvents.DLQ_PREFIX + "invalid_json").getLocalValue()).isEqualTo(2L);
-            assertThat(acc.get(RouteEvents.DLQ_PREFIX + "missing_counter").getLocalValue()).isEqualTo(1L);
+            assertThat(acc.get(RouteEvents.DLQ_PREFIX + "invalid_json").getLocalValue())
+                    .isEqualTo(2L);
+            assertThat(acc.get(RouteEvents.DLQ_PREFIX + "missing_counter").getLocalValue())
+                    .isEqualTo(1L);
         }
     }
 }

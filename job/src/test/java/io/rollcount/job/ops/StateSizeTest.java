@@ -6,7 +6,6 @@ import io.rollcount.job.model.PartialSum;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.redis.RedisKeys;
 import io.rollcount.job.redis.RedisWrite;
-import io.rollcount.sketches.RedisHyperLogLog;
 import java.util.SplittableRandom;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
@@ -51,9 +50,14 @@ class StateSizeTest {
     void stateStaysSmallPerCounter() throws Exception {
         long without = bytesPerCounter(0);
         long with = bytesPerCounter(3);
-        System.out.printf("RESULT state.per_counter without_users_bytes=%d with_users_bytes=%d counters=%d "
-                + "run=StateSizeTest(partial-every-20s-for-10min,3-users-per-partial) measure=full-keyed-snapshot%n", without, with, COUNTERS);
+        System.out.printf(
+                "RESULT state.per_counter without_users_bytes=%d with_users_bytes=%d counters=%d "
+                        + "run=StateSizeTest(partial-every-20s-for-10min,3-users-per-partial) measure=full-keyed-snapshot%n",
+                without, with, COUNTERS);
         assertThat(without).as("bytes per counter without users").isPositive().isLessThan(1_500);
-        assertThat(with).as("bytes per counter with users (three sparse HyperLogLogs)").isGreaterThan(without).isLessThan(4_000);
+        assertThat(with)
+                .as("bytes per counter with users (three sparse HyperLogLogs)")
+                .isGreaterThan(without)
+                .isLessThan(4_000);
     }
 }

@@ -3,9 +3,9 @@ package io.rollcount.job.ops;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rollcount.job.model.PartialSum;
-import io.rollcount.job.model.TrendWeight;
 import io.rollcount.job.model.TopList;
 import io.rollcount.job.model.TrendCandidates;
+import io.rollcount.job.model.TrendWeight;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -38,11 +38,14 @@ class TrendPerShardTest {
         // Heavy counters: "a:h<r>" with about 3000 / (r + 1) events, "b:h<r>" with 800 / (r + 1), spread over
         // the two hours, the a-counters with even r mostly early and odd r mostly late (so decay reorders them).
         for (int r = 0; r < 60; r++) {
-            for (int i = 0; i < 3000 / (r + 1); i++) events.add(new String[] {"a:h" + r, Long.toString(ts(rnd, span, r % 2 == 0))});
-            for (int i = 0; i < 800 / (r + 1); i++) events.add(new String[] {"b:h" + r, Long.toString(ts(rnd, span, rnd.nextBoolean()))});
+            for (int i = 0; i < 3000 / (r + 1); i++)
+                events.add(new String[] {"a:h" + r, Long.toString(ts(rnd, span, r % 2 == 0))});
+            for (int i = 0; i < 800 / (r + 1); i++)
+                events.add(new String[] {"b:h" + r, Long.toString(ts(rnd, span, rnd.nextBoolean()))});
         }
         // A long tail: 150,000 counters with one event each, about 1,170 per shard (capacity 400).
-        for (int i = 0; i < 150_000; i++) events.add(new String[] {(i % 3 == 0 ? "b:t" : "a:t") + i, Long.toString(START + rnd.nextLong(span))});
+        for (int i = 0; i < 150_000; i++)
+            events.add(new String[] {(i % 3 == 0 ? "b:t" : "a:t") + i, Long.toString(START + rnd.nextLong(span))});
         java.util.Collections.shuffle(events, rnd);
         events.sort(Comparator.comparingLong(e -> Long.parseLong(e[1]) / 5_000)); // bucket order, shuffled within
         for (String[] e : events) {
@@ -52,7 +55,8 @@ class TrendPerShardTest {
             partials.add(p);
         }
         long now = START + span;
-        for (String[] e : events) weights.merge(e[0], Math.pow(2, -(double) (now - Long.parseLong(e[1])) / HALF_LIFE), Double::sum);
+        for (String[] e : events)
+            weights.merge(e[0], Math.pow(2, -(double) (now - Long.parseLong(e[1])) / HALF_LIFE), Double::sum);
 
         TrendPerShard shardOp = new TrendPerShard(HALF_LIFE, 100, 3_600_000);
         List<TrendCandidates> candidates;
@@ -69,7 +73,8 @@ class TrendPerShardTest {
         assertThat(candidates).allSatisfy(c -> assertThat(c.at).isEqualTo(now));
 
         List<TopList> lists;
-        try (var h = new OneInputStreamOperatorTestHarness<TrendCandidates, TopList>(new TrendingMerge(100, HALF_LIFE, 3_600_000))) {
+        try (var h = new OneInputStreamOperatorTestHarness<TrendCandidates, TopList>(
+                new TrendingMerge(100, HALF_LIFE, 3_600_000))) {
             h.open();
             for (TrendCandidates c : candidates) h.processElement(c, 0);
             h.endInput();
@@ -82,7 +87,8 @@ class TrendPerShardTest {
             assertThat(t.counters).hasSize(100);
             for (int i = 0; i < t.counters.length; i++) {
                 double truth = weights.get(t.counters[i]);
-                assertThat(truth).as("true score of " + t.counters[i] + " within its bounds")
+                assertThat(truth)
+                        .as("true score of " + t.counters[i] + " within its bounds")
                         .isBetween(t.estimates[i] * (1 - 1e-9), t.scores[i] * (1 + 1e-9));
                 if (i > 0) assertThat(t.scores[i]).isLessThanOrEqualTo(t.scores[i - 1]);
                 if (t.counters[i].contains(":h")) worst = Math.max(worst, (t.scores[i] - truth) / truth);
@@ -91,16 +97,24 @@ class TrendPerShardTest {
             }
             // The 30 heaviest counters of the namespace (true scores far above any tail counter's), in true order.
             List<String> heavy = weights.entrySet().stream()
-                    .filter(e -> e.getKey().contains(":h") && (t.ns.equals("_all") || e.getKey().startsWith(t.ns + ":")))
+                    .filter(e -> e.getKey().contains(":h")
+                            && (t.ns.equals("_all") || e.getKey().startsWith(t.ns + ":")))
                     .filter(e -> e.getValue() > 3)
-                    .sorted(Map.Entry.<String, Double>comparingByValue().reversed()).limit(30).map(Map.Entry::getKey).toList();
+                    .sorted(Map.Entry.<String, Double>comparingByValue().reversed())
+                    .limit(30)
+                    .map(Map.Entry::getKey)
+                    .toList();
             assertThat(heavy).hasSize(30);
-            List<String> reported = java.util.Arrays.stream(t.counters).filter(heavy::contains).toList();
-            assertThat(reported).as("heavy counters of " + t.ns + " in true order").isEqualTo(heavy);
+            List<String> reported =
+                    java.util.Arrays.stream(t.counters).filter(heavy::contains).toList();
+            assertThat(reported)
+                    .as("heavy counters of " + t.ns + " in true order")
+                    .isEqualTo(heavy);
         }
         assertThat(lists).extracting(t -> t.ns).containsExactlyInAnyOrder("a", "b", "_all");
-        System.out.printf("TrendPerShardTest: %d partials over %d shards; heavy counters' max relative score overestimate %.2e; "
-                + "%d tail counters listed, widest bound (score - estimate) / true score %.3f%n",
+        System.out.printf(
+                "TrendPerShardTest: %d partials over %d shards; heavy counters' max relative score overestimate %.2e; "
+                        + "%d tail counters listed, widest bound (score - estimate) / true score %.3f%n",
                 partials.size(), TrendPerShard.SHARDS, worst, tailReported, widest);
     }
 

@@ -38,7 +38,8 @@ class TrendingMergeTest {
         return c;
     }
 
-    private static OneInputStreamOperatorTestHarness<TrendCandidates, TopList> harness(int maxNamespaces) throws Exception {
+    private static OneInputStreamOperatorTestHarness<TrendCandidates, TopList> harness(int maxNamespaces)
+            throws Exception {
         return new OneInputStreamOperatorTestHarness<>(new TrendingMerge(2, HALF_LIFE, PUBLISH, maxNamespaces));
     }
 
@@ -48,7 +49,8 @@ class TrendingMergeTest {
         for (TopList t : out) {
             assertThat(t.kind).isEqualTo(TopList.TRENDING);
             List<String> l = new ArrayList<>();
-            for (int i = 0; i < t.counters.length; i++) l.add(t.counters[i] + "=" + Math.round(t.scores[i] * 1000) / 1000.0);
+            for (int i = 0; i < t.counters.length; i++)
+                l.add(t.counters[i] + "=" + Math.round(t.scores[i] * 1000) / 1000.0);
             m.put(t.ns, l);
         }
         return m;
@@ -65,14 +67,17 @@ class TrendingMergeTest {
             h.setProcessingTime(PUBLISH);
             List<TopList> first = h.extractOutputValues();
             // shard 0's scores halve on the way to shard 1's time
-            assertThat(lists(first)).isEqualTo(Map.of(
-                    "a", List.of("a:x=4.0", "a:z=3.0"),
-                    "b", List.of("b:y=2.0"),
-                    "_all", List.of("a:x=4.0", "a:z=3.0")));
+            assertThat(lists(first))
+                    .isEqualTo(Map.of(
+                            "a", List.of("a:x=4.0", "a:z=3.0"),
+                            "b", List.of("b:y=2.0"),
+                            "_all", List.of("a:x=4.0", "a:z=3.0")));
             assertThat(first).allSatisfy(t -> assertThat(t.at).isEqualTo(AT + HALF_LIFE));
 
             h.setProcessingTime(2 * PUBLISH);
-            assertThat(h.extractOutputValues()).as("nothing new, nothing published").hasSize(3);
+            assertThat(h.extractOutputValues())
+                    .as("nothing new, nothing published")
+                    .hasSize(3);
 
             // shard 0 again, decayed only: no namespace touched, only _all is published
             h.processElement(shard(0, AT + HALF_LIFE, "a:x", 4, "b:y", 2), 0);
@@ -91,7 +96,9 @@ class TrendingMergeTest {
             // an older report of a shard does not replace a newer one
             h.processElement(shard(0, AT, "a:q", 100), 0);
             h.endInput();
-            assertThat(lists(h.extractOutputValues().subList(6, h.extractOutputValues().size())).get("_all"))
+            assertThat(lists(h.extractOutputValues()
+                                    .subList(6, h.extractOutputValues().size()))
+                            .get("_all"))
                     .containsExactly("b:y=9.0", "a:x=4.0");
         }
     }
@@ -102,9 +109,10 @@ class TrendingMergeTest {
             h.open();
             h.processElement(shard(0, AT, "a:x", 1, "b:y", 5), 0);
             h.endInput();
-            assertThat(lists(h.extractOutputValues())).isEqualTo(Map.of(
-                    "a", List.of("a:x=1.0"),
-                    "_all", List.of("b:y=5.0", "a:x=1.0")));
+            assertThat(lists(h.extractOutputValues()))
+                    .isEqualTo(Map.of(
+                            "a", List.of("a:x=1.0"),
+                            "_all", List.of("b:y=5.0", "a:x=1.0")));
         }
     }
 

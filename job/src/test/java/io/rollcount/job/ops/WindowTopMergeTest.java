@@ -48,17 +48,22 @@ class WindowTopMergeTest {
             assertThat(h.extractOutputValues()).isEmpty();
 
             h.processWatermark(new Watermark(END));
-            assertThat(h.extractOutputValues()).hasSize(2).anySatisfy(t -> {
-                assertThat(t.ns).isEqualTo("a");
-                assertThat(t.kind).isEqualTo(TopList.WINDOW);
-                assertThat(t.res).isEqualTo("1m");
-                assertThat(t.start).isEqualTo(START);
-                assertThat(t.at).isEqualTo(END);
-                assertThat(t.counters).containsExactly("a:1", "a:3");
-                assertThat(t.scores).containsExactly(10, 6);
-                assertThat(t.estimates).containsExactly(10, 6);
-            }).anySatisfy(t -> assertThat(t.counters).containsExactly("b:1"));
-            assertThat(h.numKeyedStateEntries()).as("state cleared once emitted").isZero();
+            assertThat(h.extractOutputValues())
+                    .hasSize(2)
+                    .anySatisfy(t -> {
+                        assertThat(t.ns).isEqualTo("a");
+                        assertThat(t.kind).isEqualTo(TopList.WINDOW);
+                        assertThat(t.res).isEqualTo("1m");
+                        assertThat(t.start).isEqualTo(START);
+                        assertThat(t.at).isEqualTo(END);
+                        assertThat(t.counters).containsExactly("a:1", "a:3");
+                        assertThat(t.scores).containsExactly(10, 6);
+                        assertThat(t.estimates).containsExactly(10, 6);
+                    })
+                    .anySatisfy(t -> assertThat(t.counters).containsExactly("b:1"));
+            assertThat(h.numKeyedStateEntries())
+                    .as("state cleared once emitted")
+                    .isZero();
 
             h.processWatermark(new Watermark(END + Resolution.M1.sizeMillis));
             assertThat(h.extractOutputValues()).as("emitted once").hasSize(2);

@@ -49,8 +49,8 @@ class EventParserTest {
 
     @Test
     void allFieldsAndUnknownOnes() {
-        Event e = parse("{\"counter\":\"video:9\",\"delta\":-3,\"ts\":" + (NOW - 5) + ",\"event_id\":\"e1\",\"user\":\"ü\","
-                + "\"extra\":{\"nested\":[1,2,{\"x\":null}]},\"more\":true}");
+        Event e = parse("{\"counter\":\"video:9\",\"delta\":-3,\"ts\":" + (NOW - 5)
+                + ",\"event_id\":\"e1\",\"user\":\"ü\"," + "\"extra\":{\"nested\":[1,2,{\"x\":null}]},\"more\":true}");
         assertThat(e.isDeadLetter()).isFalse();
         assertThat(e.delta).isEqualTo(-3);
         assertThat(e.ts).isEqualTo(NOW - 5);
@@ -60,21 +60,30 @@ class EventParserTest {
 
     @Test
     void isoTimestampsNeedAnOffset() {
-        assertThat(parse("{\"counter\":\"a\",\"ts\":\"2025-11-24T16:00:00Z\"}").ts).isEqualTo(1_764_000_000_000L);
-        assertThat(parse("{\"counter\":\"a\",\"ts\":\"2025-11-24T17:00:00+01:00\"}").ts).isEqualTo(1_764_000_000_000L);
-        assertThat(parse("{\"counter\":\"a\",\"ts\":\"2025-11-24T16:00:00.250Z\"}").ts).isEqualTo(1_764_000_000_250L);
+        assertThat(parse("{\"counter\":\"a\",\"ts\":\"2025-11-24T16:00:00Z\"}").ts)
+                .isEqualTo(1_764_000_000_000L);
+        assertThat(parse("{\"counter\":\"a\",\"ts\":\"2025-11-24T17:00:00+01:00\"}").ts)
+                .isEqualTo(1_764_000_000_000L);
+        assertThat(parse("{\"counter\":\"a\",\"ts\":\"2025-11-24T16:00:00.250Z\"}").ts)
+                .isEqualTo(1_764_000_000_250L);
         assertThat(parse("{\"counter\":\"a\",\"ts\":\"yesterday\"}").reason).isEqualTo(EventParser.INVALID_TS);
     }
 
     @Test
     void limitsAreInclusive() {
-        assertThat(parse("{\"counter\":\"" + "c".repeat(256) + "\"}").isDeadLetter()).isFalse();
-        assertThat(parse("{\"counter\":\"" + "é".repeat(128) + "\"}").isDeadLetter()).isFalse(); // 256 bytes
+        assertThat(parse("{\"counter\":\"" + "c".repeat(256) + "\"}").isDeadLetter())
+                .isFalse();
+        assertThat(parse("{\"counter\":\"" + "é".repeat(128) + "\"}").isDeadLetter())
+                .isFalse(); // 256 bytes
         assertThat(parse("{\"counter\":\"" + "é".repeat(129) + "\"}").reason).isEqualTo(EventParser.INVALID_COUNTER);
         assertThat(parse("{\"counter\":\"a\",\"delta\":1000000000000}").delta).isEqualTo(1_000_000_000_000L);
         assertThat(parse("{\"counter\":\"a\",\"delta\":-1000000000000}").delta).isEqualTo(-1_000_000_000_000L);
-        assertThat(parse("{\"counter\":\"a\",\"event_id\":\"" + "e".repeat(128) + "\"}").isDeadLetter()).isFalse();
-        assertThat(parse("{\"counter\":\"a\",\"user\":\"" + "u".repeat(256) + "\"}").isDeadLetter()).isFalse();
+        assertThat(parse("{\"counter\":\"a\",\"event_id\":\"" + "e".repeat(128) + "\"}")
+                        .isDeadLetter())
+                .isFalse();
+        assertThat(parse("{\"counter\":\"a\",\"user\":\"" + "u".repeat(256) + "\"}")
+                        .isDeadLetter())
+                .isFalse();
     }
 
     @Test
@@ -87,10 +96,14 @@ class EventParserTest {
 
     @Test
     void unicodeWhitespaceAndFormatCharactersAreRejectedInCounters() {
-        assertThat(parse("{\"counter\":\"a\\u00a0b\"}").reason).isEqualTo(EventParser.INVALID_COUNTER); // no-break space
-        assertThat(parse("{\"counter\":\"a\\u2028b\"}").reason).isEqualTo(EventParser.INVALID_COUNTER); // line separator
-        assertThat(parse("{\"counter\":\"a\\u200bb\"}").reason).isEqualTo(EventParser.INVALID_COUNTER); // zero-width space
-        assertThat(parse("{\"counter\":\"a\\ud800b\"}").reason).isEqualTo(EventParser.INVALID_COUNTER); // lone surrogate
+        assertThat(parse("{\"counter\":\"a\\u00a0b\"}").reason)
+                .isEqualTo(EventParser.INVALID_COUNTER); // no-break space
+        assertThat(parse("{\"counter\":\"a\\u2028b\"}").reason)
+                .isEqualTo(EventParser.INVALID_COUNTER); // line separator
+        assertThat(parse("{\"counter\":\"a\\u200bb\"}").reason)
+                .isEqualTo(EventParser.INVALID_COUNTER); // zero-width space
+        assertThat(parse("{\"counter\":\"a\\ud800b\"}").reason)
+                .isEqualTo(EventParser.INVALID_COUNTER); // lone surrogate
         assertThat(parse("{\"counter\":\"日本:😀\"}").isDeadLetter()).isFalse();
     }
 
@@ -100,16 +113,39 @@ class EventParserTest {
         Event e = parser.parse(raw, null, "f/3", NOW, 0);
         assertThat(e.reason).isEqualTo(EventParser.INVALID_UTF8);
         String json = new String(Json.deadLetter(e), StandardCharsets.UTF_8);
-        assertThat(json).contains("\"payload\":\"" + java.util.Base64.getEncoder().encodeToString(raw) + "\"");
+        assertThat(json)
+                .contains("\"payload\":\"" + java.util.Base64.getEncoder().encodeToString(raw) + "\"");
         assertThat(json).contains("\"reason\":\"invalid_utf8\"").contains("\"source\":\"f/3\"");
     }
 
     @Test
     void overlongAndSurrogateUtf8FormsAreInvalidNotAnotherCounter() {
-        byte[] overlongSlash = {'{', '"', 'c', 'o', 'u', 'n', 't', 'e', 'r', '"', ':', '"', 'a', (byte) 0xC0, (byte) 0xAF, '"', '}'};
+        byte[] overlongSlash = {
+            '{', '"', 'c', 'o', 'u', 'n', 't', 'e', 'r', '"', ':', '"', 'a', (byte) 0xC0, (byte) 0xAF, '"', '}'
+        };
         assertThat(parser.parse(overlongSlash, null, "t/0/1", NOW, NOW).reason).isEqualTo(EventParser.INVALID_UTF8);
-        byte[] encodedSurrogate = {'{', '"', 'c', 'o', 'u', 'n', 't', 'e', 'r', '"', ':', '"', 'a', (byte) 0xED, (byte) 0xA0, (byte) 0x80, '"', '}'};
-        assertThat(parser.parse(encodedSurrogate, null, "t/0/2", NOW, NOW).reason).isEqualTo(EventParser.INVALID_UTF8);
+        byte[] encodedSurrogate = {
+            '{',
+            '"',
+            'c',
+            'o',
+            'u',
+            'n',
+            't',
+            'e',
+            'r',
+            '"',
+            ':',
+            '"',
+            'a',
+            (byte) 0xED,
+            (byte) 0xA0,
+            (byte) 0x80,
+            '"',
+            '}'
+        };
+        assertThat(parser.parse(encodedSurrogate, null, "t/0/2", NOW, NOW).reason)
+                .isEqualTo(EventParser.INVALID_UTF8);
         assertThat(parse("{\"counter\":\"caf\u00e9:1\"}").counter).isEqualTo("caf\u00e9:1");
     }
 
@@ -120,7 +156,12 @@ class EventParserTest {
         Event future = parse("{\"counter\":\"a\",\"ts\":" + (NOW + 600_001) + "}");
         assertThat(future.reason).isEqualTo(EventParser.FUTURE_TS);
         // Files skip the rule (wall clock 0).
-        Event fromFile = parser.parse(("{\"counter\":\"a\",\"ts\":" + (NOW + 86_400_000) + "}").getBytes(StandardCharsets.UTF_8), null, "f/1", NOW, 0);
+        Event fromFile = parser.parse(
+                ("{\"counter\":\"a\",\"ts\":" + (NOW + 86_400_000) + "}").getBytes(StandardCharsets.UTF_8),
+                null,
+                "f/1",
+                NOW,
+                0);
         assertThat(fromFile.isDeadLetter()).isFalse();
     }
 
@@ -140,7 +181,8 @@ class EventParserTest {
         assertThat(high.detail).isEqualTo("'user' contains an unpaired surrogate at index 0");
         assertThat(low.reason).isEqualTo(EventParser.INVALID_USER);
         assertThat(low.detail).isEqualTo("'user' contains an unpaired surrogate at index 1");
-        assertThat(parse("{\"counter\":\"a\",\"user\":\"\\ude00\\ud83d\"}").reason).isEqualTo(EventParser.INVALID_USER); // reversed pair
+        assertThat(parse("{\"counter\":\"a\",\"user\":\"\\ude00\\ud83d\"}").reason)
+                .isEqualTo(EventParser.INVALID_USER); // reversed pair
         Event id = parse("{\"counter\":\"a\",\"event_id\":\"e\\udbff\"}");
         assertThat(id.reason).isEqualTo(EventParser.INVALID_EVENT_ID);
         assertThat(id.detail).isEqualTo("'event_id' contains an unpaired surrogate at index 1");
@@ -149,7 +191,8 @@ class EventParserTest {
         Event grin = parse("{\"counter\":\"a\",\"user\":\"\\ud83d\\ude01\"}");
         assertThat(smile.isDeadLetter()).isFalse();
         assertThat(smile.user).isEqualTo("\ud83d\ude00").isEqualTo(smile.eventId);
-        assertThat(grin.user.getBytes(StandardCharsets.UTF_8)).isNotEqualTo(smile.user.getBytes(StandardCharsets.UTF_8));
+        assertThat(grin.user.getBytes(StandardCharsets.UTF_8))
+                .isNotEqualTo(smile.user.getBytes(StandardCharsets.UTF_8));
         // The dead letter of a lone surrogate is valid JSON (the payload is the raw, valid UTF-8 record).
         assertThat(new String(Json.deadLetter(high), StandardCharsets.UTF_8)).contains("\"reason\":\"invalid_user\"");
     }

@@ -53,7 +53,8 @@ final class ClusterRuns {
 
     /** Writes {@code events} zipf events (positive deltas only, with redeliveries) into two files. */
     ClusterRuns writeInput(int events, int counters) throws IOException {
-        EventGenerator gen = new EventGenerator(7, EventGenerator.Workload.zipf, counters, 300, START, 1_000, 3_000, 0.0);
+        EventGenerator gen =
+                new EventGenerator(7, EventGenerator.Workload.zipf, counters, 300, START, 1_000, 3_000, 0.0);
         try (Writer a = Files.newBufferedWriter(dir.resolve("a.jsonl"), StandardCharsets.UTF_8);
                 Writer b = Files.newBufferedWriter(dir.resolve("b.jsonl"), StandardCharsets.UTF_8)) {
             for (int i = 0; i < events; i++) {
@@ -92,7 +93,10 @@ final class ClusterRuns {
     /** The job graph from the files (held after {@code holdAt} records per reader until the gate opens, if positive). */
     void build(StreamExecutionEnvironment env, JobOptions o, long holdAt) {
         var source = RollcountJob.fileSource(o);
-        RollcountJob.build(env, o, holdAt > 0 ? new GatedSource<>(source, holdAt) : source,
+        RollcountJob.build(
+                env,
+                o,
+                holdAt > 0 ? new GatedSource<>(source, holdAt) : source,
                 new RollcountJob.Outputs(RedisSink.fromOptions(o), new DeadLetterFileSink(o.dlq), 1, null));
     }
 
@@ -103,12 +107,17 @@ final class ClusterRuns {
     }
 
     /** Waits for a condition while the job runs. */
-    static void await(String what, Duration timeout, java.util.function.BooleanSupplier condition, JobClient job) throws Exception {
+    static void await(String what, Duration timeout, java.util.function.BooleanSupplier condition, JobClient job)
+            throws Exception {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (!condition.getAsBoolean()) {
             JobStatus status = job.getJobStatus().get(30, TimeUnit.SECONDS);
-            assertThat(status.isGloballyTerminalState()).as("the job ended (" + status + ") before: " + what).isFalse();
-            assertThat(System.nanoTime()).as("waited " + timeout + " for: " + what).isLessThan(deadline);
+            assertThat(status.isGloballyTerminalState())
+                    .as("the job ended (" + status + ") before: " + what)
+                    .isFalse();
+            assertThat(System.nanoTime())
+                    .as("waited " + timeout + " for: " + what)
+                    .isLessThan(deadline);
             Thread.sleep(50);
         }
     }
@@ -127,12 +136,14 @@ final class ClusterRuns {
             try (Jedis j = new Jedis("127.0.0.1", port)) {
                 for (String key : e.getValue()) {
                     long slot = j.clusterKeySlot(key);
-                    boolean mine = slots.getOrDefault(port, List.of()).stream().anyMatch(r -> slot >= r[0] && slot <= r[1]);
+                    boolean mine =
+                            slots.getOrDefault(port, List.of()).stream().anyMatch(r -> slot >= r[0] && slot <= r[1]);
                     if (!mine) misplaced.add(key + " (slot " + slot + ") on " + port);
                     if (key.startsWith(prefix + ":{")) {
                         String counter = key.substring(prefix.length() + 2, key.indexOf('}'));
                         Integer before = nodeOfCounter.put(counter, port);
-                        if (before != null && before != port) misplaced.add("counter " + counter + " on " + before + " and " + port);
+                        if (before != null && before != port)
+                            misplaced.add("counter " + counter + " on " + before + " and " + port);
                     }
                     checked++;
                 }
@@ -157,8 +168,11 @@ final class ClusterRuns {
         int uniquesSeen = 0;
         try (RedisClusterClient c = cluster.client()) {
             for (String key : cluster.keys(prefix)) {
-                if (skip.contains(key) || bookkeeping.matcher(key).matches() || key.equals(prefix + ":meta:watermark")
-                        || key.startsWith(prefix + ":top:") || key.startsWith(prefix + ":trending:")) {
+                if (skip.contains(key)
+                        || bookkeeping.matcher(key).matches()
+                        || key.equals(prefix + ":meta:watermark")
+                        || key.startsWith(prefix + ":top:")
+                        || key.startsWith(prefix + ":trending:")) {
                     continue;
                 }
                 if (uniques.containsKey(key)) {
@@ -167,7 +181,8 @@ final class ClusterRuns {
                     c.pfadd(scratch, uniques.get(key).toArray(String[]::new));
                     long want = c.pfcount(scratch);
                     c.del(scratch);
-                    if (c.pfcount(key) != want) wrong.put(key, "PFCOUNT " + c.pfcount(key) + ", PFADD of its users " + want);
+                    if (c.pfcount(key) != want)
+                        wrong.put(key, "PFCOUNT " + c.pfcount(key) + ", PFADD of its users " + want);
                     uniquesSeen++;
                     continue;
                 }
@@ -177,9 +192,12 @@ final class ClusterRuns {
                 }
                 values++;
                 String v = c.get(key);
-                if (!Long.toString(expected.get(key)).equals(v)) wrong.put(key, "expected " + expected.get(key) + " got " + v);
+                if (!Long.toString(expected.get(key)).equals(v))
+                    wrong.put(key, "expected " + expected.get(key) + " got " + v);
             }
-            assertThat(c.get(prefix + ":meta:watermark")).as("the watermark after the end of input").isEqualTo(Long.toString(Long.MAX_VALUE));
+            assertThat(c.get(prefix + ":meta:watermark"))
+                    .as("the watermark after the end of input")
+                    .isEqualTo(Long.toString(Long.MAX_VALUE));
         }
         Set<String> missing = new HashSet<>(expected.keySet());
         missing.removeAll(skip);

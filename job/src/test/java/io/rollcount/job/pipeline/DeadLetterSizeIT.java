@@ -58,7 +58,8 @@ class DeadLetterSizeIT {
     static void startBroker() throws Exception {
         broker = new KafkaBroker(0, dir.resolve("kafka")).start();
         broker.createTopics(1, INPUT);
-        assertThat(KafkaOutputs.endOffsets(broker.adminProperties(), INPUT, "read_committed")).hasSize(1);
+        assertThat(KafkaOutputs.endOffsets(broker.adminProperties(), INPUT, "read_committed"))
+                .hasSize(1);
     }
 
     @AfterAll
@@ -71,15 +72,18 @@ class DeadLetterSizeIT {
         byte[] control = new byte[200_000];
         for (int i = 0; i < control.length; i++) control[i] = (byte) (1 + i % 31);
         byte[] invalid = new byte[800_000];
-        for (int i = 0; i < invalid.length; i++) invalid[i] = (byte) (i % 2 == 0 ? 0xC3 : 0x28); // a lead byte without its continuation
+        for (int i = 0; i < invalid.length; i++)
+            invalid[i] = (byte) (i % 2 == 0 ? 0xC3 : 0x28); // a lead byte without its continuation
 
         KafkaInput input = new KafkaInput(INPUT, 99, RECORDS, KafkaInput.startFor(RECORDS, 60_000));
         Map<String, byte[]> giants = new HashMap<>();
         try (KafkaProducer<byte[], byte[]> p = KafkaInput.producer(broker.adminProperties())) {
             input.produce(p, RECORDS / 2);
-            RecordMetadata a = p.send(new ProducerRecord<>(INPUT, "poison-control".getBytes(), control)).get();
+            RecordMetadata a = p.send(new ProducerRecord<>(INPUT, "poison-control".getBytes(), control))
+                    .get();
             input.produce(p, RECORDS / 4);
-            RecordMetadata b = p.send(new ProducerRecord<>(INPUT, "poison-utf8".getBytes(), invalid)).get();
+            RecordMetadata b = p.send(new ProducerRecord<>(INPUT, "poison-utf8".getBytes(), invalid))
+                    .get();
             input.produce(p, RECORDS / 4);
             giants.put(a.topic() + "/" + a.partition() + "/" + a.offset(), control);
             giants.put(b.topic() + "/" + b.partition() + "/" + b.offset(), invalid);
@@ -100,19 +104,32 @@ class DeadLetterSizeIT {
             o.checkpointInterval = Duration.ofMillis(300);
             o.validate();
             KafkaIO.ensureOutputTopics(o);
-            Map<TopicPartition, Long> dlqFrom = KafkaOutputs.endOffsets(broker.adminProperties(), KafkaIO.DEAD_LETTER_TOPIC, "read_committed");
+            Map<TopicPartition, Long> dlqFrom =
+                    KafkaOutputs.endOffsets(broker.adminProperties(), KafkaIO.DEAD_LETTER_TOPIC, "read_committed");
 
             Configuration conf = RollcountJob.configuration(o);
-            conf.set(RestartStrategyOptions.RESTART_STRATEGY, "none"); // one sink error fails the test, never hides in a restart
+            conf.set(
+                    RestartStrategyOptions.RESTART_STRATEGY,
+                    "none"); // one sink error fails the test, never hides in a restart
             StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
             env.setParallelism(2);
-            RollcountJob.build(env, o, KafkaIO.source(o), new RollcountJob.Outputs(RedisSink.fromOptions(o), KafkaIO.deadLetters(o), 0,
-                    KafkaIO.rollups(o), null, RedisSink.fromOptions(o).withoutWatermark()));
+            RollcountJob.build(
+                    env,
+                    o,
+                    KafkaIO.source(o),
+                    new RollcountJob.Outputs(
+                            RedisSink.fromOptions(o),
+                            KafkaIO.deadLetters(o),
+                            0,
+                            KafkaIO.rollups(o),
+                            null,
+                            RedisSink.fromOptions(o).withoutWatermark()));
             long started = System.nanoTime();
             env.execute("dead-letter-size");
 
             RedisTruth.assertEquals(redis, input.truth);
-            List<ConsumerRecord<byte[], byte[]>> all = KafkaOutputs.read(broker.adminProperties(), KafkaIO.DEAD_LETTER_TOPIC, dlqFrom, "read_committed");
+            List<ConsumerRecord<byte[], byte[]>> all =
+                    KafkaOutputs.read(broker.adminProperties(), KafkaIO.DEAD_LETTER_TOPIC, dlqFrom, "read_committed");
             List<ConsumerRecord<byte[], byte[]>> small = new ArrayList<>();
             Map<String, Map<String, Object>> seen = new HashMap<>();
             for (ConsumerRecord<byte[], byte[]> r : all) {
@@ -122,18 +139,26 @@ class DeadLetterSizeIT {
                     small.add(r);
                     continue;
                 }
-                assertThat(seen.put(source, v)).as("dead letter twice: " + source).isNull();
+                assertThat(seen.put(source, v))
+                        .as("dead letter twice: " + source)
+                        .isNull();
                 byte[] raw = giants.get(source);
                 assertThat(r.value().length).isLessThanOrEqualTo(DeadLetterPayload.MAX_SERIALIZED_BYTES);
-                assertThat(v).containsEntry("reason", raw == control ? "invalid_json" : "invalid_utf8")
-                        .containsEntry("payload_encoding", "base64").containsEntry("payload_truncated", true)
+                assertThat(v)
+                        .containsEntry("reason", raw == control ? "invalid_json" : "invalid_utf8")
+                        .containsEntry("payload_encoding", "base64")
+                        .containsEntry("payload_truncated", true)
                         .containsEntry("size", (long) raw.length);
-                assertThat(Base64.getDecoder().decode((String) v.get("payload"))).isEqualTo(Arrays.copyOf(raw, DeadLetterPayload.MAX_PAYLOAD_BYTES));
+                assertThat(Base64.getDecoder().decode((String) v.get("payload")))
+                        .isEqualTo(Arrays.copyOf(raw, DeadLetterPayload.MAX_PAYLOAD_BYTES));
                 assertThat(KafkaOutputs.text(r.key())).isEqualTo(raw == control ? "poison-control" : "poison-utf8");
             }
-            assertThat(seen.keySet()).as("one dead letter per giant record").containsExactlyInAnyOrderElementsOf(giants.keySet());
+            assertThat(seen.keySet())
+                    .as("one dead letter per giant record")
+                    .containsExactlyInAnyOrderElementsOf(giants.keySet());
             KafkaPipelineIT.assertDeadLettersExact(small, input.deadLetters);
-            System.out.printf("DeadLetterSizeIT: %d records, %d counted, %d dead letters (2 giants), job finished in %.1f s%n",
+            System.out.printf(
+                    "DeadLetterSizeIT: %d records, %d counted, %d dead letters (2 giants), job finished in %.1f s%n",
                     RECORDS, input.truth.counted, all.size(), (System.nanoTime() - started) / 1e9);
         }
     }

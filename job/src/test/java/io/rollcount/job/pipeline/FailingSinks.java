@@ -18,7 +18,8 @@ import org.apache.flink.streaming.api.datastream.DataStream;
 /** Test-only wrappers of the job's real sinks that throw once, where {@link FailureInjection} says. */
 final class FailingSinks {
     /** How many rollups writers were restored from a checkpoint (set to 0 by each run). */
-    static final java.util.concurrent.atomic.AtomicInteger RESTORED_WRITERS = new java.util.concurrent.atomic.AtomicInteger();
+    static final java.util.concurrent.atomic.AtomicInteger RESTORED_WRITERS =
+            new java.util.concurrent.atomic.AtomicInteger();
 
     private FailingSinks() {}
 
@@ -41,7 +42,9 @@ final class FailingSinks {
         @Override
         public boolean counts(RedisWrite w) {
             // counts, which the keyed operator's flush writes (users go out as each partial sum arrives)
-            return FailureInjection.place == FailureInjection.Place.KEYED_OPERATOR && FailureInjection.gateOpen() && w.kind == RedisWrite.COUNT;
+            return FailureInjection.place == FailureInjection.Place.KEYED_OPERATOR
+                    && FailureInjection.gateOpen()
+                    && w.kind == RedisWrite.COUNT;
         }
 
         @Override
@@ -62,14 +65,16 @@ final class FailingSinks {
      * broker and before the transaction is pre-committed. Those records stay on the broker in a transaction
      * that is never committed: read_committed must not show them, read_uncommitted does.
      */
-    static final class Kafka<IN, S, C> implements TwoPhaseCommittingStatefulSink<IN, S, C>, SupportsPostCommitTopology<C> {
+    static final class Kafka<IN, S, C>
+            implements TwoPhaseCommittingStatefulSink<IN, S, C>, SupportsPostCommitTopology<C> {
         private static final long serialVersionUID = 1L;
         private final TwoPhaseCommittingStatefulSink<IN, S, C> delegate;
 
         @SuppressWarnings("unchecked")
         Kafka(TwoPhaseCommittingStatefulSink<IN, S, C> delegate) {
             this.delegate = delegate;
-            if (!(delegate instanceof SupportsPostCommitTopology)) throw new IllegalArgumentException("expected a KafkaSink");
+            if (!(delegate instanceof SupportsPostCommitTopology))
+                throw new IllegalArgumentException("expected a KafkaSink");
         }
 
         @Override
@@ -106,7 +111,8 @@ final class FailingSinks {
         }
     }
 
-    private static final class Writer<IN, S, C> implements TwoPhaseCommittingStatefulSink.PrecommittingStatefulSinkWriter<IN, S, C> {
+    private static final class Writer<IN, S, C>
+            implements TwoPhaseCommittingStatefulSink.PrecommittingStatefulSinkWriter<IN, S, C> {
         private final TwoPhaseCommittingStatefulSink.PrecommittingStatefulSinkWriter<IN, S, C> inner;
         /** Records written into the current transaction. */
         private long inTransaction;
@@ -131,7 +137,8 @@ final class FailingSinks {
         }
 
         @Override
-        public void writeWatermark(org.apache.flink.api.common.eventtime.Watermark watermark) throws IOException, InterruptedException {
+        public void writeWatermark(org.apache.flink.api.common.eventtime.Watermark watermark)
+                throws IOException, InterruptedException {
             inner.writeWatermark(watermark);
         }
 

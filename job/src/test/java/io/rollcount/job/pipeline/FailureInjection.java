@@ -26,9 +26,11 @@ final class FailureInjection {
     static volatile Place place = Place.NONE;
     /** The gate of {@link GatedSource} stays shut until this is set too (test c lets the broker restart first). */
     static volatile boolean released = true;
+
     static final AtomicBoolean FAILED = new AtomicBoolean();
     /** The stack of the injected failure, to show where it was thrown. */
     static final AtomicReference<Throwable> THROWN = new AtomicReference<>();
+
     private static final Set<Long> COMPLETED = ConcurrentHashMap.newKeySet();
 
     private FailureInjection() {}

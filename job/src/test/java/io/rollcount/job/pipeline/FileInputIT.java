@@ -20,7 +20,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -46,7 +45,8 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code unreadable_file} dead letter per broken file, skips what is not an input, and ends.
  */
 class FileInputIT {
-    private static final long START = io.rollcount.job.support.RecentTime.HOUR_START; // keys expire at window end + retention
+    private static final long START =
+            io.rollcount.job.support.RecentTime.HOUR_START; // keys expire at window end + retention
     private static final long YEAR_9999 = 253_402_300_000_000L;
 
     @RegisterExtension
@@ -76,7 +76,10 @@ class FileInputIT {
         conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(200));
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
         env.setParallelism(2);
-        RollcountJob.build(env, o, RollcountJob.fileSource(o),
+        RollcountJob.build(
+                env,
+                o,
+                RollcountJob.fileSource(o),
                 new RollcountJob.Outputs(RedisSink.fromOptions(o), new DeadLetterFileSink(o.dlq), 1, null));
         JobClient job = env.executeAsync("file-input-it");
         try {
@@ -91,11 +94,14 @@ class FileInputIT {
     private static Map<String, String[]> deadLetters(Path dlq) throws IOException {
         Map<String, String[]> out = new TreeMap<>();
         if (!Files.exists(dlq)) return out;
-        Pattern p = Pattern.compile("\"reason\":\"([a-z0-9_]+)\",\"detail\":\"((?:[^\"\\\\]|\\\\.)*)\".*\"source\":\"([^\"]+)\"");
+        Pattern p = Pattern.compile(
+                "\"reason\":\"([a-z0-9_]+)\",\"detail\":\"((?:[^\"\\\\]|\\\\.)*)\".*\"source\":\"([^\"]+)\"");
         for (String line : Files.readAllLines(dlq, StandardCharsets.UTF_8)) {
             Matcher m = p.matcher(line);
             assertThat(m.find()).as(line).isTrue();
-            assertThat(out.put(m.group(3), new String[] {m.group(1), m.group(2)})).as("dead letter twice: " + line).isNull();
+            assertThat(out.put(m.group(3), new String[] {m.group(1), m.group(2)}))
+                    .as("dead letter twice: " + line)
+                    .isNull();
         }
         return out;
     }
@@ -118,7 +124,8 @@ class FileInputIT {
         try (OutputStream out = new java.io.BufferedOutputStream(Files.newOutputStream(file), 1 << 16)) {
             for (int line = 1; line <= 300_000; line++) {
                 if (line == outlierLine) {
-                    out.write(("{\"counter\":\"post:outlier:likes\",\"ts\":" + YEAR_9999 + "}\n").getBytes(StandardCharsets.UTF_8));
+                    out.write(("{\"counter\":\"post:outlier:likes\",\"ts\":" + YEAR_9999 + "}\n")
+                            .getBytes(StandardCharsets.UTF_8));
                     continue;
                 }
                 Generated g = gen.next();
@@ -132,7 +139,8 @@ class FileInputIT {
         System.out.printf("FileInputIT year 9999: 300,000 lines in %.1f s%n", (System.nanoTime() - started) / 1e9);
 
         Map<String, String[]> dlq = deadLetters(Path.of(o.dlq));
-        assertThat(reasons(dlq)).as("exactly one dead letter, the outlier, and nothing late")
+        assertThat(reasons(dlq))
+                .as("exactly one dead letter, the outlier, and nothing late")
                 .isEqualTo(Map.of(file + "/" + outlierLine, "future_ts"));
         RedisTruth.assertEquals(redis, truth);
     }
@@ -142,7 +150,8 @@ class FileInputIT {
     @Test
     void brokenFilesCostOneDeadLetterEachAndTheGoodOnesCountExactly() throws Exception {
         Path in = Files.createDirectories(dir.resolve("in"));
-        EventGenerator gen = new EventGenerator(11, EventGenerator.Workload.zipf, 2_000, 300, START, 1_000, 2_000, 0.05);
+        EventGenerator gen =
+                new EventGenerator(11, EventGenerator.Workload.zipf, 2_000, 300, START, 1_000, 2_000, 0.05);
         GroundTruth truth = new GroundTruth();
         writeGood(in.resolve("good.jsonl"), gen, truth, 20_000);
         // A folder named like a file is a folder: read recursively like any other.
@@ -164,7 +173,11 @@ class FileInputIT {
         Files.createSymbolicLink(in.resolve(".#good.jsonl"), Path.of("nobody@host.12345"));
         // A FIFO named like an input: reading it would block for ever.
         Path fifo = in.resolve("x.jsonl");
-        assertThat(new ProcessBuilder("mkfifo", fifo.toString()).inheritIO().start().waitFor()).isZero();
+        assertThat(new ProcessBuilder("mkfifo", fifo.toString())
+                        .inheritIO()
+                        .start()
+                        .waitFor())
+                .isZero();
         // A file without read permission. As root, permissions do not stop a read: then it is an input like any other.
         Path locked = in.resolve("locked.jsonl");
         Files.writeString(locked, "{\"counter\":\"post:locked:likes\",\"ts\":" + START + "}\n");
@@ -172,7 +185,8 @@ class FileInputIT {
         boolean permissionsApply = !Files.isReadable(locked);
         if (!permissionsApply) {
             truth.add(new Generated("", "post:locked:likes", 1, START, null, null, false));
-            System.out.println("FileInputIT: running as root, the file without read permission is read (its skip is not asserted)");
+            System.out.println(
+                    "FileInputIT: running as root, the file without read permission is read (its skip is not asserted)");
         }
         // A file that fails when it is read, whatever the user: a link to this process's memory (EIO at offset 0).
         Path failing = in.resolve("failing.jsonl");
@@ -186,22 +200,40 @@ class FileInputIT {
                 fifo.toString(), "not a regular file (a FIFO, socket or device would block the run)"));
         if (permissionsApply) expectedSkipped.put(locked.toString(), "not readable (permission denied)");
         assertThat(skipped).isEqualTo(expectedSkipped);
-        assertThat(scan.inputs()).extracting(i -> Path.of(i.path().toUri()).getFileName().toString())
-                .containsExactlyElementsOf(permissionsApply
-                        ? List.of("corrupt.jsonl.gz", "empty.jsonl.gz", "failing.jsonl", "good.jsonl", "part-1.jsonl", "truncated.jsonl.gz")
-                        : List.of("corrupt.jsonl.gz", "empty.jsonl.gz", "failing.jsonl", "good.jsonl", "locked.jsonl", "part-1.jsonl",
-                                "truncated.jsonl.gz"));
+        assertThat(scan.inputs())
+                .extracting(i -> Path.of(i.path().toUri()).getFileName().toString())
+                .containsExactlyElementsOf(
+                        permissionsApply
+                                ? List.of(
+                                        "corrupt.jsonl.gz",
+                                        "empty.jsonl.gz",
+                                        "failing.jsonl",
+                                        "good.jsonl",
+                                        "part-1.jsonl",
+                                        "truncated.jsonl.gz")
+                                : List.of(
+                                        "corrupt.jsonl.gz",
+                                        "empty.jsonl.gz",
+                                        "failing.jsonl",
+                                        "good.jsonl",
+                                        "locked.jsonl",
+                                        "part-1.jsonl",
+                                        "truncated.jsonl.gz"));
 
         JobOptions o = options(in);
         run(o);
 
         Map<String, String[]> dlq = deadLetters(Path.of(o.dlq));
-        assertThat(reasons(dlq)).isEqualTo(Map.of(
-                corrupt.toString(), "unreadable_file",
-                truncated.toString(), "unreadable_file",
-                empty.toString(), "unreadable_file",
-                failing.toString(), "unreadable_file"));
-        assertThat(dlq.get(corrupt.toString())[1]).contains(corrupt.toString()).contains("corrupt gzip").contains("none of its lines count");
+        assertThat(reasons(dlq))
+                .isEqualTo(Map.of(
+                        corrupt.toString(), "unreadable_file",
+                        truncated.toString(), "unreadable_file",
+                        empty.toString(), "unreadable_file",
+                        failing.toString(), "unreadable_file"));
+        assertThat(dlq.get(corrupt.toString())[1])
+                .contains(corrupt.toString())
+                .contains("corrupt gzip")
+                .contains("none of its lines count");
         assertThat(dlq.get(truncated.toString())[1]).contains("truncated");
         assertThat(dlq.get(empty.toString())[1]).contains("truncated or empty");
         assertThat(dlq.get(failing.toString())[1]).contains(failing.toString()).contains("none of its lines count");
@@ -221,7 +253,8 @@ class FileInputIT {
 
     private static byte[] garbageLines(int n) {
         StringBuilder sb = new StringBuilder();
-        for (int i = 0; i < n; i++) sb.append("{\"counter\":\"garbage:").append(i).append("\"}\n");
+        for (int i = 0; i < n; i++)
+            sb.append("{\"counter\":\"garbage:").append(i).append("\"}\n");
         return sb.toString().getBytes(StandardCharsets.UTF_8);
     }
 

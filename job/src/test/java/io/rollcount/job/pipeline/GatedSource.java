@@ -108,7 +108,8 @@ final class GatedSource<T, S extends SourceSplit, E> implements Source<T, S, E> 
             if (!passed && emitted >= holdAt) {
                 // pollNext passes the gate (and throws, if that is the plan); until it opens, look again soon.
                 if (FailureInjection.gateOpen()) return CompletableFuture.completedFuture(null);
-                return CompletableFuture.runAsync(() -> { }, CompletableFuture.delayedExecutor(20, TimeUnit.MILLISECONDS));
+                return CompletableFuture.runAsync(
+                        () -> {}, CompletableFuture.delayedExecutor(20, TimeUnit.MILLISECONDS));
             }
             return delegate.isAvailable();
         }

@@ -18,6 +18,7 @@ final class GroundTruth {
     final Set<String> negativeCounters = new HashSet<>();
     /** Distinct users per uniques key suffix ({@code u:all}, {@code u:1h:<start>}, {@code u:1d:<start>}) per counter. */
     final Map<String, Map<String, Set<String>>> users = new HashMap<>();
+
     private final Set<String> seenIds = new HashSet<>();
     long counted;
     long duplicates;
@@ -36,11 +37,15 @@ final class GroundTruth {
             m.merge(suffix, g.delta(), Long::sum);
             eventsPerWindow.merge(g.counter() + "|" + suffix, 1L, Long::sum);
             if (g.user() != null && (r == Resolution.H1 || r == Resolution.D1)) {
-                users.computeIfAbsent(g.counter(), c -> new HashMap<>()).computeIfAbsent("u:" + suffix, k -> new HashSet<>()).add(g.user());
+                users.computeIfAbsent(g.counter(), c -> new HashMap<>())
+                        .computeIfAbsent("u:" + suffix, k -> new HashSet<>())
+                        .add(g.user());
             }
         }
         if (g.user() != null) {
-            users.computeIfAbsent(g.counter(), c -> new HashMap<>()).computeIfAbsent("u:all", k -> new HashSet<>()).add(g.user());
+            users.computeIfAbsent(g.counter(), c -> new HashMap<>())
+                    .computeIfAbsent("u:all", k -> new HashSet<>())
+                    .add(g.user());
         }
     }
 

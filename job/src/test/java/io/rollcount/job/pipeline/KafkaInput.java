@@ -57,7 +57,8 @@ final class KafkaInput {
     KafkaInput(String topic, long seed, int total, long startTs, double eventsPerSecond) {
         this.topic = topic;
         this.startTs = startTs;
-        this.gen = new EventGenerator(seed, EventGenerator.Workload.zipf, 3_000, 500, startTs, eventsPerSecond, 3_000, 0.0);
+        this.gen = new EventGenerator(
+                seed, EventGenerator.Workload.zipf, 3_000, 500, startTs, eventsPerSecond, 3_000, 0.0);
         this.badLines = EventGenerator.badLines(startTs);
         this.badEvery = Math.max(50, total / (badLines.length + 2));
     }
@@ -131,9 +132,13 @@ final class KafkaInput {
     }
 
     private void bad(KafkaProducer<byte[], byte[]> producer, String key, byte[] value, String reason) {
-        String payload = value == null ? null
-                : reason.equals("invalid_utf8") ? Base64.getEncoder().encodeToString(value) : new String(value, StandardCharsets.UTF_8);
-        pending.add(new Pending(producer.send(new ProducerRecord<>(topic, utf8(key), value)), new DeadLetter(reason, payload, key)));
+        String payload = value == null
+                ? null
+                : reason.equals("invalid_utf8")
+                        ? Base64.getEncoder().encodeToString(value)
+                        : new String(value, StandardCharsets.UTF_8);
+        pending.add(new Pending(
+                producer.send(new ProducerRecord<>(topic, utf8(key), value)), new DeadLetter(reason, payload, key)));
     }
 
     static byte[] utf8(String s) {

@@ -61,24 +61,29 @@ class KafkaOutlierIT {
             if (!v.equals(actual.get(k))) wrong.add(k + ": expected " + v + " got " + actual.get(k));
         });
         actual.keySet().stream().filter(k -> !expected.containsKey(k)).forEach(k -> wrong.add(k + ": unexpected"));
-        assertThat(wrong.size()).as("wrong or unexpected keys (of " + expected.size() + "), e.g. "
-                + wrong.stream().limit(10).toList()).isZero();
+        assertThat(wrong.size())
+                .as("wrong or unexpected keys (of " + expected.size() + "), e.g. "
+                        + wrong.stream().limit(10).toList())
+                .isZero();
         assertThat(redis.jedis.get(redis.prefix + ":meta:watermark")).isEqualTo(Long.toString(Long.MAX_VALUE));
     }
 
     @Test
     void oneEventNineMinutesAheadMakesNothingLate() throws Exception {
         String id = UUID.randomUUID().toString().substring(0, 8);
-        try (KafkaBroker broker = new KafkaBroker(0, dir.resolve("kafka")).start(); RedisTestSupport redis = new RedisTestSupport()) {
+        try (KafkaBroker broker = new KafkaBroker(0, dir.resolve("kafka")).start();
+                RedisTestSupport redis = new RedisTestSupport()) {
             String topic = "outlier-" + id;
             broker.createTopics(1, topic);
             for (String t : KafkaIO.OUTPUT_TOPICS) broker.createTopics(1, t);
-            assertThat(KafkaOutputs.endOffsets(broker.adminProperties(), topic, "read_committed")).hasSize(1);
+            assertThat(KafkaOutputs.endOffsets(broker.adminProperties(), topic, "read_committed"))
+                    .hasSize(1);
 
             // 150 s of event time ending a minute before now; the outlier 9 minutes after its neighbours
             // (about 5.5 minutes ahead of the wall clock: inside the default --max-future of 10 minutes).
             long start = KafkaInput.startFor(RECORDS, 60_000);
-            EventGenerator gen = new EventGenerator(5, EventGenerator.Workload.zipf, 3_000, 500, start, 1_000, 3_000, 0.0);
+            EventGenerator gen =
+                    new EventGenerator(5, EventGenerator.Workload.zipf, 3_000, 500, start, 1_000, 3_000, 0.0);
             GroundTruth truth = new GroundTruth();
             try (KafkaProducer<byte[], byte[]> p = KafkaInput.producer(broker.adminProperties())) {
                 for (int i = 0; i < RECORDS; i++) {
@@ -91,11 +96,15 @@ class KafkaOutlierIT {
                         g = gen.next();
                     }
                     truth.add(g);
-                    p.send(new ProducerRecord<>(topic, g.counter().getBytes(StandardCharsets.UTF_8), g.line().getBytes(StandardCharsets.UTF_8)));
+                    p.send(new ProducerRecord<>(
+                            topic,
+                            g.counter().getBytes(StandardCharsets.UTF_8),
+                            g.line().getBytes(StandardCharsets.UTF_8)));
                 }
                 p.flush();
             }
-            Map<TopicPartition, Long> dlqFrom = KafkaOutputs.endOffsets(broker.adminProperties(), KafkaIO.DEAD_LETTER_TOPIC, "read_committed");
+            Map<TopicPartition, Long> dlqFrom =
+                    KafkaOutputs.endOffsets(broker.adminProperties(), KafkaIO.DEAD_LETTER_TOPIC, "read_committed");
 
             JobOptions o = new JobOptions();
             o.source = JobOptions.SourceKind.kafka;
@@ -116,16 +125,25 @@ class KafkaOutlierIT {
             StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
             env.setParallelism(2);
             KafkaIO.ensureOutputTopics(o);
-            RollcountJob.build(env, o, KafkaIO.source(o), new RollcountJob.Outputs(RedisSink.fromOptions(o), KafkaIO.deadLetters(o), 0, null));
+            RollcountJob.build(
+                    env,
+                    o,
+                    KafkaIO.source(o),
+                    new RollcountJob.Outputs(RedisSink.fromOptions(o), KafkaIO.deadLetters(o), 0, null));
             long started = System.nanoTime();
             env.execute("kafka-outlier-it");
             System.out.printf("KafkaOutlierIT: %,d records in %.1f s%n", RECORDS, (System.nanoTime() - started) / 1e9);
 
-            List<ConsumerRecord<byte[], byte[]>> dead = KafkaOutputs.read(broker.adminProperties(), KafkaIO.DEAD_LETTER_TOPIC, dlqFrom, "read_committed");
-            assertThat(dead.stream().map(r -> new String(r.value(), StandardCharsets.UTF_8)).toList())
-                    .as("dead letters (a late one is what the outlier used to cause)").isEmpty();
+            List<ConsumerRecord<byte[], byte[]>> dead =
+                    KafkaOutputs.read(broker.adminProperties(), KafkaIO.DEAD_LETTER_TOPIC, dlqFrom, "read_committed");
+            assertThat(dead.stream()
+                            .map(r -> new String(r.value(), StandardCharsets.UTF_8))
+                            .toList())
+                    .as("dead letters (a late one is what the outlier used to cause)")
+                    .isEmpty();
             assertSumsEqualTruth(redis, truth);
-            assertThat(redis.jedis.get(redis.prefix + ":{post:ahead:likes}:total")).isEqualTo("1");
+            assertThat(redis.jedis.get(redis.prefix + ":{post:ahead:likes}:total"))
+                    .isEqualTo("1");
         }
     }
 }

@@ -26,7 +26,8 @@ final class KafkaOutputs {
     }
 
     /** Every record of {@code topic} from the given offsets (0 for a partition not in the map) up to the current end. */
-    static List<ConsumerRecord<byte[], byte[]>> read(Properties client, String topic, Map<TopicPartition, Long> from, String isolation) {
+    static List<ConsumerRecord<byte[], byte[]>> read(
+            Properties client, String topic, Map<TopicPartition, Long> from, String isolation) {
         return TopicReader.read(client, topic, from, isolation);
     }
 

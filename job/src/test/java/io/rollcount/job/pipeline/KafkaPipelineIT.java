@@ -25,10 +25,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Pattern;
 import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.api.connector.source.Source;
@@ -64,6 +62,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 class KafkaPipelineIT {
     /** Input of test a (the contract's default topic name), and of the three runs of test b (smaller, to keep the class quick). */
     private static final String INPUT = "counter-events";
+
     private static final int RECORDS = 60_000;
     private static final String INPUT_B = "counter-events-b";
     private static final int RECORDS_B = 20_000;
@@ -78,6 +77,7 @@ class KafkaPipelineIT {
     static KafkaBroker broker;
     /** The inputs of tests a and b: produced once, read from the start by each run with a group of its own. */
     static KafkaInput input;
+
     static KafkaInput inputB;
 
     @BeforeAll
@@ -95,7 +95,9 @@ class KafkaPipelineIT {
         for (KafkaInput in : List.of(input, inputB)) {
             assertThat(in.allBadLinesSent()).isTrue();
             assertThat(in.truth.duplicates).as("the stream has redeliveries").isGreaterThan(300);
-            assertThat(in.truth.negativeCounters).as("the stream has decrements").isNotEmpty();
+            assertThat(in.truth.negativeCounters)
+                    .as("the stream has decrements")
+                    .isNotEmpty();
         }
     }
 
@@ -106,7 +108,8 @@ class KafkaPipelineIT {
      */
     static void createTopic(int partitions, String topic) throws Exception {
         broker.createTopics(partitions, topic);
-        assertThat(KafkaOutputs.endOffsets(broker.adminProperties(), topic, "read_committed")).hasSize(partitions);
+        assertThat(KafkaOutputs.endOffsets(broker.adminProperties(), topic, "read_committed"))
+                .hasSize(partitions);
     }
 
     @AfterAll
@@ -127,19 +130,32 @@ class KafkaPipelineIT {
         try (Run run = new Run(INPUT, true)) {
             FailureInjection.reset(Place.NONE, true);
             StreamExecutionEnvironment env = run.environment(3, Duration.ofMillis(200));
-            RollcountJob.build(env, run.options, KafkaIO.source(run.options), run.outputs(
-                    RedisSink.fromOptions(run.options), KafkaIO.rollups(run.options)));
+            RollcountJob.build(
+                    env,
+                    run.options,
+                    KafkaIO.source(run.options),
+                    run.outputs(RedisSink.fromOptions(run.options), KafkaIO.rollups(run.options)));
             env.execute("kafka-pipeline-a");
 
             assertRedisEqualsTruth(run.redis, input.truth);
             List<ConsumerRecord<byte[], byte[]>> rollups = run.committedRollups();
             int revisions = assertRollupsExact(rollups, input.truth);
-            assertThat(revisions).as("revisions > 0 in a run without failure or late events").isZero();
+            assertThat(revisions)
+                    .as("revisions > 0 in a run without failure or late events")
+                    .isZero();
             List<ConsumerRecord<byte[], byte[]>> deadLetters = run.committedDeadLetters();
             assertDeadLettersExact(deadLetters, input.deadLetters);
-            assertThat(input.deadLetters.values()).extracting(KafkaInput.DeadLetter::reason).contains("future_ts", "invalid_utf8");
-            System.out.printf("KafkaPipelineIT a: %d records, %d counted, %d redeliveries, %d Redis values, %d rollups, %d dead letters%n",
-                    RECORDS, input.truth.counted, input.truth.duplicates, input.truth.redisKeys("").size(), rollups.size(), deadLetters.size());
+            assertThat(input.deadLetters.values())
+                    .extracting(KafkaInput.DeadLetter::reason)
+                    .contains("future_ts", "invalid_utf8");
+            System.out.printf(
+                    "KafkaPipelineIT a: %d records, %d counted, %d redeliveries, %d Redis values, %d rollups, %d dead letters%n",
+                    RECORDS,
+                    input.truth.counted,
+                    input.truth.duplicates,
+                    input.truth.redisKeys("").size(),
+                    rollups.size(),
+                    deadLetters.size());
         }
     }
 
@@ -151,9 +167,12 @@ class KafkaPipelineIT {
      * duplicate and no gap, Redis is exact, and a poller that read totals every 20 ms never saw one go back.
      */
     @ParameterizedTest(name = "b. failure {0}")
-    @EnumSource(value = Place.class, names = {"AFTER_SOURCE", "KEYED_OPERATOR", "SINK_TRANSACTION"})
+    @EnumSource(
+            value = Place.class,
+            names = {"AFTER_SOURCE", "KEYED_OPERATOR", "SINK_TRANSACTION"})
     void b_exactlyOnceUnderFailure(Place place) throws Exception {
-        try (Run run = new Run(INPUT_B, true); TotalsPoller poller = run.poller(inputB)) {
+        try (Run run = new Run(INPUT_B, true);
+                TotalsPoller poller = run.poller(inputB)) {
             FailureInjection.reset(place, true);
             StreamExecutionEnvironment env = run.environment(3, Duration.ofMillis(200));
             // Each reader holds after 3000 records until two checkpoints completed, so the failure lands mid-stream.
@@ -167,20 +186,32 @@ class KafkaPipelineIT {
             poller.close();
 
             assertThat(FailureInjection.FAILED).as("the failure was injected").isTrue();
-            assertThat(FailingSinks.RESTORED_WRITERS.get()).as("rollups writers restored from a checkpoint").isPositive();
+            assertThat(FailingSinks.RESTORED_WRITERS.get())
+                    .as("rollups writers restored from a checkpoint")
+                    .isPositive();
             Throwable thrown = FailureInjection.THROWN.get();
-            List<String> frames = Arrays.stream(thrown.getStackTrace()).map(f -> f.getClassName() + "." + f.getMethodName()).toList();
+            List<String> frames = Arrays.stream(thrown.getStackTrace())
+                    .map(f -> f.getClassName() + "." + f.getMethodName())
+                    .toList();
             switch (place) {
-                case AFTER_SOURCE -> assertThat(frames).as("thrown by the source reader").anyMatch(f -> f.contains("GatedSource$Reader.pollNext"));
+                case AFTER_SOURCE ->
+                    assertThat(frames)
+                            .as("thrown by the source reader")
+                            .anyMatch(f -> f.contains("GatedSource$Reader.pollNext"));
                 // The Redis writer is chained to the keyed operator: the exception passes through its timer callback.
-                case KEYED_OPERATOR -> assertThat(frames).as("thrown inside the keyed operator's flush")
-                        .contains("io.rollcount.job.ops.CountPerCounter.flush");
+                case KEYED_OPERATOR ->
+                    assertThat(frames)
+                            .as("thrown inside the keyed operator's flush")
+                            .contains("io.rollcount.job.ops.CountPerCounter.flush");
                 case SINK_TRANSACTION -> {
                     // The records of the failed transaction reached the broker and were never committed.
                     int uncommitted = run.rollups("read_uncommitted").size();
                     int committed = run.committedRollups().size();
-                    assertThat(uncommitted).as("read_uncommitted sees the aborted transaction's records").isGreaterThan(committed);
-                    System.out.printf("KafkaPipelineIT b: %d rollups committed, %d more on the broker in aborted transactions%n",
+                    assertThat(uncommitted)
+                            .as("read_uncommitted sees the aborted transaction's records")
+                            .isGreaterThan(committed);
+                    System.out.printf(
+                            "KafkaPipelineIT b: %d rollups committed, %d more on the broker in aborted transactions%n",
                             committed, uncommitted - committed);
                 }
                 default -> throw new AssertionError(place);
@@ -189,9 +220,11 @@ class KafkaPipelineIT {
             assertThat(poller.maxSeen).as("the poller saw totals").isNotEmpty();
             assertThat(poller.decreases).as("totals that went backwards").isEmpty();
             assertRedisEqualsTruth(run.redis, inputB.truth);
-            int revisions = assertRollupsExact(run.committedRollups(), inputB.truth, Set.of("5s", "1m", "5m", "1h", "1d"));
+            int revisions =
+                    assertRollupsExact(run.committedRollups(), inputB.truth, Set.of("5s", "1m", "5m", "1h", "1d"));
             assertDeadLettersExact(run.committedDeadLetters(), inputB.deadLetters);
-            System.out.printf("KafkaPipelineIT b %s: %s; %d revisions above 0; poller read %d times, %d totals%n",
+            System.out.printf(
+                    "KafkaPipelineIT b %s: %s; %d revisions above 0; poller read %d times, %d totals%n",
                     place, thrown.getMessage(), revisions, poller.polls.get(), poller.maxSeen.size());
         }
     }
@@ -213,7 +246,8 @@ class KafkaPipelineIT {
         try (KafkaProducer<byte[], byte[]> p = KafkaInput.producer(broker.adminProperties())) {
             in.produce(p, records / 2);
         }
-        try (Run run = new Run(topic, false); TotalsPoller poller = run.poller(in)) {
+        try (Run run = new Run(topic, false);
+                TotalsPoller poller = run.poller(in)) {
             // The readers hold after 2500 records each until the test releases them, after the broker is back.
             FailureInjection.reset(Place.NONE, false);
             // No idleness here: the hold, the outage and the wait for the last checkpoint each exceed the default
@@ -222,14 +256,23 @@ class KafkaPipelineIT {
             // the watermark is the minimum over every partition, so no event is late and no window is revised.
             run.options.idleTimeout = Duration.ofMinutes(10);
             StreamExecutionEnvironment env = run.environment(30, Duration.ofSeconds(1));
-            RollcountJob.build(env, run.options, new GatedSource<>(KafkaIO.source(run.options), 2_500),
+            RollcountJob.build(
+                    env,
+                    run.options,
+                    new GatedSource<>(KafkaIO.source(run.options), 2_500),
                     // The pass-through wrapper (no failure planned) only counts writers restored from a checkpoint.
-                    run.outputs(RedisSink.fromOptions(run.options), new FailingSinks.Kafka<>(KafkaIO.rollups(run.options))));
+                    run.outputs(
+                            RedisSink.fromOptions(run.options),
+                            new FailingSinks.Kafka<>(KafkaIO.rollups(run.options))));
             JobClient job = env.executeAsync("kafka-pipeline-c");
             try {
                 // Mid-stream: records read and not yet read, transactions committed, the next ones open.
-                await("two checkpoints and committed dead letters", Duration.ofSeconds(120),
-                        () -> FailureInjection.completedCheckpoints() >= 2 && run.committedCount(KafkaIO.DEAD_LETTER_TOPIC, run.deadLettersFrom) > 0, job);
+                await(
+                        "two checkpoints and committed dead letters",
+                        Duration.ofSeconds(120),
+                        () -> FailureInjection.completedCheckpoints() >= 2
+                                && run.committedCount(KafkaIO.DEAD_LETTER_TOPIC, run.deadLettersFrom) > 0,
+                        job);
 
                 int port = broker.port();
                 broker.stop();
@@ -243,12 +286,16 @@ class KafkaPipelineIT {
                 assertThat(in.allBadLinesSent()).isTrue();
                 FailureInjection.released = true;
 
-                await("every input record in a completed checkpoint", Duration.ofSeconds(180),
-                        () -> run.allInputCommitted(topic), job);
+                await(
+                        "every input record in a completed checkpoint",
+                        Duration.ofSeconds(180),
+                        () -> run.allInputCommitted(topic),
+                        job);
                 job.stopWithSavepoint(true, dir.resolve("savepoints").toUri().toString(), SavepointFormatType.CANONICAL)
                         .get(180, TimeUnit.SECONDS);
             } finally {
-                if (!job.getJobStatus().get().isGloballyTerminalState()) job.cancel().get(60, TimeUnit.SECONDS);
+                if (!job.getJobStatus().get().isGloballyTerminalState())
+                    job.cancel().get(60, TimeUnit.SECONDS);
             }
             poller.close();
 
@@ -258,7 +305,8 @@ class KafkaPipelineIT {
             int revisions = assertRollupsExact(run.committedRollups(), in.truth);
             assertThat(revisions).as("revisions > 0: some event was late").isZero();
             assertDeadLettersExact(run.committedDeadLetters(), in.deadLetters);
-            System.out.printf("KafkaPipelineIT c: %d revisions above 0; %d rollups writers restored from a checkpoint; poller read %d times, %d totals%n",
+            System.out.printf(
+                    "KafkaPipelineIT c: %d revisions above 0; %d rollups writers restored from a checkpoint; poller read %d times, %d totals%n",
                     revisions, FailingSinks.RESTORED_WRITERS.get(), poller.polls.get(), poller.maxSeen.size());
         }
     }
@@ -287,7 +335,8 @@ class KafkaPipelineIT {
             options.validate();
             KafkaIO.ensureOutputTopics(options);
             rollupsFrom = KafkaOutputs.endOffsets(broker.adminProperties(), KafkaIO.ROLLUPS_TOPIC, "read_committed");
-            deadLettersFrom = KafkaOutputs.endOffsets(broker.adminProperties(), KafkaIO.DEAD_LETTER_TOPIC, "read_committed");
+            deadLettersFrom =
+                    KafkaOutputs.endOffsets(broker.adminProperties(), KafkaIO.DEAD_LETTER_TOPIC, "read_committed");
             FailingSinks.RESTORED_WRITERS.set(0);
         }
 
@@ -303,7 +352,12 @@ class KafkaPipelineIT {
 
         /** The production outputs of a Kafka run (as {@code RollcountJob.assemble} makes them), with the given Redis and rollups sinks. */
         RollcountJob.Outputs outputs(Sink<RedisWrite> redisSink, Sink<Rollup> rollups) {
-            return new RollcountJob.Outputs(redisSink, KafkaIO.deadLetters(options), 0, rollups, null,
+            return new RollcountJob.Outputs(
+                    redisSink,
+                    KafkaIO.deadLetters(options),
+                    0,
+                    rollups,
+                    null,
                     RedisSink.fromOptions(options).withoutWatermark());
         }
 
@@ -329,13 +383,16 @@ class KafkaPipelineIT {
         }
 
         List<ConsumerRecord<byte[], byte[]>> committedDeadLetters() {
-            return KafkaOutputs.read(broker.adminProperties(), KafkaIO.DEAD_LETTER_TOPIC, deadLettersFrom, "read_committed");
+            return KafkaOutputs.read(
+                    broker.adminProperties(), KafkaIO.DEAD_LETTER_TOPIC, deadLettersFrom, "read_committed");
         }
 
         /** Records committed to an output topic since the run started (read_committed end offsets). */
         long committedCount(String topic, Map<TopicPartition, Long> from) {
             Map<TopicPartition, Long> now = KafkaOutputs.endOffsets(broker.adminProperties(), topic, "read_committed");
-            return now.entrySet().stream().mapToLong(e -> e.getValue() - from.getOrDefault(e.getKey(), 0L)).sum();
+            return now.entrySet().stream()
+                    .mapToLong(e -> e.getValue() - from.getOrDefault(e.getKey(), 0L))
+                    .sum();
         }
 
         /** The job's consumer group has committed (on a completed checkpoint) the end offset of every input partition. */
@@ -343,9 +400,11 @@ class KafkaPipelineIT {
             Map<TopicPartition, Long> end = KafkaOutputs.endOffsets(broker.adminProperties(), topic, "read_committed");
             try (Admin admin = Admin.create(broker.adminProperties())) {
                 Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(options.kafkaGroupId)
-                        .partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS);
-                return end.entrySet().stream().allMatch(e -> committed.get(e.getKey()) != null
-                        && committed.get(e.getKey()).offset() >= e.getValue());
+                        .partitionsToOffsetAndMetadata()
+                        .get(30, TimeUnit.SECONDS);
+                return end.entrySet().stream()
+                        .allMatch(e -> committed.get(e.getKey()) != null
+                                && committed.get(e.getKey()).offset() >= e.getValue());
             }
         }
 
@@ -369,8 +428,12 @@ class KafkaPipelineIT {
                 // The broker may be restarting: look again.
             }
             JobStatus status = job.getJobStatus().get(30, TimeUnit.SECONDS);
-            assertThat(status.isGloballyTerminalState()).as("the job ended (" + status + ") before: " + what).isFalse();
-            assertThat(System.nanoTime()).as("waited " + timeout + " for: " + what).isLessThan(deadline);
+            assertThat(status.isGloballyTerminalState())
+                    .as("the job ended (" + status + ") before: " + what)
+                    .isFalse();
+            assertThat(System.nanoTime())
+                    .as("waited " + timeout + " for: " + what)
+                    .isLessThan(deadline);
             Thread.sleep(100);
         }
     }
@@ -392,7 +455,8 @@ class KafkaPipelineIT {
     }
 
     /** The same, for the resolutions {@code rolledUp} ({@code --rollups.resolutions}): no rollup of any other. */
-    static int assertRollupsExact(List<ConsumerRecord<byte[], byte[]>> records, GroundTruth truth, Set<String> rolledUp) {
+    static int assertRollupsExact(
+            List<ConsumerRecord<byte[], byte[]>> records, GroundTruth truth, Set<String> rolledUp) {
         record Value(long sum, long events) {}
         Map<String, Value> expected = new HashMap<>();
         truth.byCounter.forEach((counter, m) -> m.forEach((suffix, sum) -> {
@@ -400,23 +464,34 @@ class KafkaPipelineIT {
             String[] parts = suffix.split(":");
             if (!rolledUp.contains(parts[0])) return;
             long start = Long.parseLong(parts[1]) * 1000L;
-            expected.put(counter + "|" + parts[0] + "|" + start, new Value(sum, truth.eventsPerWindow.get(counter + "|" + suffix)));
+            expected.put(
+                    counter + "|" + parts[0] + "|" + start,
+                    new Value(sum, truth.eventsPerWindow.get(counter + "|" + suffix)));
         }));
         Map<String, List<Map<String, Object>>> byWindow = new HashMap<>();
         for (ConsumerRecord<byte[], byte[]> r : records) {
             Map<String, Object> v = KafkaOutputs.parse(r.value());
-            assertThat(v.keySet()).containsExactly("counter", "res", "start", "end", "sum", "events", "uniques", "revision");
+            assertThat(v.keySet())
+                    .containsExactly("counter", "res", "start", "end", "sum", "events", "uniques", "revision");
             assertThat(KafkaOutputs.text(r.key())).as("key of " + v).isEqualTo(v.get("counter"));
             Resolution res = Resolution.ofLabel((String) v.get("res"));
-            assertThat((long) v.get("end") - (long) v.get("start")).as("window length of " + v).isEqualTo(res.sizeMillis);
-            byWindow.computeIfAbsent(v.get("counter") + "|" + v.get("res") + "|" + v.get("start"), k -> new ArrayList<>()).add(v);
+            assertThat((long) v.get("end") - (long) v.get("start"))
+                    .as("window length of " + v)
+                    .isEqualTo(res.sizeMillis);
+            byWindow.computeIfAbsent(
+                            v.get("counter") + "|" + v.get("res") + "|" + v.get("start"), k -> new ArrayList<>())
+                    .add(v);
         }
         Set<String> missing = new HashSet<>(expected.keySet());
         missing.removeAll(byWindow.keySet());
         Set<String> extra = new HashSet<>(byWindow.keySet());
         extra.removeAll(expected.keySet());
-        assertThat(missing.size()).as("windows without a rollup (of " + expected.size() + "), e.g. " + first(missing)).isZero();
-        assertThat(extra.size()).as("rollups of windows that do not exist, e.g. " + first(extra)).isZero();
+        assertThat(missing.size())
+                .as("windows without a rollup (of " + expected.size() + "), e.g. " + first(missing))
+                .isZero();
+        assertThat(extra.size())
+                .as("rollups of windows that do not exist, e.g. " + first(extra))
+                .isZero();
         List<String> wrong = new ArrayList<>();
         int revisions = 0;
         for (var e : byWindow.entrySet()) {
@@ -424,7 +499,8 @@ class KafkaPipelineIT {
             list.sort((x, y) -> Long.compare((long) x.get("revision"), (long) y.get("revision")));
             for (int i = 0; i < list.size(); i++) {
                 if ((long) list.get(i).get("revision") != i) {
-                    wrong.add(e.getKey() + ": revisions " + list.stream().map(m -> m.get("revision")).toList() + " (duplicate or gap)");
+                    wrong.add(e.getKey() + ": revisions "
+                            + list.stream().map(m -> m.get("revision")).toList() + " (duplicate or gap)");
                     break;
                 }
             }
@@ -435,29 +511,40 @@ class KafkaPipelineIT {
                 wrong.add(e.getKey() + ": expected " + want + " got " + last);
             }
         }
-        assertThat(wrong.size()).as("wrong windows (of " + byWindow.size() + "), e.g. " + first(wrong)).isZero();
+        assertThat(wrong.size())
+                .as("wrong windows (of " + byWindow.size() + "), e.g. " + first(wrong))
+                .isZero();
         return revisions;
     }
 
     /** Exactly the bad records, once each: reason, payload (base64 where not UTF-8), source topic/partition/offset, key. */
-    static void assertDeadLettersExact(List<ConsumerRecord<byte[], byte[]>> records, Map<String, KafkaInput.DeadLetter> expected) {
+    static void assertDeadLettersExact(
+            List<ConsumerRecord<byte[], byte[]>> records, Map<String, KafkaInput.DeadLetter> expected) {
         Map<String, KafkaInput.DeadLetter> actual = new HashMap<>();
         for (ConsumerRecord<byte[], byte[]> r : records) {
             Map<String, Object> v = KafkaOutputs.parse(r.value());
-            assertThat(v.keySet()).containsExactly("reason", "detail", "payload", "payload_encoding", "payload_truncated", "size", "source");
-            assertThat(v.get("payload_truncated")).as("a small record is whole: " + v).isEqualTo(false);
+            assertThat(v.keySet())
+                    .containsExactly(
+                            "reason", "detail", "payload", "payload_encoding", "payload_truncated", "size", "source");
+            assertThat(v.get("payload_truncated"))
+                    .as("a small record is whole: " + v)
+                    .isEqualTo(false);
             String source = (String) v.get("source");
-            KafkaInput.DeadLetter d = new KafkaInput.DeadLetter((String) v.get("reason"), (String) v.get("payload"), KafkaOutputs.text(r.key()));
+            KafkaInput.DeadLetter d = new KafkaInput.DeadLetter(
+                    (String) v.get("reason"), (String) v.get("payload"), KafkaOutputs.text(r.key()));
             assertThat(actual.put(source, d)).as("dead letter twice: " + v).isNull();
         }
         List<String> wrong = new ArrayList<>();
         expected.forEach((source, d) -> {
-            if (!Objects.equals(actual.get(source), d)) wrong.add(source + ": expected " + d + " got " + actual.get(source));
+            if (!Objects.equals(actual.get(source), d))
+                wrong.add(source + ": expected " + d + " got " + actual.get(source));
         });
         actual.forEach((source, d) -> {
             if (!expected.containsKey(source)) wrong.add(source + ": unexpected " + d);
         });
-        assertThat(wrong).as("dead letters (expected " + expected.size() + ", got " + actual.size() + ")").isEmpty();
+        assertThat(wrong)
+                .as("dead letters (expected " + expected.size() + ", got " + actual.size() + ")")
+                .isEmpty();
     }
 
     private static String first(java.util.Collection<?> items) {

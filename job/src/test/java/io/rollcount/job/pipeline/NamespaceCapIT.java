@@ -39,7 +39,8 @@ import redis.clients.jedis.resps.Tuple;
  * key expire 7 days after their last write; every counter's total exact.
  */
 public class NamespaceCapIT {
-    private static final long START = io.rollcount.job.support.RecentTime.HOUR_START; // keys expire at window end + retention
+    private static final long START =
+            io.rollcount.job.support.RecentTime.HOUR_START; // keys expire at window end + retention
     private static final int IDS = 50_000;
     private static final int HOT = 20;
     private static final int CAP = 300;
@@ -86,7 +87,10 @@ public class NamespaceCapIT {
             conf.set(RestartStrategyOptions.RESTART_STRATEGY, "none");
             StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
             env.setParallelism(2);
-            RollcountJob.build(env, o, RollcountJob.fileSource(o),
+            RollcountJob.build(
+                    env,
+                    o,
+                    RollcountJob.fileSource(o),
                     new RollcountJob.Outputs(RedisSink.fromOptions(o), new DeadLetterFileSink(o.dlq), 1, null));
             long t0 = System.nanoTime();
             env.execute("namespace-cap-it");
@@ -107,9 +111,13 @@ public class NamespaceCapIT {
                 }
             }
             assertThat(trendingNs).contains("_all");
-            assertThat(trendingNs.size() - 1).as("namespaces with a trending list").isEqualTo(CAP);
+            assertThat(trendingNs.size() - 1)
+                    .as("namespaces with a trending list")
+                    .isEqualTo(CAP);
             assertThat(topNs).contains("_all");
-            assertThat(topNs.size() - 1).as("namespaces with window top-K lists").isEqualTo(CAP);
+            assertThat(topNs.size() - 1)
+                    .as("namespaces with window top-K lists")
+                    .isEqualTo(CAP);
 
             // Every trending key and its version key expire a week after their last write.
             for (String ns : trendingNs) {
@@ -139,7 +147,9 @@ public class NamespaceCapIT {
                 assertThat(got).as(k).isEqualTo(want);
                 if (name.startsWith("_all:")) allLists++;
             }
-            long expectedAll = expected.keySet().stream().filter(n -> n.startsWith("_all:")).count();
+            long expectedAll = expected.keySet().stream()
+                    .filter(n -> n.startsWith("_all:"))
+                    .count();
             assertThat(allLists).as("every _all window list").isEqualTo((int) expectedAll);
 
             // Every counter's total is exact.
@@ -148,13 +158,19 @@ public class NamespaceCapIT {
             List<String> totalKeys = new ArrayList<>(totals.keySet());
             for (int i = 0; i < totalKeys.size(); i += 1000) {
                 List<String> chunk = totalKeys.subList(i, Math.min(totalKeys.size(), i + 1000));
-                List<String> values = r.jedis.mget(chunk.stream().map(c -> r.prefix + ":{" + c + "}:total").toArray(String[]::new));
+                List<String> values = r.jedis.mget(
+                        chunk.stream().map(c -> r.prefix + ":{" + c + "}:total").toArray(String[]::new));
                 for (int j = 0; j < chunk.size(); j++) {
-                    assertThat(values.get(j)).as("total of " + chunk.get(j)).isEqualTo(Long.toString(totals.get(chunk.get(j))));
+                    assertThat(values.get(j))
+                            .as("total of " + chunk.get(j))
+                            .isEqualTo(Long.toString(totals.get(chunk.get(j))));
                 }
             }
-            assertThat(Files.exists(Path.of(o.dlq)) ? Files.readAllLines(Path.of(o.dlq)) : List.of()).as("dead letters").isEmpty();
-            System.out.printf("NamespaceCapIT: %,d events, %,d namespaces, in %d ms: %d trending keys, %d window top-K keys%n",
+            assertThat(Files.exists(Path.of(o.dlq)) ? Files.readAllLines(Path.of(o.dlq)) : List.of())
+                    .as("dead letters")
+                    .isEmpty();
+            System.out.printf(
+                    "NamespaceCapIT: %,d events, %,d namespaces, in %d ms: %d trending keys, %d window top-K keys%n",
                     events.size(), totals.size() - 49, ms, trendingNs.size(), topKeys.size());
         }
     }

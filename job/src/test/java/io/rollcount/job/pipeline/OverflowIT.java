@@ -41,7 +41,8 @@ import org.junit.jupiter.api.io.TempDir;
  * the counter; nothing of the overflowing events in Redis.
  */
 public class OverflowIT {
-    private static final long START = io.rollcount.job.support.RecentTime.HOUR_START; // keys expire at window end + retention
+    private static final long START =
+            io.rollcount.job.support.RecentTime.HOUR_START; // keys expire at window end + retention
     private static final long DELTA = 1_000_000_000_000L; // 10^12, the largest delta the contract allows
     private static final long FIT = Long.MAX_VALUE / DELTA; // 9,223,372 events fit
     private static final int EXTRA = 3;
@@ -117,7 +118,11 @@ public class OverflowIT {
             // One reader: the order in which the generator made big's events is the order they reach its counter.
             env.setParallelism(1);
             var source = new DataGeneratorSource<>(new Gen(), TOTAL_EVENTS, TypeInformation.of(Event.class));
-            RollcountJob.build(env, o, source, new RollcountJob.Outputs(RedisSink.fromOptions(o), new DeadLetterFileSink(o.dlq), 1, null));
+            RollcountJob.build(
+                    env,
+                    o,
+                    source,
+                    new RollcountJob.Outputs(RedisSink.fromOptions(o), new DeadLetterFileSink(o.dlq), 1, null));
             long t0 = System.nanoTime();
             env.execute("overflow-it");
             long ms = (System.nanoTime() - t0) / 1_000_000;
@@ -134,7 +139,9 @@ public class OverflowIT {
             }
             assertThat(totals).containsOnlyKeys(OTHERS);
             for (String c : OTHERS) {
-                assertThat(r.jedis.get(r.prefix + ":{" + c + "}:total")).as("total of " + c).isEqualTo(Long.toString(totals.get(c)));
+                assertThat(r.jedis.get(r.prefix + ":{" + c + "}:total"))
+                        .as("total of " + c)
+                        .isEqualTo(Long.toString(totals.get(c)));
             }
             minutes.forEach((k, v) -> {
                 String c = k.substring(0, k.indexOf(":1m:"));
@@ -147,15 +154,20 @@ public class OverflowIT {
             long fit = FIT * DELTA;
             assertThat(r.jedis.get(big + "total")).isEqualTo(Long.toString(fit));
             assertThat(r.jedis.get(big + "1m:" + START / 1000)).isEqualTo(Long.toString(fit));
-            assertThat(r.jedis.exists(big + "1m:" + (START / 1000 + 60))).as("the extras' minute").isFalse();
+            assertThat(r.jedis.exists(big + "1m:" + (START / 1000 + 60)))
+                    .as("the extras' minute")
+                    .isFalse();
             for (int k = 0; k < EXTRA; k++) {
-                assertThat(r.jedis.exists(big + "5s:" + (START / 1000 + 70 + 5 * k))).as("an extra's 5 s window").isFalse();
+                assertThat(r.jedis.exists(big + "5s:" + (START / 1000 + 70 + 5 * k)))
+                        .as("an extra's 5 s window")
+                        .isFalse();
             }
 
             // Exactly one overflow dead letter per extra event, naming the counter; no other dead letter.
             ObjectMapper json = new ObjectMapper();
             List<JsonNode> dead = new ArrayList<>();
-            for (String line : Files.readAllLines(Path.of(o.dlq), StandardCharsets.UTF_8)) dead.add(json.readTree(line));
+            for (String line : Files.readAllLines(Path.of(o.dlq), StandardCharsets.UTF_8))
+                dead.add(json.readTree(line));
             assertThat(dead).hasSize(EXTRA);
             List<Long> times = new ArrayList<>();
             for (JsonNode d : dead) {
@@ -169,7 +181,9 @@ public class OverflowIT {
                 times.add(payload.get("ts").asLong());
             }
             assertThat(times).containsExactlyInAnyOrder(START + 70_000, START + 75_000, START + 80_000);
-            System.out.printf("OverflowIT: %,d events in %d ms; big stopped at %d, %d overflow dead letters%n", TOTAL_EVENTS, ms, fit, dead.size());
+            System.out.printf(
+                    "OverflowIT: %,d events in %d ms; big stopped at %d, %d overflow dead letters%n",
+                    TOTAL_EVENTS, ms, fit, dead.size());
         }
     }
 }

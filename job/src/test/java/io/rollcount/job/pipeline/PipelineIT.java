@@ -7,7 +7,6 @@ import io.rollcount.job.RollcountJob;
 import io.rollcount.job.files.DeadLetterFileSink;
 import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.gen.EventGenerator.Generated;
-import io.rollcount.job.model.Resolution;
 import io.rollcount.job.redis.RedisSink;
 import io.rollcount.job.redis.RedisWrite;
 import io.rollcount.job.support.FailOnceSink;
@@ -44,7 +43,8 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class PipelineIT {
     private static final int EVENTS = 120_000;
-    private static final long START = io.rollcount.job.support.RecentTime.HOUR_START; // keys expire at window end + retention
+    private static final long START =
+            io.rollcount.job.support.RecentTime.HOUR_START; // keys expire at window end + retention
 
     @RegisterExtension
     static final MiniClusterExtension FLINK = MiniClusters.slots(2);
@@ -59,13 +59,15 @@ class PipelineIT {
 
     /** Writes the stream into two files (one gzipped) and returns the ground truth and the bad lines' reasons. */
     private Input writeInput(double negativeShare) throws IOException {
-        EventGenerator gen = new EventGenerator(42, EventGenerator.Workload.zipf, 3_000, 500, START, 1_000, 3_000, negativeShare);
+        EventGenerator gen =
+                new EventGenerator(42, EventGenerator.Workload.zipf, 3_000, 500, START, 1_000, 3_000, negativeShare);
         GroundTruth truth = new GroundTruth();
         Map<String, String> bad = new HashMap<>();
         String[][] badLines = EventGenerator.badLines(START);
         Path plain = dir.resolve("a.jsonl");
         Path gz = dir.resolve("b.jsonl.gz");
-        try (OutputStream a = Files.newOutputStream(plain); OutputStream b = new GZIPOutputStream(Files.newOutputStream(gz))) {
+        try (OutputStream a = Files.newOutputStream(plain);
+                OutputStream b = new GZIPOutputStream(Files.newOutputStream(gz))) {
             int[] lines = {0, 0};
             for (int i = 0; i < EVENTS; i++) {
                 int f = i % 2;
@@ -117,14 +119,19 @@ class PipelineIT {
         Input input = writeInput(0.05);
         JobOptions o = options();
         StreamExecutionEnvironment env = environment(o);
-        RollcountJob.build(env, o, RollcountJob.fileSource(o),
+        RollcountJob.build(
+                env,
+                o,
+                RollcountJob.fileSource(o),
                 new RollcountJob.Outputs(RedisSink.fromOptions(o), new DeadLetterFileSink(o.dlq), 1, null));
         env.execute("pipeline-it");
 
         assertRedisEqualsTruth(input.truth());
         assertDeadLetters(Path.of(o.dlq), input.badSources());
         assertThat(input.truth().duplicates).as("the stream has redeliveries").isGreaterThan(1000);
-        assertThat(input.truth().negativeCounters).as("the stream has decrements").isNotEmpty();
+        assertThat(input.truth().negativeCounters)
+                .as("the stream has decrements")
+                .isNotEmpty();
     }
 
     /** Fails the Redis sink once, after two checkpoints and N writes, so the job restarts from that checkpoint. */
@@ -161,8 +168,15 @@ class PipelineIT {
         StreamExecutionEnvironment env = environment(o);
         AfterTwoCheckpoints.FAILED.set(false);
         AfterTwoCheckpoints.CHECKPOINTS.set(0);
-        RollcountJob.build(env, o, RollcountJob.fileSource(o),
-                new RollcountJob.Outputs(new FailOnceSink<>(RedisSink.fromOptions(o), 3_000, new AfterTwoCheckpoints()), new DeadLetterFileSink(o.dlq), 1, null));
+        RollcountJob.build(
+                env,
+                o,
+                RollcountJob.fileSource(o),
+                new RollcountJob.Outputs(
+                        new FailOnceSink<>(RedisSink.fromOptions(o), 3_000, new AfterTwoCheckpoints()),
+                        new DeadLetterFileSink(o.dlq),
+                        1,
+                        null));
 
         // A poller reads the hottest totals while the job runs; none may ever decrease.
         List<String> hot = new ArrayList<>();
@@ -180,7 +194,8 @@ class PipelineIT {
                     for (int i = 0; i < hot.size(); i++) {
                         if (values.get(i) == null) continue;
                         long v = Long.parseLong(values.get(i));
-                        Long before = maxSeen.put(hot.get(i), Math.max(v, maxSeen.getOrDefault(hot.get(i), Long.MIN_VALUE)));
+                        Long before =
+                                maxSeen.put(hot.get(i), Math.max(v, maxSeen.getOrDefault(hot.get(i), Long.MIN_VALUE)));
                         if (before != null && v < before) decreases.add(hot.get(i) + ": " + before + " -> " + v);
                     }
                     // Sketches only grow: a restart from a checkpoint never shrinks what Redis holds.
@@ -224,7 +239,9 @@ class PipelineIT {
         for (String line : lines) {
             var m = p.matcher(line);
             assertThat(m.find()).as(line).isTrue();
-            assertThat(actual.put(m.group(2), m.group(1))).as("dead letter twice: " + line).isNull();
+            assertThat(actual.put(m.group(2), m.group(1)))
+                    .as("dead letter twice: " + line)
+                    .isNull();
         }
         assertThat(actual).isEqualTo(expected);
     }

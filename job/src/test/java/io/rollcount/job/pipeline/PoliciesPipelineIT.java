@@ -67,14 +67,30 @@ class PoliciesPipelineIT {
     /** What the test expects of each namespace under {@link #POLICIES}, written out by hand. */
     static Map<String, Expect> expected() {
         return Map.of(
-                "post", new Expect(EnumSet.of(Resolution.M1, Resolution.H1), Map.of(Resolution.M1, 30 * DAY), Set.of("1d"), true, true, 3),
+                "post",
+                        new Expect(
+                                EnumSet.of(Resolution.M1, Resolution.H1),
+                                Map.of(Resolution.M1, 30 * DAY),
+                                Set.of("1d"),
+                                true,
+                                true,
+                                3),
                 "api", new Expect(EnumSet.of(Resolution.S5, Resolution.M1), Map.of(), Set.of(), false, false, 0),
-                "video", new Expect(EnumSet.noneOf(Resolution.class), Map.of(Resolution.H1, 5 * DAY), Set.of("1h", "all"), true, true, 100));
+                "video",
+                        new Expect(
+                                EnumSet.noneOf(Resolution.class),
+                                Map.of(Resolution.H1, 5 * DAY),
+                                Set.of("1h", "all"),
+                                true,
+                                true,
+                                100));
     }
 
     @RegisterExtension
     static final MiniClusterExtension FLINK = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
-            .setNumberTaskManagers(1).setNumberSlotsPerTaskManager(2).build());
+            .setNumberTaskManagers(1)
+            .setNumberSlotsPerTaskManager(2)
+            .build());
 
     @TempDir
     Path dir;
@@ -121,25 +137,36 @@ class PoliciesPipelineIT {
         conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(200));
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
         env.setParallelism(2);
-        RollcountJob.build(env, o, RollcountJob.fileSource(o),
+        RollcountJob.build(
+                env,
+                o,
+                RollcountJob.fileSource(o),
                 new RollcountJob.Outputs(RedisSink.fromOptions(o), new DeadLetterFileSink(o.dlq), 1, null));
         env.execute("policies-it");
 
         Map<String, List<Tuple>> lists = truth.assertRedis(redis);
-        assertThat(truth.redeliveriesCounted).as("api counts its redeliveries (dedup off)").isPositive();
+        assertThat(truth.redeliveriesCounted)
+                .as("api counts its redeliveries (dedup off)")
+                .isPositive();
         assertThat(truth.duplicatesDropped).as("the others drop theirs").isPositive();
         // Not vacuous: the namespaces with lists have them, post's top-K is 3 long, _all's 100.
         String minute = ":1m:" + START / 1000;
-        assertThat(lists).containsKeys(redis.prefix + ":top:post" + minute, redis.prefix + ":top:user" + minute,
-                redis.prefix + ":top:_all" + minute, redis.prefix + ":trending:post", redis.prefix + ":trending:video",
-                redis.prefix + ":trending:_all");
+        assertThat(lists)
+                .containsKeys(
+                        redis.prefix + ":top:post" + minute,
+                        redis.prefix + ":top:user" + minute,
+                        redis.prefix + ":top:_all" + minute,
+                        redis.prefix + ":trending:post",
+                        redis.prefix + ":trending:video",
+                        redis.prefix + ":trending:_all");
         // Window lists exist only of windows kept: none of video (no resolutions), none of post's 1d.
         assertThat(lists.keySet()).noneMatch(k -> k.contains(":top:video:") || k.contains(":top:post:1d:"));
         assertThat(lists.get(redis.prefix + ":top:post" + minute)).hasSize(3);
         assertThat(lists.get(redis.prefix + ":top:_all" + minute)).hasSize(100);
         assertThat(lists.keySet()).noneMatch(k -> k.contains(":top:api:") || k.endsWith(":trending:api"));
         // The window sums per namespace are what each keeps: post none of 5s, video none at all.
-        assertThat(truth.values.keySet()).anyMatch(k -> k.startsWith(redis.prefix + ":{post:") && k.contains("}:1m:"))
+        assertThat(truth.values.keySet())
+                .anyMatch(k -> k.startsWith(redis.prefix + ":{post:") && k.contains("}:1m:"))
                 .noneMatch(k -> k.startsWith(redis.prefix + ":{post:") && k.contains("}:5s:"))
                 .noneMatch(k -> k.startsWith(redis.prefix + ":{video:") && !k.endsWith("}:total"));
     }

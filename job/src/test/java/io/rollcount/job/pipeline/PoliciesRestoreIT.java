@@ -51,6 +51,7 @@ class PoliciesRestoreIT {
     private static final int EVENTS_PER_FILE = 15_000;
     /** Each source reader holds after this many records of its file, until the savepoint. */
     private static final int HOLD_AT = 5_000;
+
     private static final long START = RecentTime.HOUR_START;
 
     private static final String NEW_POLICIES = """
@@ -63,7 +64,9 @@ class PoliciesRestoreIT {
 
     @RegisterExtension
     static final MiniClusterExtension FLINK = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
-            .setNumberTaskManagers(1).setNumberSlotsPerTaskManager(2).build());
+            .setNumberTaskManagers(1)
+            .setNumberSlotsPerTaskManager(2)
+            .build());
 
     @TempDir
     Path dir;
@@ -110,7 +113,8 @@ class PoliciesRestoreIT {
         List<List<Generated>> files = List.of(new ArrayList<>(), new ArrayList<>());
         for (int i = 0; i < 2 * EVENTS_PER_FILE; i++) files.get(i % 2).add(gen.next());
         for (int f = 0; f < 2; f++) {
-            try (BufferedWriter out = Files.newBufferedWriter(input.resolve("events-" + f + ".jsonl"), StandardCharsets.UTF_8)) {
+            try (BufferedWriter out =
+                    Files.newBufferedWriter(input.resolve("events-" + f + ".jsonl"), StandardCharsets.UTF_8)) {
                 for (Generated g : files.get(f)) {
                     out.write(g.line());
                     out.write('\n');
@@ -124,7 +128,10 @@ class PoliciesRestoreIT {
         JobOptions o = options(input, null);
         StreamExecutionEnvironment env = environment(o, null);
         FailureInjection.reset(FailureInjection.Place.NONE, false);
-        RollcountJob.build(env, o, new GatedSource<>(RollcountJob.fileSource(o), HOLD_AT),
+        RollcountJob.build(
+                env,
+                o,
+                new GatedSource<>(RollcountJob.fileSource(o), HOLD_AT),
                 new RollcountJob.Outputs(RedisSink.fromOptions(o), new DeadLetterFileSink(o.dlq), 1, null));
         JobClient job = env.executeAsync("policies-restore-part-1");
         long deadline = System.currentTimeMillis() + 60_000;
@@ -132,19 +139,27 @@ class PoliciesRestoreIT {
         while (true) {
             String wm = redis.jedis.get(redis.prefix + ":meta:watermark");
             if (wm != null && Long.parseLong(wm) >= START + 2L * HOLD_AT - 9_000) break;
-            assertThat(job.getJobStatus().get().isGloballyTerminalState()).as("the job still runs").isFalse();
-            assertThat(System.currentTimeMillis()).as("the watermark reaches the hold").isLessThan(deadline);
+            assertThat(job.getJobStatus().get().isGloballyTerminalState())
+                    .as("the job still runs")
+                    .isFalse();
+            assertThat(System.currentTimeMillis())
+                    .as("the watermark reaches the hold")
+                    .isLessThan(deadline);
             Thread.sleep(20);
         }
         Thread.sleep(1_500);
-        String savepoint = job.stopWithSavepoint(false, dir.resolve("savepoints").toUri().toString(), SavepointFormatType.CANONICAL)
+        String savepoint = job.stopWithSavepoint(
+                        false, dir.resolve("savepoints").toUri().toString(), SavepointFormatType.CANONICAL)
                 .get(120, TimeUnit.SECONDS);
 
         // Part 2: the rest of the input from the savepoint, with the new policies, on the same key prefix.
         FailureInjection.reset(FailureInjection.Place.NONE, true);
         JobOptions ro = options(input, policies.toString());
         StreamExecutionEnvironment renv = environment(ro, savepoint);
-        RollcountJob.build(renv, ro, RollcountJob.fileSource(ro),
+        RollcountJob.build(
+                renv,
+                ro,
+                RollcountJob.fileSource(ro),
                 new RollcountJob.Outputs(RedisSink.fromOptions(ro), new DeadLetterFileSink(ro.dlq), 1, null));
         renv.execute("policies-restore-part-2");
 
@@ -161,7 +176,9 @@ class PoliciesRestoreIT {
             }
         }
         long droppedInPart1 = whole.duplicatesDropped;
-        expect.put("api", new Expect(EnumSet.allOf(Resolution.class), Map.of(), Set.of("1h", "1d", "all"), false, true, 100));
+        expect.put(
+                "api",
+                new Expect(EnumSet.allOf(Resolution.class), Map.of(), Set.of("1h", "1d", "all"), false, true, 100));
         for (List<Generated> f : files) for (Generated g : f.subList(HOLD_AT, f.size())) whole.add(g);
 
         // Everything but post's keys that the new policies turned off: exact, as if nothing had changed.
@@ -169,7 +186,9 @@ class PoliciesRestoreIT {
                 && (k.contains("}:5s:") || k.contains("}:5m:") || k.contains("}:1d:") || k.contains("}:u:"));
         List<String> leftovers = new ArrayList<>();
         whole.assertRedis(redis, turnedOff, leftovers);
-        assertThat(whole.redeliveriesCounted).as("api's redeliveries after the restore count").isPositive();
+        assertThat(whole.redeliveriesCounted)
+                .as("api's redeliveries after the restore count")
+                .isPositive();
         assertThat(whole.duplicatesDropped).as("the others' are still dropped").isGreaterThan(droppedInPart1);
 
         // post's turned-off keys: only what part 1 wrote (open windows as far as they had been flushed,
@@ -181,11 +200,16 @@ class PoliciesRestoreIT {
                 String scratch = redis.prefix + ":_scratch";
                 redis.jedis.del(scratch);
                 redis.jedis.pfadd(scratch, firstPart.users.get(k).toArray(String[]::new));
-                assertThat(RedisTruth.samePfaddBytes(redis.jedis, k, scratch)).as(k + " holds part 1's users only").isTrue();
+                assertThat(RedisTruth.samePfaddBytes(redis.jedis, k, scratch))
+                        .as(k + " holds part 1's users only")
+                        .isTrue();
                 redis.jedis.del(scratch);
             } else {
                 assertThat(firstPart.values).as(k + ": a window of part 1").containsKey(k);
-                assertThat(Long.parseLong(redis.jedis.get(k))).as(k).isPositive().isLessThanOrEqualTo(firstPart.values.get(k));
+                assertThat(Long.parseLong(redis.jedis.get(k)))
+                        .as(k)
+                        .isPositive()
+                        .isLessThanOrEqualTo(firstPart.values.get(k));
                 sums++;
             }
         }
@@ -193,6 +217,8 @@ class PoliciesRestoreIT {
         assertThat(leftovers).anyMatch(k -> k.contains("}:u:all"));
         // The minute open at the savepoint went on counting: more than part 1 alone.
         String minute = redis.prefix + ":{" + gen.counterId(0) + "}:1m:" + START / 1000;
-        assertThat(Long.parseLong(redis.jedis.get(minute))).isEqualTo(whole.values.get(minute)).isGreaterThan(firstPart.values.get(minute));
+        assertThat(Long.parseLong(redis.jedis.get(minute)))
+                .isEqualTo(whole.values.get(minute))
+                .isGreaterThan(firstPart.values.get(minute));
     }
 }

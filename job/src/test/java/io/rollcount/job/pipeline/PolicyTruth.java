@@ -24,7 +24,12 @@ import redis.clients.jedis.resps.Tuple;
  */
 final class PolicyTruth {
     /** What one namespace keeps. */
-    record Expect(Set<Resolution> resolutions, Map<Resolution, Long> retention, Set<String> uniques, boolean dedup, boolean trending,
+    record Expect(
+            Set<Resolution> resolutions,
+            Map<Resolution, Long> retention,
+            Set<String> uniques,
+            boolean dedup,
+            boolean trending,
             int topk) {
         static Expect defaults(int topk) {
             return new Expect(EnumSet.allOf(Resolution.class), Map.of(), Set.of("1h", "1d", "all"), true, true, topk);
@@ -42,6 +47,7 @@ final class PolicyTruth {
     final Map<String, Long> values = new HashMap<>();
     /** Full uniques key -> its users. */
     final Map<String, Set<String>> users = new HashMap<>();
+
     private final Set<String> seenIds = new HashSet<>();
     long counted;
     long redeliveriesCounted;
@@ -73,10 +79,12 @@ final class PolicyTruth {
             long start = Math.floorDiv(r.windowStart(g.ts()), 1000L);
             if (e.resolutions().contains(r)) values.merge(base + r.label + ":" + start, g.delta(), Long::sum);
             if (g.user() != null && e.uniques().contains(r.label)) {
-                users.computeIfAbsent(base + "u:" + r.label + ":" + start, k -> new HashSet<>()).add(g.user());
+                users.computeIfAbsent(base + "u:" + r.label + ":" + start, k -> new HashSet<>())
+                        .add(g.user());
             }
         }
-        if (g.user() != null && e.uniques().contains("all")) users.computeIfAbsent(base + "u:all", k -> new HashSet<>()).add(g.user());
+        if (g.user() != null && e.uniques().contains("all"))
+            users.computeIfAbsent(base + "u:all", k -> new HashSet<>()).add(g.user());
     }
 
     /** The expiry (epoch ms) a counter key must have: its window's end plus its namespace's retention, or -1 (none). */
@@ -87,7 +95,8 @@ final class PolicyTruth {
         String label = key.substring(before + 1, last);
         String start = key.substring(last + 1);
         for (Resolution r : Resolution.all()) {
-            if (r.label.equals(label) && start.matches("-?\\d+")) return of(counter).expireAt(r, Long.parseLong(start) * 1000);
+            if (r.label.equals(label) && start.matches("-?\\d+"))
+                return of(counter).expireAt(r, Long.parseLong(start) * 1000);
         }
         return -1;
     }
@@ -98,7 +107,8 @@ final class PolicyTruth {
     }
 
     /** As {@link #assertRedis(RedisTestSupport)}, but the counter keys {@code elsewhere} accepts go to {@code skipped}, for the caller to check. */
-    Map<String, List<Tuple>> assertRedis(RedisTestSupport redis, java.util.function.Predicate<String> elsewhere, List<String> skipped) {
+    Map<String, List<Tuple>> assertRedis(
+            RedisTestSupport redis, java.util.function.Predicate<String> elsewhere, List<String> skipped) {
         List<String> unexpected = new ArrayList<>();
         List<String> wrongValue = new ArrayList<>();
         List<String> wrongExpiry = new ArrayList<>();
@@ -106,7 +116,8 @@ final class PolicyTruth {
         Set<String> seen = new HashSet<>();
         Map<String, List<Tuple>> lists = new HashMap<>();
         for (String key : redis.keys()) {
-            if (key.equals(prefix + ":meta:watermark") || key.startsWith(prefix + ":_")) continue; // the job's own, and lists' versions
+            if (key.equals(prefix + ":meta:watermark") || key.startsWith(prefix + ":_"))
+                continue; // the job's own, and lists' versions
             if (key.startsWith(prefix + ":top:") || key.startsWith(prefix + ":trending:")) {
                 lists.put(key, redis.jedis.zrevrangeWithScores(key, 0, -1));
                 continue;
@@ -146,9 +157,13 @@ final class PolicyTruth {
         for (String k : values.keySet()) if (!seen.contains(k)) missing.add(k);
         for (String k : users.keySet()) if (!seen.contains(k)) missing.add(k);
         assertThat(unexpected).as("keys no policy asks for").isEmpty();
-        assertThat(missing).as("keys missing, of " + (values.size() + users.size())).isEmpty();
+        assertThat(missing)
+                .as("keys missing, of " + (values.size() + users.size()))
+                .isEmpty();
         assertThat(wrongValue).as("wrong values").isEmpty();
-        assertThat(wrongUniques).as("uniques keys not byte for byte PFADD of their users").isEmpty();
+        assertThat(wrongUniques)
+                .as("uniques keys not byte for byte PFADD of their users")
+                .isEmpty();
         assertThat(wrongExpiry).as("wrong expiries").isEmpty();
         assertLists(redis, lists);
         return lists;
@@ -164,16 +179,24 @@ final class PolicyTruth {
             if (!ns.equals("_all")) {
                 Expect e = byNamespace.getOrDefault(ns, defaults);
                 if (window) {
-                    assertThat(e.topk()).as(key + ": a window top-K list of a namespace without").isPositive();
+                    assertThat(e.topk())
+                            .as(key + ": a window top-K list of a namespace without")
+                            .isPositive();
                     assertThat(entry.getValue().size()).as(key).isLessThanOrEqualTo(e.topk());
                 } else {
-                    assertThat(e.trending()).as(key + ": a trending list of a namespace without").isTrue();
+                    assertThat(e.trending())
+                            .as(key + ": a trending list of a namespace without")
+                            .isTrue();
                 }
             }
             for (Tuple t : entry.getValue()) {
                 Expect e = of(t.getElement());
-                if (window) assertThat(e.topk()).as(key + " holds " + t.getElement()).isPositive();
-                else assertThat(e.trending()).as(key + " holds " + t.getElement()).isTrue();
+                if (window)
+                    assertThat(e.topk()).as(key + " holds " + t.getElement()).isPositive();
+                else
+                    assertThat(e.trending())
+                            .as(key + " holds " + t.getElement())
+                            .isTrue();
             }
             if (window) {
                 String[] parts = rest.split(":");

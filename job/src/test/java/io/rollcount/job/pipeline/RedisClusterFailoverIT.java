@@ -37,7 +37,8 @@ class RedisClusterFailoverIT {
     void killingAMasterMidStreamLosesNothingAndNoTotalGoesDown() throws Exception {
         ClusterRuns run = new ClusterRuns(CLUSTER, dir).writeInput(60_000, 3_000);
         JobOptions o = run.options();
-        // The readers hold after a third of their records until the master is dead: the rest is written during the failover.
+        // The readers hold after a third of their records until the master is dead: the rest is written during the
+        // failover.
         FailureInjection.reset(FailureInjection.Place.NONE, false);
         StreamExecutionEnvironment env = ClusterRuns.environment(o);
         run.build(env, o, 10_000);
@@ -45,8 +46,11 @@ class RedisClusterFailoverIT {
         int victim;
         int promoted;
         try (TotalsPoller poller = new TotalsPoller(CLUSTER::client, run.hotTotals)) {
-            ClusterRuns.await("two checkpoints and totals in Redis", Duration.ofSeconds(120),
-                    () -> FailureInjection.completedCheckpoints() >= 2 && poller.maxSeen.size() >= 10, job);
+            ClusterRuns.await(
+                    "two checkpoints and totals in Redis",
+                    Duration.ofSeconds(120),
+                    () -> FailureInjection.completedCheckpoints() >= 2 && poller.maxSeen.size() >= 10,
+                    job);
             // the master of the hottest counter's slot
             victim = masterOf(run.hotTotals.get(0));
             List<Integer> replicas = CLUSTER.replicasOf(victim);
@@ -58,12 +62,17 @@ class RedisClusterFailoverIT {
             poller.close();
             assertThat(poller.decreases).as("totals that went backwards").isEmpty();
             assertThat(poller.maxSeen.size()).isEqualTo(run.hotTotals.size());
-            System.out.printf("RedisClusterFailoverIT b: killed master %d, replica %d promoted; %d polls, %d read errors during the failover%n",
+            System.out.printf(
+                    "RedisClusterFailoverIT b: killed master %d, replica %d promoted; %d polls, %d read errors during the failover%n",
                     victim, promoted, poller.polls.get(), poller.errors.get());
         } finally {
-            if (!job.getJobStatus().get().isGloballyTerminalState()) job.cancel().get();
+            if (!job.getJobStatus().get().isGloballyTerminalState())
+                job.cancel().get();
         }
-        assertThat(CLUSTER.masterPorts()).as("the replica is a master now").contains(promoted).doesNotContain(victim);
+        assertThat(CLUSTER.masterPorts())
+                .as("the replica is a master now")
+                .contains(promoted)
+                .doesNotContain(victim);
         CLUSTER.awaitHealthy(30_000);
         run.assertEveryKeyInItsSlot();
         run.assertExact(Set.of());

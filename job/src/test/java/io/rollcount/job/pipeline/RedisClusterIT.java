@@ -61,18 +61,27 @@ class RedisClusterIT {
 
         int keys = run.assertEveryKeyInItsSlot();
         run.assertExact(Set.of(planted));
-        assertThat(METRICS.sum(RollcountMetrics.REDIS_REJECTED) - rejectedBefore).as("rejected keys").isEqualTo(1);
-        assertThat((String) METRICS.gauge(RollcountMetrics.REDIS_FIRST_REJECTED)).contains(planted).contains("WRONGTYPE");
+        assertThat(METRICS.sum(RollcountMetrics.REDIS_REJECTED) - rejectedBefore)
+                .as("rejected keys")
+                .isEqualTo(1);
+        assertThat((String) METRICS.gauge(RollcountMetrics.REDIS_FIRST_REJECTED))
+                .contains(planted)
+                .contains("WRONGTYPE");
         // every master the writers wrote to had each batch acknowledged by its replica
         for (int port : CLUSTER.masterPorts()) {
             try (redis.clients.jedis.Jedis j = new redis.clients.jedis.Jedis("127.0.0.1", port)) {
-                assertThat(j.info("commandstats")).as("WAIT sent to master " + port).contains("cmdstat_wait:calls=");
+                assertThat(j.info("commandstats"))
+                        .as("WAIT sent to master " + port)
+                        .contains("cmdstat_wait:calls=");
             }
         }
         Map<Integer, List<String>> byMaster = CLUSTER.keysByMaster(run.prefix);
-        assertThat(byMaster.values()).as("keys on every master").allSatisfy(k -> assertThat(k).isNotEmpty());
-        System.out.printf("RedisClusterIT a: %d keys checked, per master %s%n", keys,
-                byMaster.values().stream().map(List::size).toList());
+        assertThat(byMaster.values())
+                .as("keys on every master")
+                .allSatisfy(k -> assertThat(k).isNotEmpty());
+        System.out.printf(
+                "RedisClusterIT a: %d keys checked, per master %s%n",
+                keys, byMaster.values().stream().map(List::size).toList());
 
         // --fresh over this prefix: an earlier job is found, and every master's keys go.
         o.fresh = true;
@@ -93,13 +102,25 @@ class RedisClusterIT {
         run.build(env, o, 10_000);
         JobClient job = env.executeAsync("redis-cluster-c");
         try (TotalsPoller poller = new TotalsPoller(CLUSTER::client, run.hotTotals)) {
-            ClusterRuns.await("two checkpoints and totals in Redis", Duration.ofSeconds(120),
-                    () -> FailureInjection.completedCheckpoints() >= 2 && !poller.maxSeen.isEmpty(), job);
+            ClusterRuns.await(
+                    "two checkpoints and totals in Redis",
+                    Duration.ofSeconds(120),
+                    () -> FailureInjection.completedCheckpoints() >= 2 && !poller.maxSeen.isEmpty(),
+                    job);
             List<Integer> masters = CLUSTER.masterPorts();
             int from = masters.get(0);
             int to = masters.get(1);
-            List<String> reshard = new ArrayList<>(List.of("redis-cli", "--cluster", "reshard", "127.0.0.1:" + from,
-                    "--cluster-from", CLUSTER.nodeId(from), "--cluster-to", CLUSTER.nodeId(to), "--cluster-slots", "2000",
+            List<String> reshard = new ArrayList<>(List.of(
+                    "redis-cli",
+                    "--cluster",
+                    "reshard",
+                    "127.0.0.1:" + from,
+                    "--cluster-from",
+                    CLUSTER.nodeId(from),
+                    "--cluster-to",
+                    CLUSTER.nodeId(to),
+                    "--cluster-slots",
+                    "2000",
                     "--cluster-yes"));
             CompletableFuture<String> migration = CompletableFuture.supplyAsync(() -> {
                 try {
@@ -115,16 +136,21 @@ class RedisClusterIT {
             ClusterRuns.awaitFinished(job, Duration.ofSeconds(180));
             poller.close();
             assertThat(poller.decreases).as("totals that went backwards").isEmpty();
-            System.out.printf("RedisClusterIT c: %d polls, %d totals seen, %d read errors during the migration%n",
+            System.out.printf(
+                    "RedisClusterIT c: %d polls, %d totals seen, %d read errors during the migration%n",
                     poller.polls.get(), poller.maxSeen.size(), poller.errors.get());
         } finally {
-            if (!job.getJobStatus().get().isGloballyTerminalState()) job.cancel().get();
+            if (!job.getJobStatus().get().isGloballyTerminalState())
+                job.cancel().get();
         }
         CLUSTER.awaitHealthy(30_000);
         run.assertEveryKeyInItsSlot();
         run.assertExact(Set.of());
-        assertThat(CLUSTER.slotsByMaster().get(CLUSTER.masterPorts().get(1)).stream().mapToInt(r -> r[1] - r[0] + 1).sum())
-                .as("slots of the master the migration moved 2000 slots to").isGreaterThan(5_461 + 1_900);
+        assertThat(CLUSTER.slotsByMaster().get(CLUSTER.masterPorts().get(1)).stream()
+                        .mapToInt(r -> r[1] - r[0] + 1)
+                        .sum())
+                .as("slots of the master the migration moved 2000 slots to")
+                .isGreaterThan(5_461 + 1_900);
     }
 
     @Test
@@ -136,11 +162,13 @@ class RedisClusterIT {
         try (var client = endpoint.client()) {
             assertThat(guard.acquire(client, "job-a")).isNull();
             assertThat(guard.acquire(client, "job-b")).isEqualTo("job-a");
-            assertThat(client.get(run.prefix + ":_job:{" + run.prefix + ":_lease}")).isEqualTo("job-a");
+            assertThat(client.get(run.prefix + ":_job:{" + run.prefix + ":_lease}"))
+                    .isEqualTo("job-a");
             o.leaseToken = "job-b";
             assertThat(RollcountJob.checkPrefix(o, false, "-")).contains("is in use by a running job");
             guard.release(client, "job-a");
-            assertThat(RollcountJob.checkPrefix(o, false, "-")).contains("holds the counts of an earlier job")
+            assertThat(RollcountJob.checkPrefix(o, false, "-"))
+                    .contains("holds the counts of an earlier job")
                     .contains(run.prefix + ":_job:{" + run.prefix + ":_lease}");
             // the mark's name of earlier versions still counts
             client.del(run.prefix + ":_job:{" + run.prefix + ":_lease}");

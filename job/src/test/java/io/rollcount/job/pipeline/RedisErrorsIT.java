@@ -26,8 +26,8 @@ import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.configuration.Configuration;
-import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.configuration.RestartStrategyOptions;
+import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.junit.jupiter.api.Test;
@@ -45,7 +45,8 @@ import redis.clients.jedis.Jedis;
  * refuses every write with OOM: the job must retry until Redis has room again, then be exact.
  */
 class RedisErrorsIT {
-    private static final long START = io.rollcount.job.support.RecentTime.HOUR_START; // keys expire at window end + retention
+    private static final long START =
+            io.rollcount.job.support.RecentTime.HOUR_START; // keys expire at window end + retention
 
     static final Configuration FLINK_CONF = new Configuration();
     static final LocalMetrics METRICS = LocalMetrics.addTo(FLINK_CONF);
@@ -94,7 +95,10 @@ class RedisErrorsIT {
         conf.set(RestartStrategyOptions.RESTART_STRATEGY, "none"); // a crash would fail the test, not loop
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
         env.setParallelism(2);
-        RollcountJob.build(env, o, RollcountJob.fileSource(o),
+        RollcountJob.build(
+                env,
+                o,
+                RollcountJob.fileSource(o),
                 new RollcountJob.Outputs(RedisSink.fromOptions(o), new DeadLetterFileSink(o.dlq), 1, null));
         return env;
     }
@@ -106,7 +110,8 @@ class RedisErrorsIT {
         for (Map.Entry<String, Long> e : truth.redisKeys(prefix).entrySet()) {
             if (except.contains(e.getKey())) continue;
             String actual = jedis.get(e.getKey());
-            if (!e.getValue().toString().equals(actual)) wrong.put(e.getKey(), "expected " + e.getValue() + " got " + actual);
+            if (!e.getValue().toString().equals(actual))
+                wrong.put(e.getKey(), "expected " + e.getValue() + " got " + actual);
             checked++;
         }
         assertThat(wrong).as("keys with a wrong value of " + checked).isEmpty();
@@ -122,7 +127,8 @@ class RedisErrorsIT {
     }
 
     @Test
-    void foreignKeysAreRejectedOnceEachWhileEveryOtherKeyIsExactAndTheWatermarkStopsAtTheRejectedWindow() throws Exception {
+    void foreignKeysAreRejectedOnceEachWhileEveryOtherKeyIsExactAndTheWatermarkStopsAtTheRejectedWindow()
+            throws Exception {
         GroundTruth truth = writeInput();
         Map<String, Long> expected = truth.redisKeys(redis.prefix);
         Map<String, Set<String>> uniques = truth.uniquesKeys(redis.prefix);
@@ -130,7 +136,11 @@ class RedisErrorsIT {
         String hashAtTotal = redis.prefix + ":{" + counters.get(0) + "}:total";
         String stringAtUniques = redis.prefix + ":{" + counters.get(1) + "}:u:all";
         String windowBase = redis.prefix + ":{" + counters.get(2) + "}:1m:";
-        String hashAtWindow = new TreeSet<>(expected.keySet()).stream().filter(k -> k.startsWith(windowBase)).reduce((a, b) -> b).orElseThrow();
+        String hashAtWindow = new TreeSet<>(expected.keySet())
+                .stream()
+                        .filter(k -> k.startsWith(windowBase))
+                        .reduce((a, b) -> b)
+                        .orElseThrow();
         long rejectedWindowStartMillis = Long.parseLong(hashAtWindow.substring(windowBase.length())) * 1000;
         assertThat(expected).containsKeys(hashAtTotal, hashAtWindow);
         assertThat(uniques).containsKey(stringAtUniques);
@@ -145,18 +155,22 @@ class RedisErrorsIT {
         env.execute("redis-rejected-keys-it");
 
         // each foreign key reported once, though the job wrote the total and u:all many times
-        assertThat(METRICS.sum(RollcountMetrics.REDIS_REJECTED) - rejectedBefore).isEqualTo(3);
+        assertThat(METRICS.sum(RollcountMetrics.REDIS_REJECTED) - rejectedBefore)
+                .isEqualTo(3);
         // the foreign keys as they were
         assertThat(redis.jedis.hgetAll(hashAtTotal)).isEqualTo(Map.of("owner", "someone else"));
         assertThat(redis.jedis.get(stringAtUniques)).isEqualTo("not a HyperLogLog");
         assertThat(redis.jedis.hgetAll(hashAtWindow)).isEqualTo(Map.of("owner", "someone else"));
         // every other key exact, the rejected counters' other keys included
         assertExact(redis.jedis, redis.prefix, truth, Set.of(hashAtTotal, stringAtUniques, hashAtWindow));
-        assertThat(redis.jedis.get(redis.prefix + ":{" + counters.get(0) + "}:1m:" + (START / 60_000 * 60))).isNotNull();
+        assertThat(redis.jedis.get(redis.prefix + ":{" + counters.get(0) + "}:1m:" + (START / 60_000 * 60)))
+                .isNotNull();
         assertThat(uniques).containsKey(redis.prefix + ":{" + counters.get(1) + "}:u:1h:" + (START / 3_600_000 * 3600));
         // not "every window final" (Long.MAX_VALUE): the watermark stopped at the start of the rejected window
-        assertThat(redis.jedis.get(redis.prefix + ":meta:watermark")).isEqualTo(Long.toString(rejectedWindowStartMillis));
-        assertThat(Files.exists(Path.of(o.dlq)) ? Files.readAllLines(Path.of(o.dlq)) : List.of()).isEmpty();
+        assertThat(redis.jedis.get(redis.prefix + ":meta:watermark"))
+                .isEqualTo(Long.toString(rejectedWindowStartMillis));
+        assertThat(Files.exists(Path.of(o.dlq)) ? Files.readAllLines(Path.of(o.dlq)) : List.of())
+                .isEmpty();
     }
 
     @Test
@@ -172,7 +186,9 @@ class RedisErrorsIT {
             long deadline = System.nanoTime() + 60_000_000_000L;
             while (oomErrors(admin) < 5 && System.nanoTime() < deadline) Thread.sleep(50);
             assertThat(oomErrors(admin)).as("OOM replies to the job's writes").isGreaterThanOrEqualTo(5);
-            assertThat(RedisTestSupport.keysOf(admin, prefix)).as("nothing written while Redis is full").isEmpty();
+            assertThat(RedisTestSupport.keysOf(admin, prefix))
+                    .as("nothing written while Redis is full")
+                    .isEmpty();
             assertThat(client.getJobStatus().get()).isEqualTo(JobStatus.RUNNING); // retrying, not failed
 
             admin.configSet("maxmemory", "0"); // room again
@@ -184,7 +200,8 @@ class RedisErrorsIT {
 
     /** OOM error replies the server has sent (Redis 7's INFO errorstats). */
     private static long oomErrors(Jedis admin) {
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("errorstat_OOM:count=(\\d+)").matcher(admin.info("errorstats"));
+        java.util.regex.Matcher m =
+                java.util.regex.Pattern.compile("errorstat_OOM:count=(\\d+)").matcher(admin.info("errorstats"));
         return m.find() ? Long.parseLong(m.group(1)) : 0;
     }
 }

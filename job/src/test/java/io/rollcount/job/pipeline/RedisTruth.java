@@ -57,12 +57,19 @@ final class RedisTruth {
             }
             actual.put(key, Long.parseLong(redis.jedis.get(key)));
         }
-        assertThat(redis.jedis.get(redis.prefix + ":meta:watermark")).as("the watermark after the end of input: every window final")
+        assertThat(redis.jedis.get(redis.prefix + ":meta:watermark"))
+                .as("the watermark after the end of input: every window final")
                 .isEqualTo(Long.toString(Long.MAX_VALUE));
-        assertThat(unexpected.size()).as("keys that should not exist, e.g. " + first(unexpected)).isZero();
+        assertThat(unexpected.size())
+                .as("keys that should not exist, e.g. " + first(unexpected))
+                .isZero();
         assertThat(uniquesSeen).as("every uniques key exists").isEqualTo(uniques.size());
-        assertThat(uniquesDiffering).as("uniques keys (of " + uniquesSeen + ") not byte for byte what PFADD of their users builds").isEmpty();
-        assertThat(wrongExpiry).as("keys with a wrong expiry, of " + windowKeys + " window keys").isEmpty();
+        assertThat(uniquesDiffering)
+                .as("uniques keys (of " + uniquesSeen + ") not byte for byte what PFADD of their users builds")
+                .isEmpty();
+        assertThat(wrongExpiry)
+                .as("keys with a wrong expiry, of " + windowKeys + " window keys")
+                .isEmpty();
         assertThat(windowKeys).isGreaterThan(expected.size() / 2);
         // PFMERGE of a day's hourly keys counts as the daily key does.
         int merged = 0;
@@ -78,7 +85,9 @@ final class RedisTruth {
             String scratch = redis.prefix + ":_merged";
             redis.jedis.del(scratch);
             redis.jedis.pfmerge(scratch, hourly.toArray(String[]::new));
-            assertThat(redis.jedis.pfcount(scratch)).as("PFMERGE of the hours of " + daily).isEqualTo(redis.jedis.pfcount(daily));
+            assertThat(redis.jedis.pfcount(scratch))
+                    .as("PFMERGE of the hours of " + daily)
+                    .isEqualTo(redis.jedis.pfcount(daily));
             redis.jedis.del(scratch);
             merged++;
         }
@@ -87,7 +96,9 @@ final class RedisTruth {
         expected.forEach((k, v) -> {
             if (!v.equals(actual.get(k))) wrong.put(k, "expected " + v + " got " + actual.get(k));
         });
-        assertThat(wrong.size()).as("keys with a wrong value (of " + expected.size() + "), e.g. " + first(wrong.entrySet())).isZero();
+        assertThat(wrong.size())
+                .as("keys with a wrong value (of " + expected.size() + "), e.g. " + first(wrong.entrySet()))
+                .isZero();
     }
 
     /**
@@ -101,12 +112,14 @@ final class RedisTruth {
         byte[] value = j.get(key.getBytes(java.nio.charset.StandardCharsets.UTF_8));
         if (java.util.Arrays.equals(ref, value)) return true;
         if (ref == null || value == null || ref.length != value.length || ref.length < 16) return false;
-        if (!java.util.Arrays.equals(ref, 0, 8, value, 0, 8) || !java.util.Arrays.equals(ref, 16, ref.length, value, 16, value.length)) {
+        if (!java.util.Arrays.equals(ref, 0, 8, value, 0, 8)
+                || !java.util.Arrays.equals(ref, 16, ref.length, value, 16, value.length)) {
             return false;
         }
         j.pfcount(key);
         j.pfcount(reference);
-        return java.util.Arrays.equals(j.get(reference.getBytes(java.nio.charset.StandardCharsets.UTF_8)),
+        return java.util.Arrays.equals(
+                j.get(reference.getBytes(java.nio.charset.StandardCharsets.UTF_8)),
                 j.get(key.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
     }
 
@@ -118,7 +131,8 @@ final class RedisTruth {
      * lists a week after their last write).
      */
     static long expiryOf(String key) {
-        // a sorted set's version key names its sorted set as its hash tag ({@code P:_v:{P:top:...}}): it expires with it
+        // a sorted set's version key names its sorted set as its hash tag ({@code P:_v:{P:top:...}}): it expires with
+        // it
         int tag = key.indexOf(":_v:{");
         if (tag >= 0 && key.endsWith("}")) return expiryOf(key.substring(tag + 5, key.length() - 1));
         int last = key.lastIndexOf(':');
@@ -128,7 +142,8 @@ final class RedisTruth {
         for (Resolution r : Resolution.all()) {
             if (r.label.equals(label) && start.matches("-?\\d+")) return r.expireAtMillis(Long.parseLong(start) * 1000);
         }
-        if (key.contains(":_lease") || key.contains(":_wm:") || key.contains(":_job") || key.contains(":trending:")) return Long.MIN_VALUE;
+        if (key.contains(":_lease") || key.contains(":_wm:") || key.contains(":_job") || key.contains(":trending:"))
+            return Long.MIN_VALUE;
         return -1;
     }
 

@@ -32,33 +32,35 @@ final class TotalsPoller implements AutoCloseable {
 
     /** Polls through clients that {@code connect} makes (a single server's or a Redis Cluster's). */
     TotalsPoller(Supplier<? extends UnifiedJedis> connect, List<String> keys) {
-        thread = new Thread(() -> {
-            UnifiedJedis c = connect.get();
-            try {
-                while (running.get()) {
+        thread = new Thread(
+                () -> {
+                    UnifiedJedis c = connect.get();
                     try {
-                        for (String k : keys) {
-                            String value = c.get(k);
-                            if (value == null) continue;
-                            long v = Long.parseLong(value);
-                            Long before = maxSeen.get(k);
-                            if (before != null && v < before) decreases.add(k + ": " + before + " -> " + v);
-                            if (before == null || v > before) maxSeen.put(k, v);
+                        while (running.get()) {
+                            try {
+                                for (String k : keys) {
+                                    String value = c.get(k);
+                                    if (value == null) continue;
+                                    long v = Long.parseLong(value);
+                                    Long before = maxSeen.get(k);
+                                    if (before != null && v < before) decreases.add(k + ": " + before + " -> " + v);
+                                    if (before == null || v > before) maxSeen.put(k, v);
+                                }
+                                polls.incrementAndGet();
+                            } catch (RuntimeException e) {
+                                errors.incrementAndGet();
+                                c.close();
+                                c = connect.get();
+                            }
+                            Thread.sleep(20);
                         }
-                        polls.incrementAndGet();
-                    } catch (RuntimeException e) {
-                        errors.incrementAndGet();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    } finally {
                         c.close();
-                        c = connect.get();
                     }
-                    Thread.sleep(20);
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            } finally {
-                c.close();
-            }
-        }, "totals-poller");
+                },
+                "totals-poller");
         thread.setDaemon(true);
         thread.start();
     }

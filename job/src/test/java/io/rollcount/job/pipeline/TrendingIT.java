@@ -25,8 +25,6 @@ import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import org.apache.flink.api.connector.sink2.Sink;
-import org.apache.flink.api.connector.sink2.SinkWriter;
-import org.apache.flink.api.connector.sink2.WriterInitContext;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.configuration.StateRecoveryOptions;
@@ -49,7 +47,8 @@ import redis.clients.jedis.resps.Tuple;
  * the same lists.
  */
 public class TrendingIT {
-    private static final long START = io.rollcount.job.support.RecentTime.HOUR_START; // keys expire at window end + retention
+    private static final long START =
+            io.rollcount.job.support.RecentTime.HOUR_START; // keys expire at window end + retention
     private static final long SPAN = Duration.ofMinutes(90).toMillis();
     private static final long HALF_LIFE = Duration.ofMinutes(10).toMillis();
     private static final int TOPK = 100;
@@ -93,7 +92,7 @@ public class TrendingIT {
             long ts = START + (long) ((double) i * SPAN / n) - rnd.nextInt(2_000);
             double u = rnd.nextDouble();
             int k = 0;
-            for (double acc = SHARES[0]; u > acc && k < SHARES.length - 1; acc += SHARES[++k]) { }
+            for (double acc = SHARES[0]; u > acc && k < SHARES.length - 1; acc += SHARES[++k]) {}
             int rank = java.util.Arrays.binarySearch(zipf[k], rnd.nextDouble());
             rank = Math.min(SIZES[k] - 1, rank < 0 ? -rank - 1 : rank);
             boolean late = ts - START > 2 * SPAN / 3;
@@ -137,7 +136,8 @@ public class TrendingIT {
             for (Resolution r : new Resolution[] {Resolution.M1, Resolution.H1, Resolution.D1}) {
                 long start = r.windowStart(e.ts) / 1000;
                 for (String n : new String[] {ns(e.counter), "_all"}) {
-                    sums.computeIfAbsent(n + ":" + r.label + ":" + start, k -> new HashMap<>()).merge(e.counter, e.delta, Long::sum);
+                    sums.computeIfAbsent(n + ":" + r.label + ":" + start, k -> new HashMap<>())
+                            .merge(e.counter, e.delta, Long::sum);
                 }
             }
         }
@@ -145,8 +145,10 @@ public class TrendingIT {
         sums.forEach((key, m) -> {
             LinkedHashMap<String, Long> top = new LinkedHashMap<>();
             m.entrySet().stream()
-                    .sorted(Comparator.<Map.Entry<String, Long>>comparingLong(x -> -x.getValue()).thenComparing(Map.Entry::getKey))
-                    .limit(TOPK).forEach(x -> top.put(x.getKey(), x.getValue()));
+                    .sorted(Comparator.<Map.Entry<String, Long>>comparingLong(x -> -x.getValue())
+                            .thenComparing(Map.Entry::getKey))
+                    .limit(TOPK)
+                    .forEach(x -> top.put(x.getKey(), x.getValue()));
             tops.put(key, top);
         });
         return tops;
@@ -176,7 +178,11 @@ public class TrendingIT {
     }
 
     private static void build(StreamExecutionEnvironment env, JobOptions o, Sink<RedisWrite> sink) {
-        RollcountJob.build(env, o, RollcountJob.fileSource(o), new RollcountJob.Outputs(sink, new DeadLetterFileSink(o.dlq), 1, null));
+        RollcountJob.build(
+                env,
+                o,
+                RollcountJob.fileSource(o),
+                new RollcountJob.Outputs(sink, new DeadLetterFileSink(o.dlq), 1, null));
     }
 
     /** A trending list as Redis holds it, best first, and the time it reflects (its version). */
@@ -194,28 +200,43 @@ public class TrendingIT {
      * first, and the list is the true top K. Returns the largest relative score error.
      */
     static double assertTrending(RedisTestSupport r, List<Ev> events) {
-        long latestBucket = events.stream().mapToLong(e -> Resolution.S5.windowStart(e.ts)).max().orElseThrow();
+        long latestBucket = events.stream()
+                .mapToLong(e -> Resolution.S5.windowStart(e.ts))
+                .max()
+                .orElseThrow();
         double worst = 0;
         Map<String, Double> truth = null;
         for (String n : new String[] {"post", "video", "user", "tail", "_all"}) {
             Trending t = trending(r, n);
-            assertThat(t.at).as("a bounded run's lists are decayed to the end of its last 5 s bucket").isEqualTo(latestBucket + 4_999);
+            assertThat(t.at)
+                    .as("a bounded run's lists are decayed to the end of its last 5 s bucket")
+                    .isEqualTo(latestBucket + 4_999);
             if (truth == null) truth = decayed(events, t.at);
             List<Double> expected = truth.entrySet().stream()
                     .filter(e -> n.equals("_all") || ns(e.getKey()).equals(n))
-                    .map(Map.Entry::getValue).sorted(Comparator.reverseOrder()).toList();
+                    .map(Map.Entry::getValue)
+                    .sorted(Comparator.reverseOrder())
+                    .toList();
             int k = Math.min(TOPK, expected.size());
             assertThat(t.items).as("length of the trending list of " + n).hasSize(k);
             double kth = expected.get(k - 1);
             double previous = Double.POSITIVE_INFINITY;
             for (Tuple item : t.items) {
                 Double s = truth.get(item.getElement());
-                assertThat(s).as("a trending counter of " + n + " that had positive deltas: " + item.getElement()).isNotNull();
-                assertThat(n.equals("_all") || ns(item.getElement()).equals(n)).as(item.getElement() + " in " + n).isTrue();
+                assertThat(s)
+                        .as("a trending counter of " + n + " that had positive deltas: " + item.getElement())
+                        .isNotNull();
+                assertThat(n.equals("_all") || ns(item.getElement()).equals(n))
+                        .as(item.getElement() + " in " + n)
+                        .isTrue();
                 double err = Math.abs(item.getScore() - s) / s;
                 worst = Math.max(worst, err);
-                assertThat(err).as("relative score error of " + item.getElement()).isLessThan(1e-9);
-                assertThat(s).as(item.getElement() + " belongs in the top " + k + " of " + n).isGreaterThanOrEqualTo(kth * (1 - 1e-9));
+                assertThat(err)
+                        .as("relative score error of " + item.getElement())
+                        .isLessThan(1e-9);
+                assertThat(s)
+                        .as(item.getElement() + " belongs in the top " + k + " of " + n)
+                        .isGreaterThanOrEqualTo(kth * (1 - 1e-9));
                 assertThat(item.getScore()).as("best first").isLessThanOrEqualTo(previous);
                 previous = item.getScore();
             }
@@ -248,22 +269,29 @@ public class TrendingIT {
             }
             Map<String, Long> got = new HashMap<>();
             for (Tuple t : actual) got.put(t.getElement(), (long) t.getScore());
-            for (Map.Entry<String, Long> m : e.getValue().entrySet()) if (m.getValue().equals(got.get(m.getKey()))) found++;
+            for (Map.Entry<String, Long> m : e.getValue().entrySet())
+                if (m.getValue().equals(got.get(m.getKey()))) found++;
             if (!got.equals(e.getValue())) wrong.add(e.getKey() + " expected " + e.getValue() + " got " + got);
         }
         for (RedisTestSupport r : stores) {
             for (String key : r.keys()) {
-                if (key.startsWith(r.prefix + ":top:") && !expected.containsKey(key.substring((r.prefix + ":top:").length()))) {
+                if (key.startsWith(r.prefix + ":top:")
+                        && !expected.containsKey(key.substring((r.prefix + ":top:").length()))) {
                     wrong.add("unexpected key " + key);
                 }
             }
         }
-        assertThat(wrong).as("window top-K keys that are wrong (of " + expected.size() + ")").isEmpty();
+        assertThat(wrong)
+                .as("window top-K keys that are wrong (of " + expected.size() + ")")
+                .isEmpty();
         if (checkTtl) {
             RedisTestSupport r = stores.get(0);
             for (Resolution res : new Resolution[] {Resolution.M1, Resolution.H1, Resolution.D1}) {
-                String key = expected.keySet().stream().filter(k -> k.startsWith("post:" + res.label + ":")).findFirst()
-                        .map(k -> r.prefix + ":top:" + k).orElseThrow();
+                String key = expected.keySet().stream()
+                        .filter(k -> k.startsWith("post:" + res.label + ":"))
+                        .findFirst()
+                        .map(k -> r.prefix + ":top:" + k)
+                        .orElseThrow();
                 long start = Long.parseLong(key.substring(key.lastIndexOf(':') + 1)) * 1000;
                 assertThat(r.jedis.pexpireTime(key)).as("expiry of " + key).isEqualTo(res.expireAtMillis(start));
             }
@@ -290,10 +318,14 @@ public class TrendingIT {
         // Decay matters: the all-time leader of "post" is not its trending leader.
         Map<String, Long> totals = new HashMap<>();
         events.forEach(e -> totals.merge(e.counter, e.delta, Long::sum));
-        String allTimeLeader = totals.entrySet().stream().filter(e -> e.getKey().startsWith("post:"))
-                .max(Map.Entry.comparingByValue()).orElseThrow().getKey();
+        String allTimeLeader = totals.entrySet().stream()
+                .filter(e -> e.getKey().startsWith("post:"))
+                .max(Map.Entry.comparingByValue())
+                .orElseThrow()
+                .getKey();
         assertThat(trending(r, "post").items.get(0).getElement()).isNotEqualTo(allTimeLeader);
-        System.out.printf("TrendingIT bounded run: %d events in %d ms; trending max relative score error %.2e; window top-K recall %.4f%n",
+        System.out.printf(
+                "TrendingIT bounded run: %d events in %d ms; trending max relative score error %.2e; window top-K recall %.4f%n",
                 events.size(), ms, worst, recall);
     }
 
@@ -315,7 +347,10 @@ public class TrendingIT {
         JobOptions o = options(input, first);
         StreamExecutionEnvironment env = environment(o, 2, null);
         FailureInjection.reset(FailureInjection.Place.NONE, false);
-        RollcountJob.build(env, o, new GatedSource<>(RollcountJob.fileSource(o), events.size() / 6),
+        RollcountJob.build(
+                env,
+                o,
+                new GatedSource<>(RollcountJob.fileSource(o), events.size() / 6),
                 new RollcountJob.Outputs(RedisSink.fromOptions(o), new DeadLetterFileSink(o.dlq), 1, null));
         JobClient job = env.executeAsync("trending-savepoint-p2");
         long stopAt = START + SPAN / 4;
@@ -323,11 +358,16 @@ public class TrendingIT {
         while (true) {
             String wm = first.jedis.get(first.prefix + ":meta:watermark");
             if (wm != null && Long.parseLong(wm) >= stopAt) break;
-            assertThat(job.getJobStatus().get().isGloballyTerminalState()).as("the job still runs").isFalse();
-            assertThat(System.currentTimeMillis()).as("the watermark reaches a third of the stream").isLessThan(deadline);
+            assertThat(job.getJobStatus().get().isGloballyTerminalState())
+                    .as("the job still runs")
+                    .isFalse();
+            assertThat(System.currentTimeMillis())
+                    .as("the watermark reaches a third of the stream")
+                    .isLessThan(deadline);
             Thread.sleep(20);
         }
-        String savepoint = job.stopWithSavepoint(false, dir.resolve("savepoints").toUri().toString(), SavepointFormatType.CANONICAL)
+        String savepoint = job.stopWithSavepoint(
+                        false, dir.resolve("savepoints").toUri().toString(), SavepointFormatType.CANONICAL)
                 .get(120, TimeUnit.SECONDS);
         String wmAtStop = first.jedis.get(first.prefix + ":meta:watermark");
         assertThat(Long.parseLong(wmAtStop)).as("stopped mid-stream").isLessThan(START + SPAN - 60_000);
@@ -344,25 +384,30 @@ public class TrendingIT {
             // It really resumed: the first minute closed before the savepoint, so only part 1 wrote its top-K.
             String firstMinute = ":top:post:1m:" + START / 1000;
             assertThat(first.jedis.exists(first.prefix + firstMinute)).isTrue();
-            assertThat(rest.jedis.exists(rest.prefix + firstMinute)).as("restored from the savepoint, not started afresh").isFalse();
+            assertThat(rest.jedis.exists(rest.prefix + firstMinute))
+                    .as("restored from the savepoint, not started afresh")
+                    .isFalse();
             double worst = assertTrending(rest, events);
             double recall = assertWindowTops(List.of(rest, first), events, false);
             assertThat(recall).isEqualTo(1.0);
             Map<String, Trending> byNs = new HashMap<>();
             for (String n : new String[] {"post", "video", "user", "tail", "_all"}) byNs.put(n, trending(rest, n));
             lists.put(p, byNs);
-            System.out.printf("TrendingIT restored at parallelism %d from a savepoint at parallelism 2 (watermark %s): "
-                    + "trending max relative score error %.2e; window top-K recall %.4f%n", p, wmAtStop, worst, recall);
+            System.out.printf(
+                    "TrendingIT restored at parallelism %d from a savepoint at parallelism 2 (watermark %s): "
+                            + "trending max relative score error %.2e; window top-K recall %.4f%n",
+                    p, wmAtStop, worst, recall);
         }
         for (String n : lists.get(1).keySet()) {
             Trending a = lists.get(1).get(n);
             Trending b = lists.get(3).get(n);
             assertThat(b.at).isEqualTo(a.at);
-            assertThat(b.items.stream().map(Tuple::getElement).toList()).as("order of " + n)
+            assertThat(b.items.stream().map(Tuple::getElement).toList())
+                    .as("order of " + n)
                     .isEqualTo(a.items.stream().map(Tuple::getElement).toList());
             for (int i = 0; i < a.items.size(); i++) {
-                assertThat(b.items.get(i).getScore()).isCloseTo(a.items.get(i).getScore(),
-                        org.assertj.core.data.Percentage.withPercentage(1e-7));
+                assertThat(b.items.get(i).getScore())
+                        .isCloseTo(a.items.get(i).getScore(), org.assertj.core.data.Percentage.withPercentage(1e-7));
             }
         }
     }

@@ -65,9 +65,15 @@ class PoliciesFileTest {
         assertThat(video).isSameAs(p.defaults());
         assertThat(video.resolutionMask()).isEqualTo(NamespacePolicy.ALL_RESOLUTIONS);
         assertThat(video.uniquesMask).isEqualTo(NamespacePolicy.DEFAULT_UNIQUES);
-        for (Resolution r : Resolution.all()) assertThat(video.retentionMillis(r)).isEqualTo(r.ttlMillis);
-        assertThat(p.describe()).hasSize(5).anySatisfy(l -> assertThat(l).contains("rule 3 'api*'")
-                .contains("resolutions 5s,1m; retention 5s 2h, 1m 1d; uniques off; trending off; topk off; dedup off"));
+        for (Resolution r : Resolution.all())
+            assertThat(video.retentionMillis(r)).isEqualTo(r.ttlMillis);
+        assertThat(p.describe())
+                .hasSize(5)
+                .anySatisfy(
+                        l -> assertThat(l)
+                                .contains("rule 3 'api*'")
+                                .contains(
+                                        "resolutions 5s,1m; retention 5s 2h, 1m 1d; uniques off; trending off; topk off; dedup off"));
         assertThat(p.maxDedupMillis()).isEqualTo(7 * DAY);
     }
 
@@ -128,20 +134,28 @@ class PoliciesFileTest {
         try (ObjectInputStream in = new ObjectInputStream(new ByteArrayInputStream(bytes.toByteArray()))) {
             q = (Policies) in.readObject();
         }
-        assertThat(q.forNamespace("ads").describe()).isEqualTo(p.forNamespace("ads").describe());
+        assertThat(q.forNamespace("ads").describe())
+                .isEqualTo(p.forNamespace("ads").describe());
         assertThat(q.forNamespace("x").describe()).isEqualTo(p.defaults().describe());
     }
 
     @Test
     void everyMistakeIsOneLineNamingTheFileTheRuleAndTheField() {
-        assertThat(error("- match: ad\n  resolution: [1m]\n")).isEqualTo(
-                "p.yaml: rule 1 (line 2): field 'resolution': unknown field; a rule has match, resolutions, retention, uniques, trending, topk, dedup");
+        assertThat(error("- match: ad\n  resolution: [1m]\n"))
+                .isEqualTo(
+                        "p.yaml: rule 1 (line 2): field 'resolution': unknown field; a rule has match, resolutions, retention, uniques, trending, topk, dedup");
         assertThat(error("- match: ad\n- match: post\n  resolutions: [1m, 2m]\n"))
                 .startsWith("p.yaml: rule 2 (line 3): field 'resolutions': unknown resolution '2m'");
-        assertThat(error("- match: ad\n  resolutions: [1m, 1m]\n")).contains("rule 1").contains("field 'resolutions'").contains("twice");
-        assertThat(error("- match: ad\n  retention: {1h: 3x}\n")).contains("rule 1 (line 2): field 'retention.1h': unknown duration '3x'");
-        assertThat(error("- match: ad\n  retention: {7m: 3d}\n")).contains("field 'retention': unknown resolution '7m'");
-        assertThat(error("- match: ad\n  resolutions: [1m]\n  retention: {5s: 3d}\n")).contains("field 'retention'")
+        assertThat(error("- match: ad\n  resolutions: [1m, 1m]\n"))
+                .contains("rule 1")
+                .contains("field 'resolutions'")
+                .contains("twice");
+        assertThat(error("- match: ad\n  retention: {1h: 3x}\n"))
+                .contains("rule 1 (line 2): field 'retention.1h': unknown duration '3x'");
+        assertThat(error("- match: ad\n  retention: {7m: 3d}\n"))
+                .contains("field 'retention': unknown resolution '7m'");
+        assertThat(error("- match: ad\n  resolutions: [1m]\n  retention: {5s: 3d}\n"))
+                .contains("field 'retention'")
                 .contains("'5s' is neither among the rule's resolutions nor its uniques");
         assertThat(error("- match: ad\n  dedup: forever\n")).contains("field 'dedup': unknown duration 'forever'");
         assertThat(error("- match: ad\n  dedup: 0s\n")).contains("field 'dedup': '0s' is shorter than 1s");
@@ -149,40 +163,52 @@ class PoliciesFileTest {
         assertThat(error("- match: ad\n  topk: 0\n")).contains("field 'topk': '0': expected 1 to 10000");
         assertThat(error("- match: ad\n  topk: many\n")).contains("field 'topk'");
         assertThat(error("- match: ad\n  trending: sometimes\n")).contains("field 'trending': expected true or false");
-        assertThat(error("- match: \"\"\n")).isEqualTo("p.yaml: rule 1 (line 1): field 'match': empty: give a namespace or a glob such as 'ad*'");
+        assertThat(error("- match: \"\"\n"))
+                .isEqualTo("p.yaml: rule 1 (line 1): field 'match': empty: give a namespace or a glob such as 'ad*'");
         assertThat(error("- match:\n  topk: 3\n")).contains("rule 1").contains("field 'match'");
-        assertThat(error("- topk: 3\n")).isEqualTo("p.yaml: rule 1 (line 1): field 'match': missing: every rule needs a namespace or a glob such as 'ad*'");
+        assertThat(error("- topk: 3\n"))
+                .isEqualTo(
+                        "p.yaml: rule 1 (line 1): field 'match': missing: every rule needs a namespace or a glob such as 'ad*'");
         assertThat(error("- match: 'ad:1'\n")).contains("field 'match'").contains("':'");
         assertThat(error("- match: ad\n- 3\n")).startsWith("p.yaml: rule 2 (line 2): expected a mapping");
-        assertThat(error("- match: ad\n  match: post\n")).isEqualTo("p.yaml: rule 1 (line 2): field 'match': given twice");
+        assertThat(error("- match: ad\n  match: post\n"))
+                .isEqualTo("p.yaml: rule 1 (line 2): field 'match': given twice");
     }
 
     @Test
     void aRuleThatCanNeverMatchIsRefused() {
-        assertThat(error("- match: '*'\n- match: post\n")).isEqualTo(
-                "p.yaml: rule 2 (line 2): field 'match': 'post' can never match: rule 1 ('*') comes first and matches every namespace it does");
-        assertThat(error("- match: post\n- match: ad\n- match: post\n")).startsWith("p.yaml: rule 3 (line 3): field 'match'")
+        assertThat(error("- match: '*'\n- match: post\n"))
+                .isEqualTo(
+                        "p.yaml: rule 2 (line 2): field 'match': 'post' can never match: rule 1 ('*') comes first and matches every namespace it does");
+        assertThat(error("- match: post\n- match: ad\n- match: post\n"))
+                .startsWith("p.yaml: rule 3 (line 3): field 'match'")
                 .contains("rule 1 ('post')");
-        assertThat(error("- match: 'ad*'\n- match: 'ads*'\n")).contains("rule 2").contains("rule 1 ('ad*')");
+        assertThat(error("- match: 'ad*'\n- match: 'ads*'\n"))
+                .contains("rule 2")
+                .contains("rule 1 ('ad*')");
         assertThat(error("- match: 'a?'\n- match: 'ab'\n")).contains("rule 2");
         assertThat(error("- match: 'a*'\n- match: 'a?b*'\n")).contains("rule 2");
         // a narrower rule first, or rules that overlap only in part, are fine
         parse("- match: ads\n- match: 'ad*'\n- match: '*s'\n- match: 'a?'\n- match: '*'\n");
-        assertThatThrownBy(() -> parse("- match: 'a?'\n- match: 'a*'\n- match: 'ab'\n")).hasMessageContaining("rule 3");
+        assertThatThrownBy(() -> parse("- match: 'a?'\n- match: 'a*'\n- match: 'ab'\n"))
+                .hasMessageContaining("rule 3");
     }
 
     @Test
     void aFileThatIsNotAListOfRulesIsRefused() throws Exception {
         assertThat(error("- match: [ad\n")).startsWith("p.yaml: not YAML: ").contains("line ");
-        assertThat(error("match: ad\n")).isEqualTo("p.yaml: expected a YAML list of rules (- match: ...), found a mapping (line 1)");
+        assertThat(error("match: ad\n"))
+                .isEqualTo("p.yaml: expected a YAML list of rules (- match: ...), found a mapping (line 1)");
         assertThat(error("")).startsWith("p.yaml: holds no rules");
         assertThat(error("[]")).startsWith("p.yaml: holds no rules");
         assertThat(error("\t- match: ad")).startsWith("p.yaml: not YAML");
         Path binary = dir.resolve("b.yaml");
         Files.write(binary, new byte[] {(byte) 0xff, (byte) 0xfe, 0, 1, 2});
-        assertThatThrownBy(() -> PoliciesFile.load(binary, 100, DEDUP)).isInstanceOf(PoliciesException.class)
+        assertThatThrownBy(() -> PoliciesFile.load(binary, 100, DEDUP))
+                .isInstanceOf(PoliciesException.class)
                 .hasMessageStartingWith(binary + ": ");
-        assertThatThrownBy(() -> PoliciesFile.load(dir.resolve("missing.yaml"), 100, DEDUP)).isInstanceOf(PoliciesException.class)
+        assertThatThrownBy(() -> PoliciesFile.load(dir.resolve("missing.yaml"), 100, DEDUP))
+                .isInstanceOf(PoliciesException.class)
                 .hasMessageStartingWith(dir.resolve("missing.yaml") + ": cannot read the policies file");
     }
 

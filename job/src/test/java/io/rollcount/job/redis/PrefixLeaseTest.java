@@ -40,8 +40,12 @@ class PrefixLeaseTest {
     }
 
     private RedisSink sink(String token) {
-        return RedisSink.builder().setUrl(RedisTestSupport.SHARED_URL).setKeyPrefix(prefix).setRetryTimeout(Duration.ofSeconds(5))
-                .build().holdingLease(token);
+        return RedisSink.builder()
+                .setUrl(RedisTestSupport.SHARED_URL)
+                .setKeyPrefix(prefix)
+                .setRetryTimeout(Duration.ofSeconds(5))
+                .build()
+                .holdingLease(token);
     }
 
     private RedisWrite total(String counter, long value) {
@@ -66,13 +70,17 @@ class PrefixLeaseTest {
         RedisSinkWriter b = (RedisSinkWriter) sink("job-b").createWriter(new TestWriterContext());
         assertThatThrownBy(() -> writeAndFlush(b, total("b", 5)))
                 .isInstanceOf(SuppressRestartsException.class)
-                .rootCause().hasMessage("key prefix '" + prefix + "' is in use by another job (lease " + prefix
+                .rootCause()
+                .hasMessage("key prefix '" + prefix + "' is in use by another job (lease " + prefix
                         + ":_lease held by job-a): stop that job, or give this one its own --redis.key-prefix");
         b.close();
-        assertThat(redis.exists(keys.total("b"))).as("the refused writer wrote nothing").isFalse();
+        assertThat(redis.exists(keys.total("b")))
+                .as("the refused writer wrote nothing")
+                .isFalse();
         assertThat(redis.get(keys.lease())).as("and left the lease alone").isEqualTo("job-a");
         assertThat(guard.refusal(redis, false, true, "job-c", "--resume PATH"))
-                .isEqualTo("key prefix '" + prefix + "' is in use by a running job (lease " + prefix + ":_lease, renewed every 5 s, gone 30 s"
+                .isEqualTo("key prefix '" + prefix + "' is in use by a running job (lease " + prefix
+                        + ":_lease, renewed every 5 s, gone 30 s"
                         + " after that job stops): stop it, or give this job its own --redis.key-prefix");
 
         a.close();
@@ -97,7 +105,9 @@ class PrefixLeaseTest {
     @Test
     void aRestoredWriterTakesItsLeaseBackWithTheTokenOfItsState() throws Exception {
         redis.set(keys.lease(), "job-a"); // the run it continues died holding it
-        RedisSinkWriter r = (RedisSinkWriter) sink("new-graph-token").restoreWriter(new TestWriterContext(), List.of(new RedisWriterState("job-a", Long.MAX_VALUE, List.of())));
+        RedisSinkWriter r = (RedisSinkWriter) sink("new-graph-token")
+                .restoreWriter(
+                        new TestWriterContext(), List.of(new RedisWriterState("job-a", Long.MAX_VALUE, List.of())));
         long t0 = System.nanoTime();
         writeAndFlush(r, total("a", 3));
         assertThat(System.nanoTime() - t0).as("no wait").isLessThan(5_000_000_000L);
@@ -122,23 +132,34 @@ class PrefixLeaseTest {
         JobOptions o = new JobOptions();
         o.redis = RedisTestSupport.SHARED_URL;
         o.redisKeyPrefix = prefix;
-        assertThat(RollcountJob.checkPrefix(o, false, "flink run -s PATH")).as("a prefix never used").isNull();
+        assertThat(RollcountJob.checkPrefix(o, false, "flink run -s PATH"))
+                .as("a prefix never used")
+                .isNull();
 
         redis.set(keys.total("a"), "1000");
         redis.set(keys.watermark(), "123");
         redis.set(keys.trending("_all"), "x");
         redis.set(prefix + "x:{a}:total", "5"); // another prefix that begins the same
         String refusal = RollcountJob.checkPrefix(o, false, "flink run -s PATH");
-        assertThat(refusal).isEqualTo("key prefix '" + prefix + "' holds the counts of an earlier job (" + prefix + ":meta:watermark exists)"
-                + " and this job would start empty: its smaller totals would never replace the larger ones. Resume that job (flink run -s PATH),"
-                + " choose a new --redis.key-prefix, or give --fresh to delete the prefix's keys and count from zero");
-        assertThat(RollcountJob.checkPrefix(o, true, "flink run -s PATH")).as("restoring").isNull();
+        assertThat(refusal)
+                .isEqualTo(
+                        "key prefix '" + prefix + "' holds the counts of an earlier job (" + prefix
+                                + ":meta:watermark exists)"
+                                + " and this job would start empty: its smaller totals would never replace the larger ones. Resume that job (flink run -s PATH),"
+                                + " choose a new --redis.key-prefix, or give --fresh to delete the prefix's keys and count from zero");
+        assertThat(RollcountJob.checkPrefix(o, true, "flink run -s PATH"))
+                .as("restoring")
+                .isNull();
         assertThat(redis.get(keys.total("a"))).isEqualTo("1000");
 
         o.fresh = true;
         assertThat(RollcountJob.checkPrefix(o, false, "flink run -s PATH")).isNull();
-        assertThat(RedisTestSupport.keysOf(redis, prefix)).as("--fresh deleted the prefix's keys").isEmpty();
-        assertThat(redis.get(prefix + "x:{a}:total")).as("and no other prefix's").isEqualTo("5");
+        assertThat(RedisTestSupport.keysOf(redis, prefix))
+                .as("--fresh deleted the prefix's keys")
+                .isEmpty();
+        assertThat(redis.get(prefix + "x:{a}:total"))
+                .as("and no other prefix's")
+                .isEqualTo("5");
         redis.del(prefix + "x:{a}:total");
     }
 }

@@ -53,9 +53,16 @@ class RedisEndpointTest {
     @Test
     void invalidUrlsNameTheSettingAndHideThePassword() {
         String[] bad = {
-            "http://u:" + SECRET + "@h:1", "redis://u:" + SECRET + "@h:port", "redis://u:" + SECRET + "@h:0",
-            "redis://u:" + SECRET + "@h:1/db", "redis://u:" + SECRET + "@:1", "redis://u:" + SECRET + "@h:1?ssl=true",
-            "redis://u:" + SECRET + "@[::1:1", "redis://u:" + SECRET + "%zz@h", "", "127.0.0.1:6379"
+            "http://u:" + SECRET + "@h:1",
+            "redis://u:" + SECRET + "@h:port",
+            "redis://u:" + SECRET + "@h:0",
+            "redis://u:" + SECRET + "@h:1/db",
+            "redis://u:" + SECRET + "@:1",
+            "redis://u:" + SECRET + "@h:1?ssl=true",
+            "redis://u:" + SECRET + "@[::1:1",
+            "redis://u:" + SECRET + "%zz@h",
+            "",
+            "127.0.0.1:6379"
         };
         for (String url : bad) {
             assertThatThrownBy(() -> RedisEndpoint.parse(url))
@@ -72,18 +79,31 @@ class RedisEndpointTest {
     void passwordFromFileOrEnvironment(@TempDir Path dir) throws Exception {
         Path file = dir.resolve("pw");
         Files.writeString(file, SECRET + "\n");
-        RedisEndpoint e = RedisEndpoint.builder().setUrl("redis://writer@h:1").setPasswordFile(file).build();
+        RedisEndpoint e = RedisEndpoint.builder()
+                .setUrl("redis://writer@h:1")
+                .setPasswordFile(file)
+                .build();
         assertThat(e.hasPassword()).isTrue();
         assertThat(e.redact(SECRET)).isEqualTo("***");
         assertThat(e.toString()).isEqualTo("redis://writer:***@h:1");
 
-        assertThatThrownBy(() -> RedisEndpoint.builder().setUrl("redis://writer:x@h:1").setPasswordFile(file).build())
+        assertThatThrownBy(() -> RedisEndpoint.builder()
+                        .setUrl("redis://writer:x@h:1")
+                        .setPasswordFile(file)
+                        .build())
                 .hasMessageStartingWith("--redis.password-file");
         Path empty = dir.resolve("empty");
         Files.writeString(empty, "\n");
-        assertThatThrownBy(() -> RedisEndpoint.builder().setUrl("redis://h:1").setPasswordFile(empty).build())
-                .hasMessageStartingWith("--redis.password-file").hasMessageContaining("empty");
-        assertThatThrownBy(() -> RedisEndpoint.builder().setUrl("redis://h:1").setPasswordFile(dir.resolve("missing")).build())
+        assertThatThrownBy(() -> RedisEndpoint.builder()
+                        .setUrl("redis://h:1")
+                        .setPasswordFile(empty)
+                        .build())
+                .hasMessageStartingWith("--redis.password-file")
+                .hasMessageContaining("empty");
+        assertThatThrownBy(() -> RedisEndpoint.builder()
+                        .setUrl("redis://h:1")
+                        .setPasswordFile(dir.resolve("missing"))
+                        .build())
                 .hasMessageStartingWith("--redis.password-file");
 
         JobOptions options = new JobOptions();
@@ -92,7 +112,9 @@ class RedisEndpointTest {
         assertThat(fromEnv.hasPassword()).isTrue();
         assertThat(fromEnv.redact(SECRET)).isEqualTo("***");
         options.redisPasswordFile = file.toString();
-        assertThat(RedisEndpoint.fromOptions(options, Map.of(RedisEndpoint.PASSWORD_ENV, "other")).redact(SECRET)).isEqualTo("***");
+        assertThat(RedisEndpoint.fromOptions(options, Map.of(RedisEndpoint.PASSWORD_ENV, "other"))
+                        .redact(SECRET))
+                .isEqualTo("***");
         options.redis = "redis://writer:" + SECRET + "@h:1";
         options.redisPasswordFile = null;
         RedisEndpoint urlWins = RedisEndpoint.fromOptions(options, Map.of(RedisEndpoint.PASSWORD_ENV, "other"));
@@ -124,47 +146,80 @@ class RedisEndpointTest {
     @Test
     void sinkBuilderNamesTheSettingAtFault() {
         assertThatThrownBy(() -> RedisSink.builder().build()).hasMessageStartingWith("--redis");
-        assertThatThrownBy(() -> RedisSink.builder().setUrl("redis://h").setKeyPrefix("a{b").build())
+        assertThatThrownBy(() -> RedisSink.builder()
+                        .setUrl("redis://h")
+                        .setKeyPrefix("a{b")
+                        .build())
                 .hasMessageStartingWith("--redis.key-prefix");
-        assertThatThrownBy(() -> RedisSink.builder().setUrl("redis://h").setRetryTimeout(Duration.ofSeconds(-1)).build())
+        assertThatThrownBy(() -> RedisSink.builder()
+                        .setUrl("redis://h")
+                        .setRetryTimeout(Duration.ofSeconds(-1))
+                        .build())
                 .hasMessageStartingWith("--redis.retry-timeout");
-        assertThatThrownBy(() -> RedisSink.builder().setUrl("redis://h").setMaxBufferedKeys(0).build())
+        assertThatThrownBy(() -> RedisSink.builder()
+                        .setUrl("redis://h")
+                        .setMaxBufferedKeys(0)
+                        .build())
                 .hasMessageContaining("maxBufferedKeys");
-        assertThatThrownBy(() -> RedisSink.builder().setUrl("redis://h").setFlushInterval(Duration.ZERO).build())
+        assertThatThrownBy(() -> RedisSink.builder()
+                        .setUrl("redis://h")
+                        .setFlushInterval(Duration.ZERO)
+                        .build())
                 .hasMessageContaining("flushInterval");
     }
 
     @Test
     void aClusterSeedListTakesTheFirstNodesCredentialsAndNoDatabase() throws Exception {
-        RedisEndpoint e = RedisEndpoint.builder().setCluster(true)
-                .setUrl("rediss://writer:" + SECRET + "@a.example:7000,b.example:7001,rediss://[::1]:7002").build();
+        RedisEndpoint e = RedisEndpoint.builder()
+                .setCluster(true)
+                .setUrl("rediss://writer:" + SECRET + "@a.example:7000,b.example:7001,rediss://[::1]:7002")
+                .build();
         assertThat(e.cluster()).isTrue();
         assertThat(e.seeds()).containsExactly("a.example:7000", "b.example:7001", "[::1]:7002");
         assertThat(e.tls()).isTrue();
         assertThat(e.user()).isEqualTo("writer");
-        assertThat(e.toString()).isEqualTo("rediss://writer:***@a.example:7000,b.example:7001,[::1]:7002").doesNotContain(SECRET);
+        assertThat(e.toString())
+                .isEqualTo("rediss://writer:***@a.example:7000,b.example:7001,[::1]:7002")
+                .doesNotContain(SECRET);
         // what a TaskManager receives
         java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
         try (java.io.ObjectOutputStream out = new java.io.ObjectOutputStream(bytes)) {
             out.writeObject(e);
         }
-        try (java.io.ObjectInputStream in = new java.io.ObjectInputStream(new java.io.ByteArrayInputStream(bytes.toByteArray()))) {
+        try (java.io.ObjectInputStream in =
+                new java.io.ObjectInputStream(new java.io.ByteArrayInputStream(bytes.toByteArray()))) {
             RedisEndpoint back = (RedisEndpoint) in.readObject();
             assertThat(back).isEqualTo(e);
             assertThat(back.seeds()).isEqualTo(e.seeds());
         }
         // a cluster endpoint: one counter per script call
-        assertThat(RedisSink.builder().setEndpoint(e).setCountersPerCall(64).build().countersPerCall).isEqualTo(1);
+        assertThat(RedisSink.builder().setEndpoint(e).setCountersPerCall(64).build().countersPerCall)
+                .isEqualTo(1);
 
-        assertThatThrownBy(() -> RedisEndpoint.builder().setCluster(true).setUrl("redis://a:7000/3").build())
+        assertThatThrownBy(() -> RedisEndpoint.builder()
+                        .setCluster(true)
+                        .setUrl("redis://a:7000/3")
+                        .build())
                 .hasMessage("--redis: a Redis Cluster has database 0 only: remove '/3' (--redis.cluster is set)");
-        assertThatThrownBy(() -> RedisEndpoint.builder().setUrl("redis://a:7000,b:7001").build())
-                .hasMessageStartingWith("--redis: a list of nodes is the seed list of a Redis Cluster: add --redis.cluster");
-        assertThatThrownBy(() -> RedisEndpoint.builder().setCluster(true).setUrl("rediss://a:7000,redis://b:7001").build())
+        assertThatThrownBy(() ->
+                        RedisEndpoint.builder().setUrl("redis://a:7000,b:7001").build())
+                .hasMessageStartingWith(
+                        "--redis: a list of nodes is the seed list of a Redis Cluster: add --redis.cluster");
+        assertThatThrownBy(() -> RedisEndpoint.builder()
+                        .setCluster(true)
+                        .setUrl("rediss://a:7000,redis://b:7001")
+                        .build())
                 .hasMessageStartingWith("--redis: every seed node takes the scheme of the first (rediss://)");
-        assertThatThrownBy(() -> RedisEndpoint.builder().setCluster(true).setUrl("redis://u:" + SECRET + "@a:7000,v:w@b:7001").build())
-                .hasMessageStartingWith("--redis: seed node 2 must be host:port").hasMessageNotContaining(SECRET);
-        assertThatThrownBy(() -> RedisEndpoint.builder().setCluster(true).setUrl("redis://a:7000,b:port").build())
+        assertThatThrownBy(() -> RedisEndpoint.builder()
+                        .setCluster(true)
+                        .setUrl("redis://u:" + SECRET + "@a:7000,v:w@b:7001")
+                        .build())
+                .hasMessageStartingWith("--redis: seed node 2 must be host:port")
+                .hasMessageNotContaining(SECRET);
+        assertThatThrownBy(() -> RedisEndpoint.builder()
+                        .setCluster(true)
+                        .setUrl("redis://a:7000,b:port")
+                        .build())
                 .hasMessageStartingWith("--redis: the port must be a number");
     }
 }

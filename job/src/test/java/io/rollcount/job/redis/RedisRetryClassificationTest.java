@@ -19,21 +19,38 @@ class RedisRetryClassificationTest {
     @Test
     void clusterRedirectionsAndTopologyFailuresAreRetried() {
         HostAndPort node = new HostAndPort("127.0.0.1", 7001);
-        assertThat(RedisSinkWriter.isTransient(new JedisMovedDataException("MOVED 3999 127.0.0.1:7001", node, 3999))).isTrue();
-        assertThat(RedisSinkWriter.isTransient(new JedisAskDataException("ASK 3999 127.0.0.1:7001", node, 3999))).isTrue();
-        assertThat(RedisSinkWriter.isRedirection(new JedisMovedDataException("MOVED 3999 127.0.0.1:7001", node, 3999))).isTrue();
-        assertThat(RedisSinkWriter.isTransient(new JedisDataException("CLUSTERDOWN The cluster is down"))).isTrue();
-        assertThat(RedisSinkWriter.isTransient(new JedisDataException("TRYAGAIN Multiple keys request during rehashing of slot"))).isTrue();
-        assertThat(RedisSinkWriter.isTransient(new JedisDataException("NOREPLICAS no replica of 127.0.0.1:7001 acknowledged the batch"))).isTrue();
-        assertThat(RedisSinkWriter.isTransient(new JedisClusterOperationException("No more cluster attempts left."))).isTrue();
-        assertThat(RedisSinkWriter.isTransient(new JedisConnectionException("Failed to connect to 127.0.0.1:7001."))).isTrue();
+        assertThat(RedisSinkWriter.isTransient(new JedisMovedDataException("MOVED 3999 127.0.0.1:7001", node, 3999)))
+                .isTrue();
+        assertThat(RedisSinkWriter.isTransient(new JedisAskDataException("ASK 3999 127.0.0.1:7001", node, 3999)))
+                .isTrue();
+        assertThat(RedisSinkWriter.isRedirection(new JedisMovedDataException("MOVED 3999 127.0.0.1:7001", node, 3999)))
+                .isTrue();
+        assertThat(RedisSinkWriter.isTransient(new JedisDataException("CLUSTERDOWN The cluster is down")))
+                .isTrue();
+        assertThat(RedisSinkWriter.isTransient(
+                        new JedisDataException("TRYAGAIN Multiple keys request during rehashing of slot")))
+                .isTrue();
+        assertThat(RedisSinkWriter.isTransient(
+                        new JedisDataException("NOREPLICAS no replica of 127.0.0.1:7001 acknowledged the batch")))
+                .isTrue();
+        assertThat(RedisSinkWriter.isTransient(new JedisClusterOperationException("No more cluster attempts left.")))
+                .isTrue();
+        assertThat(RedisSinkWriter.isTransient(new JedisConnectionException("Failed to connect to 127.0.0.1:7001.")))
+                .isTrue();
     }
 
     @Test
     void refusalsThatWaitingCannotCureFailAtOnce() {
-        assertThat(RedisSinkWriter.isTransient(new JedisAccessControlException("WRONGPASS invalid username-password pair"))).isFalse();
-        assertThat(RedisSinkWriter.isTransient(new JedisDataException("NOPERM this user has no permissions to run the 'wait' command"))).isFalse();
-        assertThat(RedisSinkWriter.isTransient(new JedisDataException("CROSSSLOT Keys in request don't hash to the same slot"))).isFalse();
-        assertThat(RedisSinkWriter.isRedirection(new JedisDataException("ERR unknown command"))).isFalse();
+        assertThat(RedisSinkWriter.isTransient(
+                        new JedisAccessControlException("WRONGPASS invalid username-password pair")))
+                .isFalse();
+        assertThat(RedisSinkWriter.isTransient(
+                        new JedisDataException("NOPERM this user has no permissions to run the 'wait' command")))
+                .isFalse();
+        assertThat(RedisSinkWriter.isTransient(
+                        new JedisDataException("CROSSSLOT Keys in request don't hash to the same slot")))
+                .isFalse();
+        assertThat(RedisSinkWriter.isRedirection(new JedisDataException("ERR unknown command")))
+                .isFalse();
     }
 }

@@ -67,22 +67,85 @@ class RedisSecurityTest {
 
         server = RedisServerProcess.launch("--requirepass", ADMIN_PW);
         try (Jedis admin = admin()) {
-            admin.aclSetUser("rcwriter", "reset", "on", ">" + WRITER_PW, "~" + PREFIX + ":*", "resetchannels",
-                    "-@all", "+set", "+get", "+mget", "+pfadd", "+pexpireat", "+pexpire", "+evalsha", "+eval", "+script|load", "+ping",
-                    "+del", "+zadd", "+hset", "+hlen", "+hvals");
+            admin.aclSetUser(
+                    "rcwriter",
+                    "reset",
+                    "on",
+                    ">" + WRITER_PW,
+                    "~" + PREFIX + ":*",
+                    "resetchannels",
+                    "-@all",
+                    "+set",
+                    "+get",
+                    "+mget",
+                    "+pfadd",
+                    "+pexpireat",
+                    "+pexpire",
+                    "+evalsha",
+                    "+eval",
+                    "+script|load",
+                    "+ping",
+                    "+del",
+                    "+zadd",
+                    "+hset",
+                    "+hlen",
+                    "+hvals");
         }
 
         tlsDir = RedisServerProcess.newDir();
-        openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-days", "2",
-                "-subj", "/CN=rollcount-test-ca");
-        openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=localhost");
+        openssl(
+                "req",
+                "-x509",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-keyout",
+                "ca.key",
+                "-out",
+                "ca.crt",
+                "-days",
+                "2",
+                "-subj",
+                "/CN=rollcount-test-ca");
+        openssl(
+                "req",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-keyout",
+                "server.key",
+                "-out",
+                "server.csr",
+                "-subj",
+                "/CN=localhost");
         Files.writeString(tlsDir.resolve("ext.cnf"), "subjectAltName=DNS:localhost\n");
-        openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
-                "-out", "server.crt", "-days", "2", "-extfile", "ext.cnf");
-        tlsServer = RedisServerProcess.launchTls("--tls-cert-file", tlsDir.resolve("server.crt").toString(),
-                "--tls-key-file", tlsDir.resolve("server.key").toString(),
-                "--tls-ca-cert-file", tlsDir.resolve("ca.crt").toString(),
-                "--tls-auth-clients", "no", "--requirepass", WRITER_PW);
+        openssl(
+                "x509",
+                "-req",
+                "-in",
+                "server.csr",
+                "-CA",
+                "ca.crt",
+                "-CAkey",
+                "ca.key",
+                "-CAcreateserial",
+                "-out",
+                "server.crt",
+                "-days",
+                "2",
+                "-extfile",
+                "ext.cnf");
+        tlsServer = RedisServerProcess.launchTls(
+                "--tls-cert-file",
+                tlsDir.resolve("server.crt").toString(),
+                "--tls-key-file",
+                tlsDir.resolve("server.key").toString(),
+                "--tls-ca-cert-file",
+                tlsDir.resolve("ca.crt").toString(),
+                "--tls-auth-clients",
+                "no",
+                "--requirepass",
+                WRITER_PW);
     }
 
     @AfterAll
@@ -105,10 +168,15 @@ class RedisSecurityTest {
     private static void openssl(String... args) throws Exception {
         List<String> cmd = new java.util.ArrayList<>(List.of("openssl"));
         cmd.addAll(List.of(args));
-        Process p = new ProcessBuilder(cmd).directory(tlsDir.toFile()).redirectErrorStream(true)
-                .redirectOutput(tlsDir.resolve("openssl.log").toFile()).start();
+        Process p = new ProcessBuilder(cmd)
+                .directory(tlsDir.toFile())
+                .redirectErrorStream(true)
+                .redirectOutput(tlsDir.resolve("openssl.log").toFile())
+                .start();
         assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
-        assertThat(p.exitValue()).as("openssl " + args[0] + ": " + Files.readString(tlsDir.resolve("openssl.log"))).isZero();
+        assertThat(p.exitValue())
+                .as("openssl " + args[0] + ": " + Files.readString(tlsDir.resolve("openssl.log")))
+                .isZero();
     }
 
     private static Jedis admin() {
@@ -135,11 +203,26 @@ class RedisSecurityTest {
         String top = keys.top("post", Resolution.H1, 0);
         w.write(RedisWrite.count(total, keys.versionOf("post:1", total), 5, 1, true, RedisWrite.NO_WINDOW, 0), null);
         w.write(RedisWrite.count(win, keys.versionOf("post:1", win), 5, 1, false, 0, FAR_FUTURE), null);
-        w.write(RedisWrite.users(keys.uniques("post:1", Resolution.H1, 0), new String[] {"a", "b"}, 0, FAR_FUTURE), null);
-        w.write(RedisWrite.zset(top, keys.versionOfGlobal(top), 1, new String[] {"post:1"}, new double[] {5}, 0, FAR_FUTURE), null);
-        w.write(RedisWrite.zset(keys.trending("post"), null, 0, new String[] {"post:1"}, new double[] {1.5}, RedisWrite.NO_WINDOW, 0), null);
+        w.write(
+                RedisWrite.users(keys.uniques("post:1", Resolution.H1, 0), new String[] {"a", "b"}, 0, FAR_FUTURE),
+                null);
+        w.write(
+                RedisWrite.zset(
+                        top, keys.versionOfGlobal(top), 1, new String[] {"post:1"}, new double[] {5}, 0, FAR_FUTURE),
+                null);
+        w.write(
+                RedisWrite.zset(
+                        keys.trending("post"),
+                        null,
+                        0,
+                        new String[] {"post:1"},
+                        new double[] {1.5},
+                        RedisWrite.NO_WINDOW,
+                        0),
+                null);
         w.write(RedisWrite.max(keys.watermark(), 1000), null);
-        w.writeWatermark(new org.apache.flink.api.common.eventtime.Watermark(2000)); // the writer's own: HSET/HLEN/HVALS
+        w.writeWatermark(
+                new org.apache.flink.api.common.eventtime.Watermark(2000)); // the writer's own: HSET/HLEN/HVALS
         w.flush(false);
     }
 
@@ -152,8 +235,11 @@ class RedisSecurityTest {
 
     @Test
     void aclUserLimitedToThePrefixAndTheSinksCommandsCanWriteEveryKind() throws Exception {
-        RedisSink sink = RedisSink.builder().setUrl("redis://rcwriter:" + WRITER_PW + "@127.0.0.1:" + server.port)
-                .setKeyPrefix(PREFIX).setRetryTimeout(Duration.ofSeconds(2)).build();
+        RedisSink sink = RedisSink.builder()
+                .setUrl("redis://rcwriter:" + WRITER_PW + "@127.0.0.1:" + server.port)
+                .setKeyPrefix(PREFIX)
+                .setRetryTimeout(Duration.ofSeconds(2))
+                .build();
         assertThat(sink.toString()).doesNotContain(WRITER_PW);
         try (Jedis admin = admin()) {
             admin.aclLogReset();
@@ -165,7 +251,9 @@ class RedisSecurityTest {
             assertThat(admin.get(keys.total("post:1"))).isEqualTo("5");
             assertThat(admin.pfcount(keys.uniques("post:1", Resolution.H1, 0))).isEqualTo(2);
             assertThat(admin.zscore(keys.trending("post"), "post:1")).isEqualTo(1.5);
-            assertThat(admin.get(keys.watermark())).as("the writer's own watermark, past the MAX write").isEqualTo("2000");
+            assertThat(admin.get(keys.watermark()))
+                    .as("the writer's own watermark, past the MAX write")
+                    .isEqualTo("2000");
 
             // a key outside the prefix is refused by the ACL, at once, naming the key
             w.write(RedisWrite.max("other:meta:watermark", 1), null);
@@ -183,17 +271,24 @@ class RedisSecurityTest {
     }
 
     @Test
-    void passwordFromAFileWorksAndAWrongPasswordFailsAtOnceWithoutShowingIt(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+    void passwordFromAFileWorksAndAWrongPasswordFailsAtOnceWithoutShowingIt(@org.junit.jupiter.api.io.TempDir Path dir)
+            throws Exception {
         Path pw = dir.resolve("redis-password");
         Files.writeString(pw, WRITER_PW + "\n");
-        RedisEndpoint e = RedisEndpoint.builder().setUrl("redis://rcwriter@127.0.0.1:" + server.port).setPasswordFile(pw).build();
+        RedisEndpoint e = RedisEndpoint.builder()
+                .setUrl("redis://rcwriter@127.0.0.1:" + server.port)
+                .setPasswordFile(pw)
+                .build();
         try (Jedis j = e.connect()) {
             assertThat(j.ping()).isEqualTo("PONG");
         }
 
         String wrong = "wrong-Pw-77";
-        RedisSink sink = RedisSink.builder().setUrl("redis://rcwriter:" + wrong + "@127.0.0.1:" + server.port)
-                .setKeyPrefix(PREFIX).setRetryTimeout(Duration.ofSeconds(20)).build();
+        RedisSink sink = RedisSink.builder()
+                .setUrl("redis://rcwriter:" + wrong + "@127.0.0.1:" + server.port)
+                .setKeyPrefix(PREFIX)
+                .setRetryTimeout(Duration.ofSeconds(20))
+                .build();
         RedisSinkWriter w = RedisTestSupport.writer(sink, new TestWriterContext());
         w.write(RedisWrite.max(PREFIX + ":meta:watermark", 1), null);
         long start = System.nanoTime();
@@ -202,24 +297,32 @@ class RedisSecurityTest {
                 .hasMessageContaining("refused access for user rcwriter")
                 .satisfies(t -> assertThat(stackTrace(t)).doesNotContain(wrong))
                 .satisfies(RedisSecurityTest::assertNoPassword);
-        assertThat((System.nanoTime() - start) / 1_000_000).as("no retries for refused credentials").isLessThan(5000);
+        assertThat((System.nanoTime() - start) / 1_000_000)
+                .as("no retries for refused credentials")
+                .isLessThan(5000);
         w.close();
         for (String line : LOG) assertThat(line).doesNotContain(wrong);
 
         // an unauthenticated client gets nothing
         try (Jedis anon = new Jedis("127.0.0.1", server.port)) {
-            assertThatThrownBy(() -> anon.get(PREFIX + ":meta:watermark")).isInstanceOf(JedisException.class).hasMessageContaining("NOAUTH");
+            assertThatThrownBy(() -> anon.get(PREFIX + ":meta:watermark"))
+                    .isInstanceOf(JedisException.class)
+                    .hasMessageContaining("NOAUTH");
         }
     }
 
     @Test
     void retriesLogTheEndpointWithoutItsPassword() throws Exception {
         int port = RedisServerProcess.freePort();
-        RedisSink sink = RedisSink.builder().setUrl("redis://rcwriter:" + WRITER_PW + "@127.0.0.1:" + port)
-                .setRetryTimeout(Duration.ofMillis(300)).setBackoff(Duration.ofMillis(20), Duration.ofMillis(100)).build();
+        RedisSink sink = RedisSink.builder()
+                .setUrl("redis://rcwriter:" + WRITER_PW + "@127.0.0.1:" + port)
+                .setRetryTimeout(Duration.ofMillis(300))
+                .setBackoff(Duration.ofMillis(20), Duration.ofMillis(100))
+                .build();
         RedisSinkWriter w = RedisTestSupport.writer(sink, new TestWriterContext());
         w.write(RedisWrite.max("rc:meta:watermark", 1), null);
-        assertThatThrownBy(() -> w.flush(false)).isInstanceOf(RedisSinkException.class)
+        assertThatThrownBy(() -> w.flush(false))
+                .isInstanceOf(RedisSinkException.class)
                 .hasMessageContaining("redis://rcwriter:***@127.0.0.1:" + port)
                 .satisfies(RedisSecurityTest::assertNoPassword);
         w.close();
@@ -230,7 +333,10 @@ class RedisSecurityTest {
     @Test
     void tlsWithTheTestCa() throws Exception {
         String url = "rediss://:" + WRITER_PW + "@localhost:" + tlsServer.port;
-        RedisEndpoint e = RedisEndpoint.builder().setUrl(url).setCaCertificatePem(tlsDir.resolve("ca.crt")).build();
+        RedisEndpoint e = RedisEndpoint.builder()
+                .setUrl(url)
+                .setCaCertificatePem(tlsDir.resolve("ca.crt"))
+                .build();
         assertThat(e.toString()).isEqualTo("rediss://:***@localhost:" + tlsServer.port);
         RedisSink sink = RedisSink.builder().setEndpoint(e).setKeyPrefix(PREFIX).build();
         RedisSinkWriter w = RedisTestSupport.writer(sink, new TestWriterContext());
@@ -245,8 +351,11 @@ class RedisSecurityTest {
     @Test
     void tlsRefusesAnUntrustedCertificateOrAnotherHostNameAtOnce() throws Exception {
         // the JVM's default trust store does not know the test CA
-        RedisSink untrusted = RedisSink.builder().setUrl("rediss://:" + WRITER_PW + "@localhost:" + tlsServer.port)
-                .setKeyPrefix(PREFIX).setRetryTimeout(Duration.ofSeconds(20)).build();
+        RedisSink untrusted = RedisSink.builder()
+                .setUrl("rediss://:" + WRITER_PW + "@localhost:" + tlsServer.port)
+                .setKeyPrefix(PREFIX)
+                .setRetryTimeout(Duration.ofSeconds(20))
+                .build();
         RedisSinkWriter w = RedisTestSupport.writer(untrusted, new TestWriterContext());
         w.write(RedisWrite.max(PREFIX + ":meta:watermark", 1), null);
         long start = System.nanoTime();
@@ -258,11 +367,18 @@ class RedisSecurityTest {
         w.close();
 
         // trusted CA, but the certificate names localhost, not 127.0.0.1
-        RedisEndpoint byIp = RedisEndpoint.builder().setUrl("rediss://:" + WRITER_PW + "@127.0.0.1:" + tlsServer.port)
-                .setCaCertificatePem(tlsDir.resolve("ca.crt")).build();
-        assertThatThrownBy(byIp::connect).isInstanceOf(JedisException.class).satisfies(RedisSecurityTest::assertNoPassword);
-        RedisEndpoint noHostCheck = RedisEndpoint.builder().setUrl("rediss://:" + WRITER_PW + "@127.0.0.1:" + tlsServer.port)
-                .setCaCertificatePem(tlsDir.resolve("ca.crt")).setVerifyHostname(false).build();
+        RedisEndpoint byIp = RedisEndpoint.builder()
+                .setUrl("rediss://:" + WRITER_PW + "@127.0.0.1:" + tlsServer.port)
+                .setCaCertificatePem(tlsDir.resolve("ca.crt"))
+                .build();
+        assertThatThrownBy(byIp::connect)
+                .isInstanceOf(JedisException.class)
+                .satisfies(RedisSecurityTest::assertNoPassword);
+        RedisEndpoint noHostCheck = RedisEndpoint.builder()
+                .setUrl("rediss://:" + WRITER_PW + "@127.0.0.1:" + tlsServer.port)
+                .setCaCertificatePem(tlsDir.resolve("ca.crt"))
+                .setVerifyHostname(false)
+                .build();
         try (Jedis j = noHostCheck.connect()) {
             assertThat(j.ping()).isEqualTo("PONG");
         }

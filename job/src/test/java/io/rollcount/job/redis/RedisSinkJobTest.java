@@ -1,10 +1,10 @@
 package io.rollcount.job.redis;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.rollcount.job.metrics.LocalMetrics;
 import io.rollcount.job.metrics.RollcountMetrics;
 import io.rollcount.job.support.MiniClusters;
-import static org.assertj.core.api.Assertions.assertThat;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -71,7 +71,8 @@ class RedisSinkJobTest {
             for (int c = 0; c < COUNTERS; c++) {
                 String counter = "post:" + c;
                 String total = keys.total(counter);
-                writes.add(RedisWrite.count(total, keys.versionOf(counter, total), 3L * v + c, v, true, RedisWrite.NO_WINDOW, 0));
+                writes.add(RedisWrite.count(
+                        total, keys.versionOf(counter, total), 3L * v + c, v, true, RedisWrite.NO_WINDOW, 0));
             }
             writes.add(RedisWrite.max(keys.watermark(), 1000L * v));
         }
@@ -79,20 +80,22 @@ class RedisSinkJobTest {
         Map<String, Long> highest = new ConcurrentHashMap<>();
         List<String> decreases = new CopyOnWriteArrayList<>();
         AtomicBoolean polling = new AtomicBoolean(true);
-        Thread poller = new Thread(() -> {
-            try (Jedis j = new Jedis("127.0.0.1", 6379)) {
-                while (polling.get()) {
-                    for (int c = 0; c < COUNTERS; c++) {
-                        String k = keys.total("post:" + c);
-                        String s = j.get(k);
-                        if (s == null) continue;
-                        long now = Long.parseLong(s);
-                        Long before = highest.put(k, Math.max(now, highest.getOrDefault(k, Long.MIN_VALUE)));
-                        if (before != null && now < before) decreases.add(k + ": " + before + " -> " + now);
+        Thread poller = new Thread(
+                () -> {
+                    try (Jedis j = new Jedis("127.0.0.1", 6379)) {
+                        while (polling.get()) {
+                            for (int c = 0; c < COUNTERS; c++) {
+                                String k = keys.total("post:" + c);
+                                String s = j.get(k);
+                                if (s == null) continue;
+                                long now = Long.parseLong(s);
+                                Long before = highest.put(k, Math.max(now, highest.getOrDefault(k, Long.MIN_VALUE)));
+                                if (before != null && now < before) decreases.add(k + ": " + before + " -> " + now);
+                            }
+                        }
                     }
-                }
-            }
-        }, "redis-poller");
+                },
+                "redis-poller");
 
         Configuration conf = new Configuration();
         conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
@@ -102,12 +105,19 @@ class RedisSinkJobTest {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
         env.enableCheckpointing(100);
         env.setParallelism(2);
-        RedisSink sink = RedisSink.builder().setUrl(RedisTestSupport.SHARED_URL).setKeyPrefix(prefix)
-                .setRetryTimeout(Duration.ofSeconds(10)).setMaxBufferedKeys(20).build();
-        env.fromData(writes).setParallelism(1)
-                .map(new FailOnceAfterCheckpoint()).setParallelism(1)
+        RedisSink sink = RedisSink.builder()
+                .setUrl(RedisTestSupport.SHARED_URL)
+                .setKeyPrefix(prefix)
+                .setRetryTimeout(Duration.ofSeconds(10))
+                .setMaxBufferedKeys(20)
+                .build();
+        env.fromData(writes)
+                .setParallelism(1)
+                .map(new FailOnceAfterCheckpoint())
+                .setParallelism(1)
                 .keyBy(w -> RedisWriteBuffer.hashTag(w.key) == null ? w.key : RedisWriteBuffer.hashTag(w.key))
-                .sinkTo(sink).name("redis");
+                .sinkTo(sink)
+                .name("redis");
 
         long guardedBefore = METRICS.sum(RollcountMetrics.REDIS_WRITES_GUARDED);
         long confirmedBefore = METRICS.sum(RollcountMetrics.REDIS_KEYS_CONFIRMED);
@@ -123,8 +133,12 @@ class RedisSinkJobTest {
             assertThat(FAILED).as("the failure was injected").isTrue();
             // the restored writers found the mark and guarded the totals, each until Redis was no longer ahead
             // of the replay; then that total went plain (every total left the guard once)
-            assertThat(METRICS.sum(RollcountMetrics.REDIS_WRITES_GUARDED) - guardedBefore).as("guarded writes after the restore").isPositive();
-            assertThat(METRICS.sum(RollcountMetrics.REDIS_KEYS_CONFIRMED) - confirmedBefore).as("totals that left the guard").isEqualTo(COUNTERS);
+            assertThat(METRICS.sum(RollcountMetrics.REDIS_WRITES_GUARDED) - guardedBefore)
+                    .as("guarded writes after the restore")
+                    .isPositive();
+            assertThat(METRICS.sum(RollcountMetrics.REDIS_KEYS_CONFIRMED) - confirmedBefore)
+                    .as("totals that left the guard")
+                    .isEqualTo(COUNTERS);
             assertThat(decreases).as("totals never decrease").isEmpty();
             Map<String, String> expected = new HashMap<>();
             for (int c = 0; c < COUNTERS; c++) {

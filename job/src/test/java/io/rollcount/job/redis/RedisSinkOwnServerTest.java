@@ -43,19 +43,38 @@ class RedisSinkOwnServerTest {
         RedisKeys keys = new RedisKeys(prefix);
         try (Jedis admin = new Jedis("127.0.0.1", server.port)) {
             admin.configResetStat();
-            RedisSinkWriter w = RedisTestSupport.writer(RedisSink.builder().setUrl(server.url()).setKeyPrefix(prefix).build(),
+            RedisSinkWriter w = RedisTestSupport.writer(
+                    RedisSink.builder()
+                            .setUrl(server.url())
+                            .setKeyPrefix(prefix)
+                            .build(),
                     new TestWriterContext());
             for (int round = 1; round <= 3; round++) {
                 for (int c = 0; c < 100; c++) {
                     String counter = "c" + c;
                     String total = keys.total(counter);
-                    w.write(RedisWrite.count(total, keys.versionOf(counter, total), round, round, true, RedisWrite.NO_WINDOW, 0), null);
+                    w.write(
+                            RedisWrite.count(
+                                    total, keys.versionOf(counter, total), round, round, true, RedisWrite.NO_WINDOW, 0),
+                            null);
                     for (Resolution r : Resolution.all()) {
                         long start = r.windowStart(NOW);
                         String win = keys.window(counter, r, start);
-                        w.write(RedisWrite.count(win, keys.versionOf(counter, win), round, round, true, start, r.expireAtMillis(start)), null);
+                        w.write(
+                                RedisWrite.count(
+                                        win,
+                                        keys.versionOf(counter, win),
+                                        round,
+                                        round,
+                                        true,
+                                        start,
+                                        r.expireAtMillis(start)),
+                                null);
                     }
-                    w.write(RedisWrite.users(keys.uniquesAll(counter), new String[] {"u" + round}, RedisWrite.NO_WINDOW, 0), null);
+                    w.write(
+                            RedisWrite.users(
+                                    keys.uniquesAll(counter), new String[] {"u" + round}, RedisWrite.NO_WINDOW, 0),
+                            null);
                 }
                 w.write(RedisWrite.max(keys.watermark(), round), null);
                 w.flush(false);
@@ -83,7 +102,11 @@ class RedisSinkOwnServerTest {
         String prefix = RedisTestSupport.randomPrefix();
         RedisKeys keys = new RedisKeys(prefix);
         try (Jedis admin = new Jedis("127.0.0.1", server.port)) {
-            RedisSinkWriter w = RedisTestSupport.writer(RedisSink.builder().setUrl(server.url()).setKeyPrefix(prefix).build(),
+            RedisSinkWriter w = RedisTestSupport.writer(
+                    RedisSink.builder()
+                            .setUrl(server.url())
+                            .setKeyPrefix(prefix)
+                            .build(),
                     new TestWriterContext());
             w.write(RedisWrite.max(keys.watermark(), 1), null);
             w.flush(false);
@@ -101,8 +124,12 @@ class RedisSinkOwnServerTest {
     @Test
     void failsAfterTheRetryTimeoutWhenNothingListens() throws Exception {
         int port = RedisServerProcess.freePort();
-        RedisSinkWriter w = RedisTestSupport.writer(RedisSink.builder().setUrl("redis://127.0.0.1:" + port)
-                .setRetryTimeout(Duration.ofMillis(1500)).setBackoff(Duration.ofMillis(20), Duration.ofMillis(200)).build(),
+        RedisSinkWriter w = RedisTestSupport.writer(
+                RedisSink.builder()
+                        .setUrl("redis://127.0.0.1:" + port)
+                        .setRetryTimeout(Duration.ofMillis(1500))
+                        .setBackoff(Duration.ofMillis(20), Duration.ofMillis(200))
+                        .build(),
                 new TestWriterContext());
         w.write(RedisWrite.max("rc:meta:watermark", 1), null);
         long start = System.nanoTime();
@@ -121,8 +148,13 @@ class RedisSinkOwnServerTest {
         try (RedisServerProcess own = RedisServerProcess.launch()) {
             String prefix = RedisTestSupport.randomPrefix();
             RedisKeys keys = new RedisKeys(prefix);
-            RedisSinkWriter w = RedisTestSupport.writer(RedisSink.builder().setUrl(own.url()).setKeyPrefix(prefix)
-                    .setRetryTimeout(Duration.ofSeconds(30)).setBackoff(Duration.ofMillis(20), Duration.ofMillis(250)).build(),
+            RedisSinkWriter w = RedisTestSupport.writer(
+                    RedisSink.builder()
+                            .setUrl(own.url())
+                            .setKeyPrefix(prefix)
+                            .setRetryTimeout(Duration.ofSeconds(30))
+                            .setBackoff(Duration.ofMillis(20), Duration.ofMillis(250))
+                            .build(),
                     new TestWriterContext());
             String total = keys.total("o");
             w.write(RedisWrite.count(total, keys.versionOf("o", total), 1, 1, true, RedisWrite.NO_WINDOW, 0), null);
@@ -159,12 +191,19 @@ class RedisSinkOwnServerTest {
 
     @Test
     void oomIsRetriedUntilRedisHasRoomAgainThenEveryWriteLandsExactly() throws Exception {
-        try (RedisServerProcess own = RedisServerProcess.launch(); Jedis admin = new Jedis("127.0.0.1", own.port)) {
+        try (RedisServerProcess own = RedisServerProcess.launch();
+                Jedis admin = new Jedis("127.0.0.1", own.port)) {
             String prefix = RedisTestSupport.randomPrefix();
             RedisKeys keys = new RedisKeys(prefix);
             TestWriterContext ctx = new TestWriterContext();
-            RedisSinkWriter w = RedisTestSupport.writer(RedisSink.builder().setUrl(own.url()).setKeyPrefix(prefix)
-                    .setRetryTimeout(Duration.ofSeconds(60)).setBackoff(Duration.ofMillis(20), Duration.ofMillis(200)).build(), ctx);
+            RedisSinkWriter w = RedisTestSupport.writer(
+                    RedisSink.builder()
+                            .setUrl(own.url())
+                            .setKeyPrefix(prefix)
+                            .setRetryTimeout(Duration.ofSeconds(60))
+                            .setBackoff(Duration.ofMillis(20), Duration.ofMillis(200))
+                            .build(),
+                    ctx);
             fill(admin);
             String[] users = new String[30];
             for (int u = 0; u < 30; u++) users[u] = "u" + u;
@@ -172,9 +211,21 @@ class RedisSinkOwnServerTest {
             for (int c = 0; c < 50; c++) {
                 String counter = "oom:" + c;
                 String total = keys.total(counter);
-                w.write(RedisWrite.count(total, keys.versionOf(counter, total), c + 1, 1, true, RedisWrite.NO_WINDOW, 0), null);
+                w.write(
+                        RedisWrite.count(
+                                total, keys.versionOf(counter, total), c + 1, 1, true, RedisWrite.NO_WINDOW, 0),
+                        null);
                 String win = keys.window(counter, Resolution.M1, start);
-                w.write(RedisWrite.count(win, keys.versionOf(counter, win), c + 1, 1, false, start, Resolution.M1.expireAtMillis(start)), null);
+                w.write(
+                        RedisWrite.count(
+                                win,
+                                keys.versionOf(counter, win),
+                                c + 1,
+                                1,
+                                false,
+                                start,
+                                Resolution.M1.expireAtMillis(start)),
+                        null);
                 w.write(RedisWrite.users(keys.uniquesAll(counter), users, RedisWrite.NO_WINDOW, 0), null);
             }
             w.writeWatermark(new org.apache.flink.api.common.eventtime.Watermark(180_000));
@@ -190,14 +241,17 @@ class RedisSinkOwnServerTest {
             assertThat(w.retries.getCount()).isGreaterThanOrEqualTo(3);
             assertThat(flush).isNotDone();
             // refused whole: nothing half written (the epoch may have been created when the writer connected, before)
-            assertThat(RedisTestSupport.keysOf(admin, prefix)).filteredOn(k -> !k.equals(keys.epoch())).isEmpty();
+            assertThat(RedisTestSupport.keysOf(admin, prefix))
+                    .filteredOn(k -> !k.equals(keys.epoch()))
+                    .isEmpty();
 
             admin.configSet("maxmemory", "0"); // room again
             flush.get(30, java.util.concurrent.TimeUnit.SECONDS);
             for (int c = 0; c < 50; c++) {
                 String counter = "oom:" + c;
                 assertThat(admin.get(keys.total(counter))).isEqualTo(Integer.toString(c + 1));
-                assertThat(admin.get(keys.window(counter, Resolution.M1, start))).isEqualTo(Integer.toString(c + 1));
+                assertThat(admin.get(keys.window(counter, Resolution.M1, start)))
+                        .isEqualTo(Integer.toString(c + 1));
                 assertThat(admin.pfcount(keys.uniquesAll(counter))).isEqualTo(30L);
             }
             assertThat(admin.get(keys.watermark())).isEqualTo("180000");
@@ -208,11 +262,17 @@ class RedisSinkOwnServerTest {
 
     @Test
     void oomLongerThanTheRetryTimeoutFailsSayingSo() throws Exception {
-        try (RedisServerProcess own = RedisServerProcess.launch(); Jedis admin = new Jedis("127.0.0.1", own.port)) {
+        try (RedisServerProcess own = RedisServerProcess.launch();
+                Jedis admin = new Jedis("127.0.0.1", own.port)) {
             String prefix = RedisTestSupport.randomPrefix();
             RedisKeys keys = new RedisKeys(prefix);
-            RedisSinkWriter w = RedisTestSupport.writer(RedisSink.builder().setUrl(own.url()).setKeyPrefix(prefix)
-                    .setRetryTimeout(Duration.ofMillis(1000)).setBackoff(Duration.ofMillis(20), Duration.ofMillis(200)).build(),
+            RedisSinkWriter w = RedisTestSupport.writer(
+                    RedisSink.builder()
+                            .setUrl(own.url())
+                            .setKeyPrefix(prefix)
+                            .setRetryTimeout(Duration.ofMillis(1000))
+                            .setBackoff(Duration.ofMillis(20), Duration.ofMillis(200))
+                            .build(),
                     new TestWriterContext());
             fill(admin);
             String total = keys.total("x");

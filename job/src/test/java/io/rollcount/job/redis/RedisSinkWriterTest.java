@@ -38,7 +38,9 @@ class RedisSinkWriterTest {
     }
 
     private RedisSink.Builder sink() {
-        return RedisSink.builder().setUrl(RedisTestSupport.SHARED_URL).setKeyPrefix(prefix)
+        return RedisSink.builder()
+                .setUrl(RedisTestSupport.SHARED_URL)
+                .setKeyPrefix(prefix)
                 .setRetryTimeout(Duration.ofSeconds(5));
     }
 
@@ -63,7 +65,8 @@ class RedisSinkWriterTest {
 
     private RedisWrite window(String counter, Resolution r, long start, long value, long version, boolean monotone) {
         String k = keys.window(counter, r, start);
-        return RedisWrite.count(k, keys.versionOf(counter, k), value, version, monotone, start, r.expireAtMillis(start));
+        return RedisWrite.count(
+                k, keys.versionOf(counter, k), value, version, monotone, start, r.expireAtMillis(start));
     }
 
     private RedisWrite users(String key, long windowStart, long expireAt, String... users) {
@@ -196,7 +199,8 @@ class RedisSinkWriterTest {
         writer.write(users(u, NOW_WINDOW, at, "bob", "carol"), null);
         writer.write(users(keys.uniquesAll("u"), RedisWrite.NO_WINDOW, 0, "alice"), null);
         writer.flush(false);
-        // GET P:_mark, SCRIPT LOAD and the epoch's SET NX + GET on connecting, the epoch's GET with the batch, PFADD + PEXPIREAT, PFADD
+        // GET P:_mark, SCRIPT LOAD and the epoch's SET NX + GET on connecting, the epoch's GET with the batch, PFADD +
+        // PEXPIREAT, PFADD
         assertThat(writer.commandsSent.getCount() - before).isEqualTo(2 + 2 + 1 + 2 + 1);
         assertThat(writer.writesCoalesced.getCount()).isEqualTo(1);
         String ref = prefix + ":_ref";
@@ -225,15 +229,18 @@ class RedisSinkWriterTest {
         }
         ws.add(RedisWrite.max(keys.watermark(), NOW_WINDOW));
         write(ws.toArray(new RedisWrite[0]));
-        // GET P:_mark + SCRIPT LOAD + the epoch's SET NX and GET, the mark raised, the epoch's GET with the batch, one SET
+        // GET P:_mark + SCRIPT LOAD + the epoch's SET NX and GET, the mark raised, the epoch's GET with the batch, one
+        // SET
         // per key, the watermark's script call
-        assertThat(writer.commandsSent.getCount() - before).isEqualTo(2 + 2 + 1 + 1 + 20 * (1 + Resolution.values().length) + 1);
+        assertThat(writer.commandsSent.getCount() - before)
+                .isEqualTo(2 + 2 + 1 + 1 + 20 * (1 + Resolution.values().length) + 1);
         assertThat(writer.writesCoalesced.getCount()).isEqualTo(20 * 9 + 20 * Resolution.values().length);
         assertThat(writer.writesGuarded.getCount()).isZero();
         for (int c = 0; c < 20; c++) {
             String counter = "post:" + c + ":likes";
             assertThat(redis.get(keys.total(counter))).isEqualTo("30");
-            assertThat(redis.get(keys.window(counter, Resolution.M1, Resolution.M1.windowStart(NOW_WINDOW)))).isEqualTo("9");
+            assertThat(redis.get(keys.window(counter, Resolution.M1, Resolution.M1.windowStart(NOW_WINDOW))))
+                    .isEqualTo("9");
         }
         // and the mark
         assertThat(writer.keysWritten.getCount()).isEqualTo(20 * (1 + Resolution.values().length) + 1 + 1);
@@ -245,14 +252,17 @@ class RedisSinkWriterTest {
         String tv = keys.versionOfGlobal(top);
         long at = Resolution.M1.expireAtMillis(NOW_WINDOW);
         write(RedisWrite.zset(top, tv, 2, new String[] {"a", "b", "c"}, new double[] {3, 2, 1}, NOW_WINDOW, at));
-        assertThat(redis.zrevrangeWithScores(top, 0, -1)).extracting(Tuple::getElement).containsExactly("a", "b", "c");
+        assertThat(redis.zrevrangeWithScores(top, 0, -1))
+                .extracting(Tuple::getElement)
+                .containsExactly("a", "b", "c");
         assertThat(redis.pexpireTime(top)).isEqualTo(at);
         assertThat(redis.pexpireTime(tv)).isEqualTo(at);
 
         write(RedisWrite.zset(top, tv, 1, new String[] {"x"}, new double[] {9}, NOW_WINDOW, at)); // older: skipped
         assertThat(redis.zcard(top)).isEqualTo(3);
 
-        write(RedisWrite.zset(top, tv, 3, new String[] {"d", "e"}, new double[] {5.5, Double.POSITIVE_INFINITY}, NOW_WINDOW, at));
+        write(RedisWrite.zset(
+                top, tv, 3, new String[] {"d", "e"}, new double[] {5.5, Double.POSITIVE_INFINITY}, NOW_WINDOW, at));
         assertThat(redis.zrevrangeWithScores(top, 0, -1))
                 .containsExactly(new Tuple("e", Double.POSITIVE_INFINITY), new Tuple("d", 5.5));
         assertThat(redis.get(tv)).isEqualTo("3");
@@ -285,8 +295,10 @@ class RedisSinkWriterTest {
         write(ws.toArray(new RedisWrite[0]));
         for (String c : List.of("a", "bad", "b", "worse", "worst", "c")) {
             if (!c.equals("bad")) assertThat(redis.get(keys.total(c))).isEqualTo("5");
-            if (!c.equals("worst")) assertThat(redis.get(keys.window(c, Resolution.M1, NOW_WINDOW))).isEqualTo("5");
-            if (!c.equals("worse")) assertThat(redis.pfcount(keys.uniquesAll(c))).isEqualTo(2L);
+            if (!c.equals("worst"))
+                assertThat(redis.get(keys.window(c, Resolution.M1, NOW_WINDOW))).isEqualTo("5");
+            if (!c.equals("worse"))
+                assertThat(redis.pfcount(keys.uniquesAll(c))).isEqualTo(2L);
         }
         // the foreign keys are left as they were, and reported once each
         assertThat(redis.hgetAll(badTotal)).isEqualTo(java.util.Map.of("f", "v"));
@@ -335,7 +347,8 @@ class RedisSinkWriterTest {
         // both writers read the mark when they start (ahead of their first batch): none yet
         RedisSinkWriter sibling = RedisTestSupport.writer(sink().build(), new TestWriterContext());
         try {
-            for (int i = 0; i < 500 && (sibling.commandsSent.getCount() < 2 || writer.commandsSent.getCount() < 2); i++) Thread.sleep(10);
+            for (int i = 0; i < 500 && (sibling.commandsSent.getCount() < 2 || writer.commandsSent.getCount() < 2); i++)
+                Thread.sleep(10);
             write(window("a", Resolution.M1, NOW_WINDOW, 1, 1, true)); // this one raises the mark
             assertThat(redis.get(keys.mark())).isNotNull();
             sibling.write(window("b", Resolution.M1, NOW_WINDOW, 1, 1, true), null);
@@ -404,7 +417,8 @@ class RedisSinkWriterTest {
         String bad = keys.window("bad", Resolution.M5, 300_000);
         redis.hset(bad, "f", "v");
         String good = keys.window("good", Resolution.M5, 300_000);
-        write(RedisWrite.count(bad, keys.versionOf("bad", bad), 4, 1, true, 300_000, 0),
+        write(
+                RedisWrite.count(bad, keys.versionOf("bad", bad), 4, 1, true, 300_000, 0),
                 RedisWrite.count(good, keys.versionOf("good", good), 4, 1, true, 300_000, 0));
         writer.writeWatermark(new org.apache.flink.api.common.eventtime.Watermark(900_000));
         writer.flush(false);
@@ -435,14 +449,16 @@ class RedisSinkWriterTest {
 
         // the restart: the window's write came before the checkpoint and is not replayed
         RedisSink restoring = sink().build();
-        writer = (RedisSinkWriter) restoring.restoreWriter(new TestWriterContext(),
-                List.of(serializer.deserialize(serializer.getVersion(), state)));
+        writer = (RedisSinkWriter) restoring.restoreWriter(
+                new TestWriterContext(), List.of(serializer.deserialize(serializer.getVersion(), state)));
         assertThat(writer.heldWatermark()).isEqualTo(120_000);
         write(RedisWrite.count(bad, keys.versionOf("bad", bad), 5, 2, true, 120_000, 0), count("good", 1, 1, true));
         writer.writeWatermark(new org.apache.flink.api.common.eventtime.Watermark(Long.MAX_VALUE));
         writer.flush(true);
         assertThat(redis.get(keys.watermark())).isEqualTo("120000");
-        assertThat(writer.keysRejected.getCount()).as("reported before the restart").isZero();
+        assertThat(writer.keysRejected.getCount())
+                .as("reported before the restart")
+                .isZero();
         assertThat(redis.get(keys.total("good"))).isEqualTo("1");
         // a writer with nothing rejected checkpoints nothing
         RedisSinkWriter clean = RedisTestSupport.writer(sink().build(), new TestWriterContext());
@@ -452,11 +468,14 @@ class RedisSinkWriterTest {
 
     @Test
     void windowStartsAreReadFromKeyNames() {
-        assertThat(RedisKeys.windowStartMillis(keys.window("a:b", Resolution.H1, 3_600_000))).isEqualTo(3_600_000);
-        assertThat(RedisKeys.windowStartMillis(keys.uniques("a", Resolution.D1, 86_400_000))).isEqualTo(86_400_000);
+        assertThat(RedisKeys.windowStartMillis(keys.window("a:b", Resolution.H1, 3_600_000)))
+                .isEqualTo(3_600_000);
+        assertThat(RedisKeys.windowStartMillis(keys.uniques("a", Resolution.D1, 86_400_000)))
+                .isEqualTo(86_400_000);
         String w = keys.window("a", Resolution.S5, 5_000);
         assertThat(RedisKeys.windowStartMillis(keys.versionOf("a", w))).isEqualTo(5_000);
-        assertThat(RedisKeys.windowStartMillis(keys.top("ns", Resolution.M1, 60_000))).isEqualTo(60_000);
+        assertThat(RedisKeys.windowStartMillis(keys.top("ns", Resolution.M1, 60_000)))
+                .isEqualTo(60_000);
         assertThat(RedisKeys.windowStartMillis(keys.total("x:1m:60"))).isEqualTo(Long.MIN_VALUE);
         assertThat(RedisKeys.windowStartMillis(keys.uniquesAll("a"))).isEqualTo(Long.MIN_VALUE);
         assertThat(RedisKeys.windowStartMillis(keys.watermark())).isEqualTo(Long.MIN_VALUE);
@@ -466,7 +485,11 @@ class RedisSinkWriterTest {
     @Test
     void flushesOnTimerAndOnBufferSize() throws Exception {
         writer.close();
-        writer = RedisTestSupport.writer(sink().setFlushInterval(Duration.ofMillis(200)).setMaxBufferedKeys(3).build(), ctx);
+        writer = RedisTestSupport.writer(
+                sink().setFlushInterval(Duration.ofMillis(200))
+                        .setMaxBufferedKeys(3)
+                        .build(),
+                ctx);
         String total = keys.total("timer");
         writer.write(count("timer", 1, 1, true), null);
         ctx.advance(199);
@@ -499,20 +522,27 @@ class RedisSinkWriterTest {
     @Test
     void badWritesAreRejectedAtWriteNamingTheKey() {
         String top = keys.top("x", Resolution.values()[1], 0);
-        assertThatThrownBy(() -> writer.write(RedisWrite.zset(top, null, 1, new String[] {"a"}, new double[] {Double.NaN}, 0, 0), null))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(top);
+        assertThatThrownBy(() -> writer.write(
+                        RedisWrite.zset(top, null, 1, new String[] {"a"}, new double[] {Double.NaN}, 0, 0), null))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(top);
         assertThatThrownBy(() -> writer.write(RedisWrite.users(top, new String[0], 0, 0), null))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(top);
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(top);
     }
 
     @Test
     void onlyContractKeysAreWritten() throws Exception {
         String w = keys.window("k", Resolution.S5, NOW_WINDOW);
-        write(count("k", 1, 1, false), window("k", Resolution.S5, NOW_WINDOW, 1, 1, true),
-                users(keys.uniquesAll("k"), RedisWrite.NO_WINDOW, 0, "a"), RedisWrite.max(keys.watermark(), 5));
+        write(
+                count("k", 1, 1, false),
+                window("k", Resolution.S5, NOW_WINDOW, 1, 1, true),
+                users(keys.uniquesAll("k"), RedisWrite.NO_WINDOW, 0, "a"),
+                RedisWrite.max(keys.watermark(), 5));
         for (String k : RedisTestSupport.keysOf(redis, prefix)) {
-            assertThat(k).matches(java.util.regex.Pattern.quote(prefix) + ":(\\{k\\}:(total|_v:.*|" + Resolution.S5.label
-                    + ":" + NOW_WINDOW / 1000 + "|u:all)|meta:watermark|_mark|_epoch)");
+            assertThat(k)
+                    .matches(java.util.regex.Pattern.quote(prefix) + ":(\\{k\\}:(total|_v:.*|" + Resolution.S5.label
+                            + ":" + NOW_WINDOW / 1000 + "|u:all)|meta:watermark|_mark|_epoch)");
         }
         assertThat(redis.exists(w)).isTrue();
     }

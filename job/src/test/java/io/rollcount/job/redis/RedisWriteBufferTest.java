@@ -10,11 +10,23 @@ class RedisWriteBufferTest {
 
     @Test
     void hasTagAgreesWithHashTag() {
-        List<String> keys = List.of("rc:{a}:total", "rc:{ab}:total", "rc:{a}b}:x", "rc:{}:x", "rc:x", "{a}", "{a", "rc:{a:b}:u:all",
-                "rc:{a}:{b}", "x{a}y", "rc:{a}");
+        List<String> keys = List.of(
+                "rc:{a}:total",
+                "rc:{ab}:total",
+                "rc:{a}b}:x",
+                "rc:{}:x",
+                "rc:x",
+                "{a}",
+                "{a",
+                "rc:{a:b}:u:all",
+                "rc:{a}:{b}",
+                "x{a}y",
+                "rc:{a}");
         for (String key : keys) {
             for (String tag : List.of("a", "ab", "a:b", "b", "a}b")) {
-                assertThat(RedisWriteBuffer.hasTag(key, tag)).as(key + " / " + tag).isEqualTo(tag.equals(RedisWriteBuffer.hashTag(key)));
+                assertThat(RedisWriteBuffer.hasTag(key, tag))
+                        .as(key + " / " + tag)
+                        .isEqualTo(tag.equals(RedisWriteBuffer.hashTag(key)));
             }
         }
     }
@@ -26,13 +38,22 @@ class RedisWriteBufferTest {
         buffer.add(RedisWrite.max(keys.watermark(), 5));
         for (String counter : List.of("a", "b", "a")) {
             String key = keys.total(counter);
-            buffer.add(RedisWrite.count(key, keys.versionOf(counter, key), 1, counter.equals("a") && buffer.keys() > 2 ? 2 : 1, true, RedisWrite.NO_WINDOW, 0));
-            buffer.add(RedisWrite.users(keys.uniquesAll(counter), new String[] {"u1", "u-" + buffer.keys()}, RedisWrite.NO_WINDOW, 0));
+            buffer.add(RedisWrite.count(
+                    key,
+                    keys.versionOf(counter, key),
+                    1,
+                    counter.equals("a") && buffer.keys() > 2 ? 2 : 1,
+                    true,
+                    RedisWrite.NO_WINDOW,
+                    0));
+            buffer.add(RedisWrite.users(
+                    keys.uniquesAll(counter), new String[] {"u1", "u-" + buffer.keys()}, RedisWrite.NO_WINDOW, 0));
         }
         buffer.add(RedisWrite.max(keys.watermark(), 3));
         assertThat(buffer.keys()).isEqualTo(5);
         List<RedisWrite> out = buffer.drain();
-        assertThat(out.stream().map(w -> w.key)).containsExactly("rc:{a}:total", "rc:{a}:u:all", "rc:{b}:total", "rc:{b}:u:all", "rc:meta:watermark");
+        assertThat(out.stream().map(w -> w.key))
+                .containsExactly("rc:{a}:total", "rc:{a}:u:all", "rc:{b}:total", "rc:{b}:u:all", "rc:meta:watermark");
         assertThat(out.get(1).users).containsExactlyInAnyOrder("u1", "u-2", "u-5");
         assertThat(out.get(0).version).isEqualTo(2);
         assertThat(out.get(4).value).isEqualTo(5);

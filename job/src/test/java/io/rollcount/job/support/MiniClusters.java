@@ -25,6 +25,9 @@ public final class MiniClusters {
     /** One TaskManager with {@code slots} slots and {@code conf}. */
     public static MiniClusterExtension slots(int slots, Configuration conf) {
         return new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
-                .setNumberTaskManagers(1).setNumberSlotsPerTaskManager(slots).setConfiguration(conf).build());
+                .setNumberTaskManagers(1)
+                .setNumberSlotsPerTaskManager(slots)
+                .setConfiguration(conf)
+                .build());
     }
 }

@@ -29,91 +29,93 @@ import org.openjdk.jmh.annotations.Warmup;
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
-@Fork(value = 1, jvmArgsAppend = {"-Xmx1g", "-XX:+UseParallelGC"})
+@Fork(
+        value = 1,
+        jvmArgsAppend = {"-Xmx1g", "-XX:+UseParallelGC"})
 public class HllBench {
-  static final int BATCH = 1024;
-  private static final int MASK = (1 << 20) - 1;
+    static final int BATCH = 1024;
+    private static final int MASK = (1 << 20) - 1;
 
-  private byte[][] bytes;
-  private String[] strings;
-  private int next;
-  private RedisHyperLogLog ours;
-  private HllSketch hll8;
-  private HllSketch hll6;
+    private byte[][] bytes;
+    private String[] strings;
+    private int next;
+    private RedisHyperLogLog ours;
+    private HllSketch hll8;
+    private HllSketch hll6;
 
-  @Setup
-  public void setUp() {
-    SplittableRandom random = new SplittableRandom(2026);
-    bytes = new byte[MASK + 1][];
-    strings = new String[MASK + 1];
-    for (int i = 0; i <= MASK; i++) {
-      bytes[i] = new byte[8 + random.nextInt(17)];
-      random.nextBytes(bytes[i]);
-      strings[i] = "user:" + Long.toHexString(random.nextLong());
+    @Setup
+    public void setUp() {
+        SplittableRandom random = new SplittableRandom(2026);
+        bytes = new byte[MASK + 1][];
+        strings = new String[MASK + 1];
+        for (int i = 0; i <= MASK; i++) {
+            bytes[i] = new byte[8 + random.nextInt(17)];
+            random.nextBytes(bytes[i]);
+            strings[i] = "user:" + Long.toHexString(random.nextLong());
+        }
+        ours = new RedisHyperLogLog();
+        hll8 = new HllSketch(14, TgtHllType.HLL_8);
+        hll6 = new HllSketch(14, TgtHllType.HLL_6);
+        for (int i = 0; i < 200_000; i++) {
+            byte[] warm = ("warm" + i).getBytes(StandardCharsets.UTF_8);
+            ours.add(warm);
+            hll8.update(warm);
+            hll6.update(warm);
+        }
     }
-    ours = new RedisHyperLogLog();
-    hll8 = new HllSketch(14, TgtHllType.HLL_8);
-    hll6 = new HllSketch(14, TgtHllType.HLL_6);
-    for (int i = 0; i < 200_000; i++) {
-      byte[] warm = ("warm" + i).getBytes(StandardCharsets.UTF_8);
-      ours.add(warm);
-      hll8.update(warm);
-      hll6.update(warm);
-    }
-  }
 
-  private int batch() {
-    int from = next;
-    next = (next + BATCH) & MASK;
-    return from;
-  }
-
-  @Benchmark
-  @OperationsPerInvocation(BATCH)
-  public int oursBytes() {
-    int from = batch();
-    int changed = 0;
-    for (int i = 0; i < BATCH; i++) {
-      changed += ours.add(bytes[from + i]) ? 1 : 0;
+    private int batch() {
+        int from = next;
+        next = (next + BATCH) & MASK;
+        return from;
     }
-    return changed;
-  }
 
-  @Benchmark
-  @OperationsPerInvocation(BATCH)
-  public void refHll8Bytes() {
-    int from = batch();
-    for (int i = 0; i < BATCH; i++) {
-      hll8.update(bytes[from + i]);
+    @Benchmark
+    @OperationsPerInvocation(BATCH)
+    public int oursBytes() {
+        int from = batch();
+        int changed = 0;
+        for (int i = 0; i < BATCH; i++) {
+            changed += ours.add(bytes[from + i]) ? 1 : 0;
+        }
+        return changed;
     }
-  }
 
-  @Benchmark
-  @OperationsPerInvocation(BATCH)
-  public void refHll6Bytes() {
-    int from = batch();
-    for (int i = 0; i < BATCH; i++) {
-      hll6.update(bytes[from + i]);
+    @Benchmark
+    @OperationsPerInvocation(BATCH)
+    public void refHll8Bytes() {
+        int from = batch();
+        for (int i = 0; i < BATCH; i++) {
+            hll8.update(bytes[from + i]);
+        }
     }
-  }
 
-  @Benchmark
-  @OperationsPerInvocation(BATCH)
-  public int oursString() {
-    int from = batch();
-    int changed = 0;
-    for (int i = 0; i < BATCH; i++) {
-      changed += ours.add(strings[from + i]) ? 1 : 0;
+    @Benchmark
+    @OperationsPerInvocation(BATCH)
+    public void refHll6Bytes() {
+        int from = batch();
+        for (int i = 0; i < BATCH; i++) {
+            hll6.update(bytes[from + i]);
+        }
     }
-    return changed;
-  }
 
-  @Benchmark
-  @OperationsPerInvocation(BATCH)
-  public void refHll8String() {
-    int from = batch();
-    for (int i = 0; i < BATCH; i++) {
-      hll8.update(strings[from + i]);
+    @Benchmark
+    @OperationsPerInvocation(BATCH)
+    public int oursString() {
+        int from = batch();
+        int changed = 0;
+        for (int i = 0; i < BATCH; i++) {
+            changed += ours.add(strings[from + i]) ? 1 : 0;
+        }
+        return changed;
     }
-  }
+
+    @Benchmark
+    @OperationsPerInvocation(BATCH)
+    public void refHll8String() {
+        int from = batch();
+        for (int i = 0; i < BATCH; i++) {
+            hll8.update(strings[from + i]);
+        }
+    }
 }

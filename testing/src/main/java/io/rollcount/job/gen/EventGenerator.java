@@ -13,10 +13,15 @@ import java.util.SplittableRandom;
  */
 public final class EventGenerator {
 
-    public enum Workload { uniform, zipf, viral }
+    public enum Workload {
+        uniform,
+        zipf,
+        viral
+    }
 
     /** One generated record: its JSON line, and what it means. */
-    public record Generated(String line, String counter, long delta, long ts, String eventId, String user, boolean redelivery) {}
+    public record Generated(
+            String line, String counter, long delta, long ts, String eventId, String user, boolean redelivery) {}
 
     private final SplittableRandom random;
     private final Workload workload;
@@ -36,8 +41,15 @@ public final class EventGenerator {
      * @param jitterMillis each event's time is moved back by up to this much (keep it under the out-of-orderness bound)
      * @param negativeShare share of events with a negative delta
      */
-    public EventGenerator(long seed, Workload workload, int counters, int users, long startTs, double eventsPerSecond,
-            long jitterMillis, double negativeShare) {
+    public EventGenerator(
+            long seed,
+            Workload workload,
+            int counters,
+            int users,
+            long startTs,
+            double eventsPerSecond,
+            long jitterMillis,
+            double negativeShare) {
         if (counters < 2) throw new IllegalArgumentException("counters must be at least 2");
         this.random = new SplittableRandom(seed);
         this.workload = workload;
@@ -93,11 +105,14 @@ public final class EventGenerator {
             return new Generated(g.line(), g.counter(), g.delta(), g.ts(), g.eventId(), g.user(), true);
         }
         String counter = counterId(nextRank());
-        long delta = random.nextDouble() < negativeShare ? -(1 + random.nextInt(3)) : (random.nextDouble() < 0.9 ? 1 : 1 + random.nextInt(10));
+        long delta = random.nextDouble() < negativeShare
+                ? -(1 + random.nextInt(3))
+                : (random.nextDouble() < 0.9 ? 1 : 1 + random.nextInt(10));
         long ts = eventTime() - (jitterMillis > 0 ? random.nextLong(jitterMillis + 1) : 0);
         String user = random.nextDouble() < 0.7 ? "u" + random.nextInt(users) : null;
         String eventId = random.nextDouble() < 0.5 ? Long.toHexString(random.nextLong()) : null;
-        StringBuilder sb = new StringBuilder(96).append("{\"counter\":\"").append(counter).append('"');
+        StringBuilder sb =
+                new StringBuilder(96).append("{\"counter\":\"").append(counter).append('"');
         if (delta != 1 || random.nextBoolean()) sb.append(",\"delta\":").append(delta);
         sb.append(",\"ts\":").append(ts);
         if (eventId != null) sb.append(",\"event_id\":\"").append(eventId).append('"');
@@ -156,6 +171,8 @@ public final class EventGenerator {
 
     /** A line that is not valid UTF-8 (reason {@code invalid_utf8}). */
     public static byte[] invalidUtf8Line() {
-        return new byte[] {'{', '"', 'c', 'o', 'u', 'n', 't', 'e', 'r', '"', ':', '"', (byte) 0xC3, (byte) 0x28, '"', '}'};
+        return new byte[] {
+            '{', '"', 'c', 'o', 'u', 'n', 't', 'e', 'r', '"', ':', '"', (byte) 0xC3, (byte) 0x28, '"', '}'
+        };
     }
 }

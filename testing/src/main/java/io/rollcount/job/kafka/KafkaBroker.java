@@ -18,9 +18,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import kafka.server.KafkaConfig;
 import kafka.server.KafkaRaftServer;
@@ -77,7 +77,8 @@ public final class KafkaBroker implements AutoCloseable {
 
     private KafkaBroker(Builder b) {
         if (b.dir == null) throw new IllegalArgumentException("KafkaBroker: a data folder is required");
-        if (b.port < 0 || b.port > 65535) throw new IllegalArgumentException("KafkaBroker: port " + b.port + " is out of range");
+        if (b.port < 0 || b.port > 65535)
+            throw new IllegalArgumentException("KafkaBroker: port " + b.port + " is out of range");
         this.dir = b.dir.toAbsolutePath();
         this.port = b.port;
         this.overrides = new LinkedHashMap<>(b.overrides);
@@ -99,10 +100,20 @@ public final class KafkaBroker implements AutoCloseable {
         private String saslMechanism;
         private final Map<String, String> scramUsers = new LinkedHashMap<>();
 
-        public Builder port(int port) { this.port = port; return this; }
-        public Builder dir(Path dir) { this.dir = dir; return this; }
+        public Builder port(int port) {
+            this.port = port;
+            return this;
+        }
+
+        public Builder dir(Path dir) {
+            this.dir = dir;
+            return this;
+        }
         /** Any broker setting, applied last (for the client listener use the prefix {@code listener.name.client.}). */
-        public Builder config(String key, String value) { overrides.put(key, value); return this; }
+        public Builder config(String key, String value) {
+            overrides.put(key, value);
+            return this;
+        }
 
         /**
          * Clients must authenticate with SASL/SCRAM-SHA-256 on the client listener ({@code ssl}: over TLS,
@@ -116,19 +127,26 @@ public final class KafkaBroker implements AutoCloseable {
         }
 
         /** A SCRAM-SHA-256 user created at every start (idempotent). */
-        public Builder scramUser(String user, String password) { scramUsers.put(user, password); return this; }
+        public Builder scramUser(String user, String password) {
+            scramUsers.put(user, password);
+            return this;
+        }
 
         /** TLS on the client listener with this PKCS12 key store (use with {@link #scram(boolean)} true, or alone for SSL). */
         public Builder sslKeyStore(Path keyStore, String password) {
             if (protocol == SecurityProtocol.PLAINTEXT) protocol = SecurityProtocol.SSL;
-            overrides.put("listener.name.client.ssl.keystore.location", keyStore.toAbsolutePath().toString());
+            overrides.put(
+                    "listener.name.client.ssl.keystore.location",
+                    keyStore.toAbsolutePath().toString());
             overrides.put("listener.name.client.ssl.keystore.type", "PKCS12");
             overrides.put("listener.name.client.ssl.keystore.password", password);
             overrides.put("listener.name.client.ssl.key.password", password);
             return this;
         }
 
-        public KafkaBroker build() { return new KafkaBroker(this); }
+        public KafkaBroker build() {
+            return new KafkaBroker(this);
+        }
     }
 
     /** Formats the data folder if it is new, starts the broker and returns once clients can use it. */
@@ -149,8 +167,13 @@ public final class KafkaBroker implements AutoCloseable {
         try {
             s.startup();
         } catch (RuntimeException e) {
-            try { s.shutdown(); s.awaitShutdown(); } catch (RuntimeException ignored) { }
-            throw new IllegalStateException("the Kafka broker did not start on " + HOST + ":" + port + " with data in " + dir + ": " + e, e);
+            try {
+                s.shutdown();
+                s.awaitShutdown();
+            } catch (RuntimeException ignored) {
+            }
+            throw new IllegalStateException(
+                    "the Kafka broker did not start on " + HOST + ":" + port + " with data in " + dir + ": " + e, e);
         }
         server = s;
         try {
@@ -230,16 +253,22 @@ public final class KafkaBroker implements AutoCloseable {
             while (true) {
                 boolean ready;
                 try {
-                    var described = admin.describeTopics(List.of(topics)).allTopicNames().get(30, TimeUnit.SECONDS);
+                    var described = admin.describeTopics(List.of(topics))
+                            .allTopicNames()
+                            .get(30, TimeUnit.SECONDS);
                     ready = described.values().stream()
-                            .allMatch(d -> d.partitions().stream().allMatch(pi -> pi.leader() != null && !pi.leader().isEmpty()));
+                            .allMatch(d -> d.partitions().stream()
+                                    .allMatch(pi ->
+                                            pi.leader() != null && !pi.leader().isEmpty()));
                 } catch (ExecutionException e) {
                     // just created: the broker that answers may not know the topic yet
-                    if (!(e.getCause() instanceof org.apache.kafka.common.errors.UnknownTopicOrPartitionException)) throw e;
+                    if (!(e.getCause() instanceof org.apache.kafka.common.errors.UnknownTopicOrPartitionException))
+                        throw e;
                     ready = false;
                 }
                 if (ready) break;
-                if (System.nanoTime() > deadline) throw new IllegalStateException("topics " + List.of(topics) + " have no leader after 30 s");
+                if (System.nanoTime() > deadline)
+                    throw new IllegalStateException("topics " + List.of(topics) + " have no leader after 30 s");
                 Thread.sleep(50);
             }
         } catch (java.util.concurrent.TimeoutException e) {
@@ -263,15 +292,20 @@ public final class KafkaBroker implements AutoCloseable {
             p.put("listener.security.protocol.map", "CLIENT:PLAINTEXT,CONTROLLER:PLAINTEXT");
             p.put("inter.broker.listener.name", "CLIENT");
         } else {
-            p.put("listeners", "CLIENT://" + HOST + ":" + port + ",INTERNAL://" + HOST + ":" + internalPort
-                    + ",CONTROLLER://" + HOST + ":" + controllerPort);
+            p.put(
+                    "listeners",
+                    "CLIENT://" + HOST + ":" + port + ",INTERNAL://" + HOST + ":" + internalPort + ",CONTROLLER://"
+                            + HOST + ":" + controllerPort);
             p.put("advertised.listeners", "CLIENT://" + HOST + ":" + port + ",INTERNAL://" + HOST + ":" + internalPort);
-            p.put("listener.security.protocol.map", "CLIENT:" + clientProtocol.name + ",INTERNAL:PLAINTEXT,CONTROLLER:PLAINTEXT");
+            p.put(
+                    "listener.security.protocol.map",
+                    "CLIENT:" + clientProtocol.name + ",INTERNAL:PLAINTEXT,CONTROLLER:PLAINTEXT");
             p.put("inter.broker.listener.name", "INTERNAL");
             if (saslMechanism != null) {
                 p.put("sasl.enabled.mechanisms", saslMechanism);
                 p.put("listener.name.client.sasl.enabled.mechanisms", saslMechanism);
-                p.put("listener.name.client." + saslMechanism.toLowerCase() + ".sasl.jaas.config",
+                p.put(
+                        "listener.name.client." + saslMechanism.toLowerCase() + ".sasl.jaas.config",
                         "org.apache.kafka.common.security.scram.ScramLoginModule required;");
             }
         }
@@ -297,10 +331,18 @@ public final class KafkaBroker implements AutoCloseable {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         int rc;
         try (PrintStream ps = new PrintStream(out, true, StandardCharsets.UTF_8)) {
-            rc = StorageTool.execute(new String[] {"format", "--config", config.toString(),
-                "--cluster-id", Uuid.randomUuid().toString()}, ps);
+            rc = StorageTool.execute(
+                    new String[] {
+                        "format",
+                        "--config",
+                        config.toString(),
+                        "--cluster-id",
+                        Uuid.randomUuid().toString()
+                    },
+                    ps);
         } catch (RuntimeException e) {
-            throw new IllegalStateException("formatting the Kafka data folder " + logDir() + " failed: " + e.getMessage(), e);
+            throw new IllegalStateException(
+                    "formatting the Kafka data folder " + logDir() + " failed: " + e.getMessage(), e);
         }
         if (rc != 0) {
             throw new IllegalStateException("formatting the Kafka data folder " + logDir() + " failed: "
@@ -317,7 +359,10 @@ public final class KafkaBroker implements AutoCloseable {
         try (Admin admin = Admin.create(p)) {
             while (System.nanoTime() < deadline) {
                 try {
-                    if (!admin.describeCluster().nodes().get(10, TimeUnit.SECONDS).isEmpty()) {
+                    if (!admin.describeCluster()
+                            .nodes()
+                            .get(10, TimeUnit.SECONDS)
+                            .isEmpty()) {
                         // The broker is registered and unfenced once it may lead a partition: list topics works then.
                         admin.listTopics().names().get(10, TimeUnit.SECONDS);
                         return;
@@ -328,7 +373,8 @@ public final class KafkaBroker implements AutoCloseable {
                 Thread.sleep(100);
             }
         }
-        throw new IllegalStateException("the Kafka broker on " + bootstrap() + " was not ready after " + timeout.toSeconds() + " s", last);
+        throw new IllegalStateException(
+                "the Kafka broker on " + bootstrap() + " was not ready after " + timeout.toSeconds() + " s", last);
     }
 
     private void createScramUsers() throws Exception {
@@ -336,13 +382,17 @@ public final class KafkaBroker implements AutoCloseable {
         try (Admin admin = Admin.create(adminProperties())) {
             List<org.apache.kafka.clients.admin.UserScramCredentialAlteration> list = new ArrayList<>();
             for (var u : scramUsers.entrySet()) {
-                list.add(new UserScramCredentialUpsertion(u.getKey(), new ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 8192), u.getValue()));
+                list.add(new UserScramCredentialUpsertion(
+                        u.getKey(), new ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 8192), u.getValue()));
             }
             admin.alterUserScramCredentials(list).all().get(30, TimeUnit.SECONDS);
             // The broker's credential cache follows the metadata log: wait until every user is described.
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (!admin.describeUserScramCredentials(List.copyOf(scramUsers.keySet())).all().get(10, TimeUnit.SECONDS)
-                    .keySet().containsAll(scramUsers.keySet())) {
+            while (!admin.describeUserScramCredentials(List.copyOf(scramUsers.keySet()))
+                    .all()
+                    .get(10, TimeUnit.SECONDS)
+                    .keySet()
+                    .containsAll(scramUsers.keySet())) {
                 if (System.nanoTime() > deadline) throw new IllegalStateException("SCRAM users not visible after 30 s");
                 Thread.sleep(50);
             }
@@ -354,7 +404,8 @@ public final class KafkaBroker implements AutoCloseable {
             s.setReuseAddress(true);
             s.bind(new InetSocketAddress(InetAddress.getByName(HOST), port));
         } catch (IOException e) {
-            throw new IllegalStateException("port " + port + " on " + HOST + " is in use (another broker?): choose another with --port");
+            throw new IllegalStateException(
+                    "port " + port + " on " + HOST + " is in use (another broker?): choose another with --port");
         }
     }
 
@@ -376,15 +427,17 @@ public final class KafkaBroker implements AutoCloseable {
     public static void runForeground(int port, Path dir) throws Exception {
         KafkaBroker broker = new KafkaBroker(port, dir);
         CountDownLatch stopped = new CountDownLatch(1);
-        Thread hook = new Thread(() -> {
-            System.out.println("rollcount kafka: stopping ...");
-            try {
-                broker.close();
-            } finally {
-                stopped.countDown();
-            }
-            System.out.println("rollcount kafka: stopped; the data stays in " + broker.dir());
-        }, "rollcount-kafka-shutdown");
+        Thread hook = new Thread(
+                () -> {
+                    System.out.println("rollcount kafka: stopping ...");
+                    try {
+                        broker.close();
+                    } finally {
+                        stopped.countDown();
+                    }
+                    System.out.println("rollcount kafka: stopped; the data stays in " + broker.dir());
+                },
+                "rollcount-kafka-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
         try {
             broker.start();
@@ -393,8 +446,9 @@ public final class KafkaBroker implements AutoCloseable {
             broker.close();
             throw e;
         }
-        System.out.println("rollcount kafka: a single-node Kafka " + org.apache.kafka.common.utils.AppInfoParser.getVersion()
-                + " broker (KRaft) is ready at " + broker.bootstrap());
+        System.out.println(
+                "rollcount kafka: a single-node Kafka " + org.apache.kafka.common.utils.AppInfoParser.getVersion()
+                        + " broker (KRaft) is ready at " + broker.bootstrap());
         System.out.println("rollcount kafka: data in " + broker.dir() + "; Ctrl-C stops it");
         System.out.println("bootstrap=" + broker.bootstrap());
         System.out.flush();
@@ -402,14 +456,24 @@ public final class KafkaBroker implements AutoCloseable {
     }
 
     /** {@code ./rollcount kafka [--port 9092] [--dir D]}. */
-    @Command(name = "kafka", mixinStandardHelpOptions = true,
-            description = "Runs a single-node Kafka broker (KRaft, broker and controller in one) in the foreground until Ctrl-C.")
+    @Command(
+            name = "kafka",
+            mixinStandardHelpOptions = true,
+            description =
+                    "Runs a single-node Kafka broker (KRaft, broker and controller in one) in the foreground until Ctrl-C.")
     public static final class Cli implements Callable<Integer> {
-        @Option(names = "--port", defaultValue = "9092", description = "Client port on 127.0.0.1 (default: ${DEFAULT-VALUE}).")
+        @Option(
+                names = "--port",
+                defaultValue = "9092",
+                description = "Client port on 127.0.0.1 (default: ${DEFAULT-VALUE}).")
         int port = 9092;
 
-        @Option(names = "--dir", defaultValue = ".rollcount/kafka", paramLabel = "DIR",
-                description = "Data folder, formatted on first use and kept across restarts (default: ${DEFAULT-VALUE}).")
+        @Option(
+                names = "--dir",
+                defaultValue = ".rollcount/kafka",
+                paramLabel = "DIR",
+                description =
+                        "Data folder, formatted on first use and kept across restarts (default: ${DEFAULT-VALUE}).")
         String dir = ".rollcount/kafka";
 
         @Override

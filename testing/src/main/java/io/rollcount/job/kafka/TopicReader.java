@@ -25,7 +25,8 @@ public final class TopicReader {
     }
 
     /** Every record of {@code topic} from the given offsets (0 for a partition not in the map) up to the current end. */
-    public static List<ConsumerRecord<byte[], byte[]>> read(Properties client, String topic, Map<TopicPartition, Long> from, String isolation) {
+    public static List<ConsumerRecord<byte[], byte[]>> read(
+            Properties client, String topic, Map<TopicPartition, Long> from, String isolation) {
         List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
         try (KafkaConsumer<byte[], byte[]> c = consumer(client, isolation)) {
             List<TopicPartition> parts = partitions(c, topic);
@@ -34,7 +35,8 @@ public final class TopicReader {
             Map<TopicPartition, Long> end = c.endOffsets(parts, Duration.ofSeconds(60));
             long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
             while (parts.stream().anyMatch(tp -> c.position(tp) < end.get(tp))) {
-                if (System.nanoTime() > deadline) throw new AssertionError("reading " + topic + " did not reach " + end + " in 120 s");
+                if (System.nanoTime() > deadline)
+                    throw new AssertionError("reading " + topic + " did not reach " + end + " in 120 s");
                 for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) out.add(r);
             }
         }
@@ -43,7 +45,8 @@ public final class TopicReader {
 
     private static List<TopicPartition> partitions(KafkaConsumer<byte[], byte[]> c, String topic) {
         return c.partitionsFor(topic, Duration.ofSeconds(60)).stream()
-                .map(pi -> new TopicPartition(topic, pi.partition())).collect(Collectors.toList());
+                .map(pi -> new TopicPartition(topic, pi.partition()))
+                .collect(Collectors.toList());
     }
 
     private static KafkaConsumer<byte[], byte[]> consumer(Properties client, String isolation) {

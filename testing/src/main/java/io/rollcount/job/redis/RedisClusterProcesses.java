@@ -79,12 +79,32 @@ public final class RedisClusterProcesses implements BeforeAllCallback, AfterAllC
     private void launch(int port) throws IOException {
         Path nodeDir = dir.resolve(Integer.toString(port));
         Files.createDirectories(nodeDir);
-        List<String> cmd = List.of("redis-server", "--port", Integer.toString(port), "--bind", "127.0.0.1",
-                "--cluster-enabled", "yes", "--cluster-config-file", nodeDir.resolve("nodes.conf").toString(),
-                "--cluster-node-timeout", Integer.toString(NODE_TIMEOUT_MILLIS), "--save", "", "--appendonly", "no",
-                "--daemonize", "no", "--dir", nodeDir.toString(), "--logfile", nodeDir.resolve("redis.log").toString());
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.appendTo(new File(nodeDir.toFile(), "stdout.log"))).start();
+        List<String> cmd = List.of(
+                "redis-server",
+                "--port",
+                Integer.toString(port),
+                "--bind",
+                "127.0.0.1",
+                "--cluster-enabled",
+                "yes",
+                "--cluster-config-file",
+                nodeDir.resolve("nodes.conf").toString(),
+                "--cluster-node-timeout",
+                Integer.toString(NODE_TIMEOUT_MILLIS),
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--daemonize",
+                "no",
+                "--dir",
+                nodeDir.toString(),
+                "--logfile",
+                nodeDir.resolve("redis.log").toString());
+        Process p = new ProcessBuilder(cmd)
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(new File(nodeDir.toFile(), "stdout.log")))
+                .start();
         processes.put(port, p);
     }
 
@@ -110,7 +130,8 @@ public final class RedisClusterProcesses implements BeforeAllCallback, AfterAllC
             throw new IllegalStateException(String.join(" ", cmd) + " did not end within " + timeoutSeconds + " s");
         }
         String text = new String(out);
-        if (p.exitValue() != 0) throw new IllegalStateException(String.join(" ", cmd) + " failed (" + p.exitValue() + "): " + text);
+        if (p.exitValue() != 0)
+            throw new IllegalStateException(String.join(" ", cmd) + " failed (" + p.exitValue() + "): " + text);
         return text;
     }
 
@@ -138,7 +159,8 @@ public final class RedisClusterProcesses implements BeforeAllCallback, AfterAllC
         for (int port : livePorts()) {
             try (Jedis j = new Jedis("127.0.0.1", port)) {
                 String info = j.clusterInfo();
-                if (!info.contains("cluster_state:ok")) return port + " says " + info.lines().findFirst().orElse("");
+                if (!info.contains("cluster_state:ok"))
+                    return port + " says " + info.lines().findFirst().orElse("");
                 if (!info.contains("cluster_slots_assigned:16384")) return port + " has not every slot assigned";
                 views.add(mastersView(j.clusterNodes()));
                 if (j.info("replication").contains("role:master")) {
@@ -146,7 +168,8 @@ public final class RedisClusterProcesses implements BeforeAllCallback, AfterAllC
                     boolean hasLiveReplica = repl.contains("connected_slaves:1");
                     boolean expectsReplica = replicasOf(port).stream().anyMatch(processes.keySet()::contains);
                     if (expectsReplica && !hasLiveReplica) return "master " + port + " waits for its replica";
-                    if (hasLiveReplica && !repl.contains("state=online")) return "the replica of " + port + " is not online";
+                    if (hasLiveReplica && !repl.contains("state=online"))
+                        return "the replica of " + port + " is not online";
                 }
             }
         }
@@ -160,7 +183,8 @@ public final class RedisClusterProcesses implements BeforeAllCallback, AfterAllC
         for (String line : clusterNodes.split("\n")) {
             String[] f = line.trim().split(" ");
             if (f.length < 9 || !f[2].contains("master") || f[2].contains("fail")) continue;
-            masters.add(f[1].replaceAll("@.*", "") + " " + String.join(" ", List.of(f).subList(8, f.length)));
+            masters.add(f[1].replaceAll("@.*", "") + " "
+                    + String.join(" ", List.of(f).subList(8, f.length)));
         }
         masters.sort(null);
         return masters.toString();
@@ -219,7 +243,8 @@ public final class RedisClusterProcesses implements BeforeAllCallback, AfterAllC
     /** {@code redis://127.0.0.1:P1,127.0.0.1:P2,...}: every node as a seed (the option {@code --redis} with {@code --redis.cluster}). */
     public String url() {
         StringBuilder sb = new StringBuilder("redis://");
-        for (int i = 0; i < ports.size(); i++) sb.append(i == 0 ? "" : ",").append("127.0.0.1:").append(ports.get(i));
+        for (int i = 0; i < ports.size(); i++)
+            sb.append(i == 0 ? "" : ",").append("127.0.0.1:").append(ports.get(i));
         return sb.toString();
     }
 
@@ -286,7 +311,8 @@ public final class RedisClusterProcesses implements BeforeAllCallback, AfterAllC
         processes.clear();
         if (dir != null) {
             try (var walk = Files.walk(dir)) {
-                walk.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+                walk.sorted(java.util.Comparator.reverseOrder())
+                        .forEach(f -> f.toFile().delete());
             } catch (IOException e) {
                 // under target/: mvn clean removes it
             }

@@ -53,16 +53,30 @@ public final class RedisServerProcess implements AutoCloseable {
     /** Starts the server again (after {@link #stop()} or {@link #shutdownNoSave()}) on the same port and folder. */
     public void start() throws Exception {
         if (process != null && process.isAlive()) return;
-        List<String> cmd = new ArrayList<>(List.of("redis-server", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                "--dir", dir.toString(), "--daemonize", "no", "--logfile", dir.resolve("redis.log").toString()));
+        List<String> cmd = new ArrayList<>(List.of(
+                "redis-server",
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                dir.toString(),
+                "--daemonize",
+                "no",
+                "--logfile",
+                dir.resolve("redis.log").toString()));
         if (tls) {
             cmd.addAll(List.of("--port", "0", "--tls-port", Integer.toString(port)));
         } else {
             cmd.addAll(List.of("--port", Integer.toString(port)));
         }
         cmd.addAll(extraArgs);
-        process = new ProcessBuilder(cmd).redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.appendTo(new File(dir.toFile(), "stdout.log"))).start();
+        process = new ProcessBuilder(cmd)
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(new File(dir.toFile(), "stdout.log")))
+                .start();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (System.nanoTime() < deadline) {
             if (!process.isAlive()) {
@@ -101,7 +115,8 @@ public final class RedisServerProcess implements AutoCloseable {
         } catch (redis.clients.jedis.exceptions.JedisException e) {
             // the server closes the connection as it ends: no reply
         }
-        if (!process.waitFor(10, TimeUnit.SECONDS)) throw new IllegalStateException("redis-server did not end on SHUTDOWN NOSAVE");
+        if (!process.waitFor(10, TimeUnit.SECONDS))
+            throw new IllegalStateException("redis-server did not end on SHUTDOWN NOSAVE");
         process = null;
     }
 

@@ -27,8 +27,14 @@ public final class OtherProcessFileLock implements AutoCloseable {
     /** Starts a JVM with this class path that creates {@code file} if needed and holds an exclusive lock on it. */
     public static OtherProcessFileLock hold(Path file) throws IOException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        Process p = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"), OtherProcessFileLock.class.getName(),
-                file.toAbsolutePath().toString()).redirectErrorStream(true).start();
+        Process p = new ProcessBuilder(
+                        java,
+                        "-cp",
+                        System.getProperty("java.class.path"),
+                        OtherProcessFileLock.class.getName(),
+                        file.toAbsolutePath().toString())
+                .redirectErrorStream(true)
+                .start();
         OtherProcessFileLock lock = new OtherProcessFileLock(p);
         String first = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8)).readLine();
         if (!LOCKED.equals(first)) {
@@ -42,7 +48,8 @@ public final class OtherProcessFileLock implements AutoCloseable {
     public void close() throws IOException {
         process.getOutputStream().close();
         try {
-            if (!process.waitFor(10, TimeUnit.SECONDS)) process.destroyForcibly().waitFor();
+            if (!process.waitFor(10, TimeUnit.SECONDS))
+                process.destroyForcibly().waitFor();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             process.destroyForcibly();
@@ -51,8 +58,9 @@ public final class OtherProcessFileLock implements AutoCloseable {
 
     /** Locks args[0], prints {@value #LOCKED} and holds the lock until its stdin closes. */
     public static void main(String[] args) throws IOException {
-        try (FileChannel channel = FileChannel.open(Path.of(args[0]), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-             FileLock lock = channel.tryLock()) {
+        try (FileChannel channel =
+                        FileChannel.open(Path.of(args[0]), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+                FileLock lock = channel.tryLock()) {
             if (lock == null) {
                 System.out.println("already locked by another process");
                 System.exit(1);

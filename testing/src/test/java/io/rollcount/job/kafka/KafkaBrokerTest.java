@@ -42,7 +42,11 @@ class KafkaBrokerTest {
             // The job's transaction timeout must be accepted by a broker with default settings.
             try (Admin admin = Admin.create(broker.adminProperties())) {
                 ConfigResource node = new ConfigResource(ConfigResource.Type.BROKER, "1");
-                ConfigEntry max = admin.describeConfigs(List.of(node)).all().get().get(node).get("transaction.max.timeout.ms");
+                ConfigEntry max = admin.describeConfigs(List.of(node))
+                        .all()
+                        .get()
+                        .get(node)
+                        .get("transaction.max.timeout.ms");
                 assertThat(max.value()).isEqualTo("900000");
                 assertThat(max.source()).isEqualTo(ConfigEntry.ConfigSource.DEFAULT_CONFIG);
             }
