@@ -1,5 +1,6 @@
 package io.rollcount.job.pipeline;
 
+import static io.rollcount.job.support.JobAwait.await;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rollcount.job.JobOptions;
@@ -28,7 +29,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.core.execution.JobClient;
@@ -642,30 +642,6 @@ class RedisLossIT {
             return end.entrySet().stream()
                     .allMatch(e -> committed.get(e.getKey()) != null
                             && committed.get(e.getKey()).offset() >= e.getValue());
-        }
-    }
-
-    private interface Condition {
-        boolean holds() throws Exception;
-    }
-
-    /** Waits for a condition, failing early if the job ends. */
-    private static void await(String what, Duration timeout, Condition condition, JobClient job) throws Exception {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (true) {
-            try {
-                if (condition.holds()) return;
-            } catch (Exception e) {
-                // a broker or Redis briefly away: look again
-            }
-            JobStatus status = job.getJobStatus().get(30, TimeUnit.SECONDS);
-            assertThat(status.isGloballyTerminalState())
-                    .as("the job ended (" + status + ") before: " + what)
-                    .isFalse();
-            assertThat(System.nanoTime())
-                    .as("waited " + timeout + " for: " + what)
-                    .isLessThan(deadline);
-            Thread.sleep(100);
         }
     }
 

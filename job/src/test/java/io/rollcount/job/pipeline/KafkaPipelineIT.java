@@ -1,5 +1,6 @@
 package io.rollcount.job.pipeline;
 
+import static io.rollcount.job.support.JobAwait.await;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rollcount.job.JobOptions;
@@ -27,7 +28,6 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
-import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.api.connector.source.Source;
 import org.apache.flink.configuration.Configuration;
@@ -411,30 +411,6 @@ class KafkaPipelineIT {
         @Override
         public void close() {
             redis.close();
-        }
-    }
-
-    private interface Condition {
-        boolean holds() throws Exception;
-    }
-
-    /** Waits for a condition, failing early if the job ends. */
-    private static void await(String what, Duration timeout, Condition condition, JobClient job) throws Exception {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (true) {
-            try {
-                if (condition.holds()) return;
-            } catch (Exception e) {
-                // The broker may be restarting: look again.
-            }
-            JobStatus status = job.getJobStatus().get(30, TimeUnit.SECONDS);
-            assertThat(status.isGloballyTerminalState())
-                    .as("the job ended (" + status + ") before: " + what)
-                    .isFalse();
-            assertThat(System.nanoTime())
-                    .as("waited " + timeout + " for: " + what)
-                    .isLessThan(deadline);
-            Thread.sleep(100);
         }
     }
 
