@@ -145,7 +145,7 @@ public class JobOptions extends RedisOptions {
             defaultValue = "10s",
             converter = DurationConverter.class,
             description =
-                    "A source partition without events for this long no longer holds the watermark back (default: ${DEFAULT-VALUE}).")
+                    "A Kafka partition read to its end and without events for this long no longer holds the watermark back (default: ${DEFAULT-VALUE}).")
     public Duration idleTimeout;
 
     @Option(

@@ -120,7 +120,12 @@ public final class RollcountJob {
         // 1. Parse inside the source; per-partition watermarks over valid events only.
         DataStream<Event> events = env.fromSource(
                         source,
-                        ValidEventsWatermarks.strategy(options.outOfOrderness, options.idleTimeout),
+                        // A Kafka source decides idleness itself: only a partition read to its end is idle.
+                        ValidEventsWatermarks.strategy(
+                                options.outOfOrderness,
+                                options.sourceKind() == JobOptions.SourceKind.kafka
+                                        ? Duration.ZERO
+                                        : options.idleTimeout),
                         "events",
                         TypeInformation.of(Event.class))
                 .uid(sourceUid(options));

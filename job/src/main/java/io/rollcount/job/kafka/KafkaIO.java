@@ -52,8 +52,19 @@ public final class KafkaIO {
 
     // ---------------------------------------------------------------- source
 
-    /** The input of the job: every record of {@code --kafka.topic} as an {@link Event} (valid or dead letter). */
-    public static KafkaSource<Event> source(JobOptions options) {
+    /**
+     * The input of the job: every record of {@code --kafka.topic} as an {@link Event} (valid or dead letter), each
+     * partition holding the watermark until it is read and idle ({@code --idle-timeout}) only when read to its end
+     * ({@link CaughtUpIdlenessSource}).
+     */
+    public static CaughtUpIdlenessSource source(JobOptions options) {
+        Properties client = KafkaClients.properties(options);
+        client.put(ConsumerConfig.GROUP_ID_CONFIG, options.kafkaGroupId);
+        return new CaughtUpIdlenessSource(kafkaSource(options), client, options.idleTimeout);
+    }
+
+    /** Flink's Kafka source of {@link #source}, without the idleness that only a partition read to its end has. */
+    public static KafkaSource<Event> kafkaSource(JobOptions options) {
         KafkaSourceBuilder<Event> b = KafkaSource.<Event>builder()
                 .setProperties(KafkaClients.properties(options))
                 .setTopics(options.kafkaTopic)

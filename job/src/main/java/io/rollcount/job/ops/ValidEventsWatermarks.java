@@ -16,7 +16,9 @@ import org.apache.flink.api.common.eventtime.WatermarkStrategy;
  * on a Kafka partition (inside {@code --max-future}, so it counts). The latter is one of the last 1024
  * times, above the quantile: it is counted in its own window, which closes when the rest of the stream
  * gets there. The watermark never goes back. Used in {@code env.fromSource}, so that each Kafka partition
- * and each file gets its own generator, and with idleness so a quiet partition does not stall the job.
+ * and each file gets its own generator; for files with Flink's idleness, so a quiet split does not stall the
+ * job, and for Kafka without it: {@link io.rollcount.job.kafka.CaughtUpIdlenessSource} marks a partition idle
+ * only when it is read to its end.
  */
 public final class ValidEventsWatermarks implements WatermarkGenerator<Event> {
     private final long outOfOrdernessMillis;
@@ -43,14 +45,17 @@ public final class ValidEventsWatermarks implements WatermarkGenerator<Event> {
         }
     }
 
+    /**
+     * Emits only after a valid event: an emission marks the partition active, so a partition that a
+     * {@link io.rollcount.job.kafka.CaughtUpIdlenessSource} marked idle stays idle until it has events again.
+     */
     @Override
     public void onPeriodicEmit(WatermarkOutput output) {
-        if (changed) {
-            changed = false;
-            long progress = recent.progress();
-            if (progress > Long.MIN_VALUE + outOfOrdernessMillis + 1) {
-                watermark = Math.max(watermark, progress - outOfOrdernessMillis - 1);
-            }
+        if (!changed) return;
+        changed = false;
+        long progress = recent.progress();
+        if (progress > Long.MIN_VALUE + outOfOrdernessMillis + 1) {
+            watermark = Math.max(watermark, progress - outOfOrdernessMillis - 1);
         }
         output.emitWatermark(new Watermark(watermark));
     }
