@@ -200,14 +200,17 @@ class RedisClusterLossIT {
     /**
      * The loss while the job is stopped: every master flushed after the run; {@code rebuild-redis
      * --redis.cluster} brings every closed 1m/5m/1h/1d window back from counter-rollups, onto the master of
-     * each key's slot; running it again changes nothing.
+     * each key's slot, and the window top-K lists exactly as the job wrote them, under the job's policies
+     * (namespace {@code api} without top-K lists, {@code post} with lists of 5); running it again changes nothing.
      */
     @Test
     void rebuildRedisWritesTheClosedWindowsBackIntoTheCluster() throws Exception {
         String topic = "events-cluster-stopped";
         KafkaInput in = input(topic, 22, BEFORE);
         produce(in, BEFORE);
-        JobOptions options = options(topic);
+        Path policies = dir.resolve("policies.yaml");
+        java.nio.file.Files.writeString(policies, "- match: api\n  topk: false\n- match: post\n  topk: 5\n");
+        JobOptions options = options(topic, policies.toString());
         StreamExecutionEnvironment env = environment(options);
         RollcountJob.build(env, options, KafkaIO.source(options), outputs(options));
         JobClient job = env.executeAsync("redis-cluster-stopped");
@@ -244,7 +247,9 @@ class RedisClusterLossIT {
             "--redis.key-prefix",
             PREFIX,
             "--from",
-            Long.toString(Resolution.D1.windowStart(in.startTs))
+            Long.toString(Resolution.D1.windowStart(in.startTs)),
+            "--policies",
+            policies.toString()
         };
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
@@ -271,8 +276,17 @@ class RedisClusterLossIT {
                 .isNotEmpty();
         int lists;
         try (RedisClusterClient client = CLUSTER.client()) {
-            lists = RedisLossIT.assertTopListsAsBefore(listsBefore, RedisLossIT.topLists(client, CLUSTER.keys(PREFIX)));
+            Map<String, Map<String, Double>> rebuilt = RedisLossIT.topLists(client, CLUSTER.keys(PREFIX));
+            lists = RedisLossIT.assertTopListsAsBefore(listsBefore, rebuilt);
+            assertThat(rebuilt.keySet()).as("no list the job did not write").isEqualTo(listsBefore.keySet());
         }
+        assertThat(listsBefore.keySet())
+                .as("lists of post, of 5 counters at most; none of api")
+                .anyMatch(k -> k.startsWith(PREFIX + ":top:post:"))
+                .noneMatch(k -> k.startsWith(PREFIX + ":top:api:"));
+        listsBefore.forEach((k, list) -> {
+            if (k.startsWith(PREFIX + ":top:post:")) assertThat(list).as(k).hasSizeLessThanOrEqualTo(5);
+        });
         Map<Integer, List<String>> byMaster = CLUSTER.keysByMaster(PREFIX);
         assertThat(byMaster.values())
                 .as("keys written on every master")
@@ -317,7 +331,12 @@ class RedisClusterLossIT {
     }
 
     private JobOptions options(String topic) {
+        return options(topic, null);
+    }
+
+    private JobOptions options(String topic, String policiesFile) {
         JobOptions o = new JobOptions();
+        o.policiesFile = policiesFile;
         o.source = JobOptions.SourceKind.kafka;
         o.kafkaBootstrap = broker.bootstrap();
         o.kafkaTopic = topic;

@@ -213,6 +213,9 @@ class RedisLossIT {
                     .as("totals are in the job's state, not in counter-rollups")
                     .isNotEmpty();
             int lists = assertTopListsAsBefore(listsBefore, topLists(server.port));
+            assertThat(topLists(server.port).keySet())
+                    .as("no list the job did not write")
+                    .isEqualTo(listsBefore.keySet());
             System.out.printf("RedisLossIT d: %d window top-K lists rebuilt as the job wrote them%n", lists);
             // running it again changes nothing (guarded writes, idempotent)
             Map<String, String> once = snapshot(jedis);
