@@ -30,8 +30,9 @@ import picocli.CommandLine.Spec;
         name = "rebuild-redis",
         mixinStandardHelpOptions = true,
         description =
-                "Write the closed windows of counter-rollups (1m, 1h, 1d, and 5m from their 1m windows) to Redis again, "
-                        + "e.g. after Redis lost its data; never lowers a larger or newer value in Redis.")
+                "Write the closed windows of counter-rollups (1m, 1h, 1d, and 5m from their 1m windows) and the window "
+                        + "top-K lists of 1m, 1h and 1d to Redis again, e.g. after Redis lost its data; never lowers a "
+                        + "larger or newer value in Redis.")
 final class RebuildRedisCommand implements Callable<Integer> {
     /** The longest retention (1d windows: 400 days) plus the window itself: nothing older is still in Redis. */
     static final Duration OLDEST = Duration.ofDays(401);
@@ -70,6 +71,25 @@ final class RebuildRedisCommand implements Callable<Integer> {
             description = "Windows that start before this: epoch ms or ISO-8601 with offset (default: now).")
     String to;
 
+    @Option(
+            names = "--policies",
+            paramLabel = "FILE",
+            description = "The job's namespace policies (retention of window keys, top-K length per namespace).")
+    String policies;
+
+    @Option(
+            names = "--topk",
+            defaultValue = "100",
+            description = "The job's --topk: length of the _all window top-K lists (default: ${DEFAULT-VALUE}).")
+    int topk = 100;
+
+    @Option(
+            names = "--trending.max-namespaces",
+            defaultValue = "1000",
+            description = "The job's --trending.max-namespaces: with more namespaces in counter-rollups, only the _all"
+                    + " top-K lists are written (default: ${DEFAULT-VALUE}).")
+    int maxNamespaces = 1000;
+
     @Mixin
     RedisReadOptions redisOptions = new RedisReadOptions();
 
@@ -81,7 +101,11 @@ final class RebuildRedisCommand implements Callable<Integer> {
         long toMillis;
         Properties kafka;
         RedisEndpoint endpoint;
+        io.rollcount.job.policy.Policies rules;
         try {
+            if (topk < 1 || topk > 10_000) throw new IllegalArgumentException("--topk must be 1 to 10000");
+            if (maxNamespaces < 1 || maxNamespaces > 100_000)
+                throw new IllegalArgumentException("--trending.max-namespaces must be 1 to 100000");
             fromMillis = from == null ? now - OLDEST.toMillis() : time("--from", from);
             toMillis = to == null ? now + 1 : time("--to", to);
             if (fromMillis >= toMillis) throw new IllegalArgumentException("--from must be before --to");
@@ -97,14 +121,19 @@ final class RebuildRedisCommand implements Callable<Integer> {
                 throw new IllegalArgumentException("--redis must be a redis:// or rediss:// URL");
             kafka = KafkaClients.properties(o);
             endpoint = RedisEndpoint.fromOptions(o);
+            o.topk = topk;
+            o.policiesFile = policies;
+            o.dedupHorizon = Duration.ofHours(24); // not used here; the policies need one
+            rules = o.policies();
         } catch (IllegalArgumentException e) {
             err.println("rollcount rebuild-redis: " + e.getMessage());
             err.flush();
             return 2;
         }
         redisOptions.client().close(); // one line, not a stack trace, when Redis cannot be reached
-        RollupsRebuild.Result r =
-                new RollupsRebuild(kafka, topic, endpoint, redisOptions.redisKeyPrefix).run(fromMillis, toMillis);
+        RollupsRebuild.Result r = new RollupsRebuild(
+                        kafka, topic, endpoint, redisOptions.redisKeyPrefix, rules, topk, maxNamespaces)
+                .run(fromMillis, toMillis);
         spec.commandLine()
                 .getOut()
                 .println("rebuild-redis: key prefix '" + redisOptions.redisKeyPrefix + "' at " + endpoint + ": " + r);

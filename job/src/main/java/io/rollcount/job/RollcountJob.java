@@ -268,7 +268,10 @@ public final class RollcountJob {
                 io.rollcount.job.kafka.KafkaClients.properties(options),
                 KafkaIO.ROLLUPS_TOPIC,
                 r.endpoint(),
-                options.redisKeyPrefix);
+                options.redisKeyPrefix,
+                options.policies(),
+                options.topk,
+                options.trendingMaxNamespaces);
     }
 
     /**

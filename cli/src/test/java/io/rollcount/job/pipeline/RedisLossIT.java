@@ -12,7 +12,6 @@ import io.rollcount.job.metrics.LocalMetrics;
 import io.rollcount.job.metrics.RollcountMetrics;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.pipeline.FailureInjection.Place;
-import io.rollcount.job.redis.RedisRebuildStats;
 import io.rollcount.job.redis.RedisServerProcess;
 import io.rollcount.job.redis.RedisSink;
 import java.io.PrintWriter;
@@ -48,6 +47,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 import redis.clients.jedis.Jedis;
+import redis.clients.jedis.RedisClient;
+import redis.clients.jedis.UnifiedJedis;
 
 /**
  * Issue 19: Redis loses the job's data while the job runs (or while it is stopped), and what dashboards read
@@ -67,7 +68,7 @@ class RedisLossIT {
     /** Records per second of event time: BEFORE + AFTER records span nearly 6 minutes. */
     private static final double RATE = 80;
 
-    private static final String PREFIX = "rl";
+    static final String PREFIX = "rl";
     private static final String PROBE = "probe:fresh";
 
     static final Configuration FLINK_CONF = new Configuration();
@@ -86,6 +87,11 @@ class RedisLossIT {
     KafkaBroker broker;
     /** Losses of Redis's data the writers of earlier tests saw (the MiniCluster is the class's). */
     long lossesBefore;
+    /** Rebuilds started and finished, and keys they wrote, in earlier tests (the metrics are the MiniCluster's). */
+    long rebuildsBefore;
+
+    long finishedBefore;
+    long rebuildKeysBefore;
 
     String id;
 
@@ -94,8 +100,23 @@ class RedisLossIT {
         // a broker per test: the job's rebuild reads the whole counter-rollups topic, which must be this run's
         broker = new KafkaBroker(0, dir.resolve("kafka")).start();
         id = UUID.randomUUID().toString().substring(0, 8);
-        RedisRebuildStats.reset();
         lossesBefore = METRICS.sum(RollcountMetrics.REDIS_DATA_LOST);
+        rebuildsBefore = METRICS.sum(RollcountMetrics.REDIS_REBUILDS);
+        finishedBefore = METRICS.sum(RollcountMetrics.REDIS_REBUILDS_FINISHED);
+        rebuildKeysBefore = METRICS.sum(RollcountMetrics.REDIS_REBUILD_KEYS);
+    }
+
+    /** Rebuilds started in this test (count-per-counter's metric redisRebuilds). */
+    long rebuildsStarted() {
+        return METRICS.sum(RollcountMetrics.REDIS_REBUILDS) - rebuildsBefore;
+    }
+
+    long rebuildsFinished() {
+        return METRICS.sum(RollcountMetrics.REDIS_REBUILDS_FINISHED) - finishedBefore;
+    }
+
+    long rebuildKeys() {
+        return METRICS.sum(RollcountMetrics.REDIS_REBUILD_KEYS) - rebuildKeysBefore;
     }
 
     @AfterEach
@@ -146,6 +167,7 @@ class RedisLossIT {
                             true, dir.resolve("savepoints").toUri().toString(), SavepointFormatType.CANONICAL)
                     .get(180, TimeUnit.SECONDS);
             Map<String, String> before = snapshot(jedis);
+            Map<String, Map<String, Double>> listsBefore = topLists(server.port);
 
             jedis.flushAll();
             // bad options: one line, exit 2
@@ -190,6 +212,11 @@ class RedisLossIT {
             assertThat(cli1.missingTotals)
                     .as("totals are in the job's state, not in counter-rollups")
                     .isNotEmpty();
+            int lists = assertTopListsAsBefore(listsBefore, topLists(server.port));
+            assertThat(topLists(server.port).keySet())
+                    .as("no list the job did not write")
+                    .isEqualTo(listsBefore.keySet());
+            System.out.printf("RedisLossIT d: %d window top-K lists rebuilt as the job wrote them%n", lists);
             // running it again changes nothing (guarded writes, idempotent)
             Map<String, String> once = snapshot(jedis);
             assertThat(new CommandLine(new io.rollcount.cli.Main())
@@ -214,11 +241,7 @@ class RedisLossIT {
             JobClient job2 = env2.executeAsync("redis-loss-d2");
             try {
                 // its two subtasks of count-per-counter, and the rebuild from counter-rollups
-                await(
-                        "the restored job's rebuilds",
-                        Duration.ofSeconds(90),
-                        () -> RedisRebuildStats.finishedCount() >= 3,
-                        job2);
+                await("the restored job's rebuilds", Duration.ofSeconds(90), () -> rebuildsFinished() >= 3, job2);
                 Thread.sleep(2_000); // the writers' next flushes (every 200 ms)
                 job2.stopWithSavepoint(
                                 false, dir.resolve("savepoints").toUri().toString(), SavepointFormatType.CANONICAL)
@@ -227,9 +250,7 @@ class RedisLossIT {
                 if (!job2.getJobStatus().get().isGloballyTerminalState())
                     job2.cancel().get(60, TimeUnit.SECONDS);
             }
-            assertThat(RedisRebuildStats.startedCount())
-                    .as("the restored job saw the loss")
-                    .isPositive();
+            assertThat(rebuildsStarted()).as("the restored job saw the loss").isPositive();
             Compared after = compare(jedis, in.truth, false);
             assertThat(after.wrong)
                     .as("keys with a wrong value, e.g. " + first(after.wrong))
@@ -289,7 +310,10 @@ class RedisLossIT {
                         "live-producer");
                 producer.start();
                 Thread.sleep(1_500);
+                // the window top-K lists the job wrote so far, to compare with those in Redis after the run
+                Map<String, Map<String, Double>> listsBefore = topLists(server.port);
                 long lossAt = System.nanoTime();
+                double rebuildSeconds = 0;
                 switch (loss) {
                     case RESTART_EMPTY, RESTART_PERSISTENT -> {
                         if (loss == Loss.RESTART_EMPTY) server.shutdownNoSave();
@@ -305,8 +329,10 @@ class RedisLossIT {
                 fresh.markLoss(lossAt);
                 if (loss != Loss.RESTART_PERSISTENT) {
                     // subtasks of count-per-counter, and the rebuild from counter-rollups
-                    await("the rebuilds", Duration.ofSeconds(90), () -> RedisRebuildStats.finishedCount() >= 3, job);
+                    await("the rebuilds", Duration.ofSeconds(90), () -> rebuildsFinished() >= 3, job);
                     fresh.markRebuilt(System.nanoTime());
+                    // the longest of them, while the job's subtasks (and their gauges) are there
+                    rebuildSeconds = METRICS.maxLive(RollcountMetrics.REDIS_REBUILD_LONGEST_MS) / 1e3;
                 }
                 producer.join(120_000);
                 assertThat(fresh.failure).isNull();
@@ -324,6 +350,8 @@ class RedisLossIT {
                 try (Jedis after = new Jedis("127.0.0.1", server.port)) {
                     c = compare(after, in.truth, loss == Loss.RESTART_PERSISTENT);
                 }
+                int lists = assertTopListsAsBefore(listsBefore, topLists(server.port));
+                System.out.printf("RedisLossIT %s: %d window top-K lists as the job wrote them%n", loss, lists);
                 assertThat(c.wrong)
                         .as("keys with a wrong value, e.g. " + first(c.wrong))
                         .isEmpty();
@@ -342,9 +370,7 @@ class RedisLossIT {
                     assertThat((METRICS.sum(RollcountMetrics.REDIS_DATA_LOST) - lossesBefore))
                             .as("losses seen by the writers")
                             .isZero();
-                    assertThat(RedisRebuildStats.startedCount())
-                            .as("rebuilds started")
-                            .isZero();
+                    assertThat(rebuildsStarted()).as("rebuilds started").isZero();
                     assertThat(c.missing5s).as("no 5s window lost").isZero();
                     assertThat(c.allUniquesLower).as("no u:all lost").isZero();
                     System.out.printf(
@@ -359,11 +385,7 @@ class RedisLossIT {
                             .isPositive();
                     System.out.printf(
                             "RESULT redis.rebuild loss=%s keys=%d seconds=%.2f live_p99_ms=%d probes=%d%n",
-                            loss,
-                            RedisRebuildStats.keys(),
-                            RedisRebuildStats.longestSeconds(),
-                            fresh.p99Millis(),
-                            fresh.count());
+                            loss, rebuildKeys(), rebuildSeconds, fresh.p99Millis(), fresh.count());
                     System.out.printf("RedisLossIT %s: %,d keys before the loss; after: %s%n", loss, keysBefore, c);
                 }
             } finally {
@@ -412,13 +434,29 @@ class RedisLossIT {
      * {@code exact}, u:all keys must count their users too.
      */
     static Compared compare(Jedis jedis, GroundTruth truth, boolean exact) {
+        var at = jedis.getConnection().getHostAndPort();
+        try (UnifiedJedis u = new RedisClient.Builder()
+                .hostAndPort(at.getHost(), at.getPort())
+                .build()) {
+            return compare(u, truth, exact);
+        }
+    }
+
+    /** {@link #compare(Jedis, GroundTruth, boolean)} through any client: one server's or a Redis Cluster's. */
+    static Compared compare(UnifiedJedis jedis, GroundTruth truth, boolean exact) {
         Compared c = new Compared();
         Map<String, Long> expected = truth.redisKeys(PREFIX);
         List<String> keys = new ArrayList<>(expected.keySet());
         Collections.sort(keys);
         for (int from = 0; from < keys.size(); from += 1000) {
             List<String> slice = keys.subList(from, Math.min(keys.size(), from + 1000));
-            List<String> values = jedis.mget(slice.toArray(String[]::new));
+            List<String> values = new ArrayList<>(slice.size());
+            List<redis.clients.jedis.Response<String>> replies = new ArrayList<>(slice.size());
+            try (var p = jedis.pipelined()) {
+                for (String k : slice) replies.add(p.get(k));
+                p.sync();
+            }
+            for (var r : replies) values.add(r.get());
             for (int i = 0; i < slice.size(); i++) {
                 String k = slice.get(i);
                 String v = values.get(i);
@@ -437,6 +475,7 @@ class RedisLossIT {
         String probe = jedis.get(PREFIX + ":{" + PROBE + "}:total");
         c.probes = probe == null ? 0 : Long.parseLong(probe);
         String scratch = PREFIX + ":_scratch";
+        // (in a Redis Cluster each of these commands has one key: any slot will do)
         for (Map.Entry<String, Set<String>> e : truth.uniquesKeys(PREFIX).entrySet()) {
             jedis.del(scratch);
             jedis.pfadd(scratch, e.getValue().toArray(String[]::new));
@@ -455,6 +494,47 @@ class RedisLossIT {
         }
         jedis.del(scratch);
         return c;
+    }
+
+    /** Every window top-K list ({@code rl:top:*}) among {@code keys}: its members and scores. */
+    static Map<String, Map<String, Double>> topLists(UnifiedJedis jedis, List<String> keys) {
+        Map<String, Map<String, Double>> out = new java.util.TreeMap<>();
+        for (String k : keys) {
+            if (!k.startsWith(PREFIX + ":top:")) continue;
+            Map<String, Double> list = new java.util.TreeMap<>();
+            for (redis.clients.jedis.resps.Tuple t : jedis.zrangeWithScores(k, 0, -1))
+                list.put(t.getElement(), t.getScore());
+            out.put(k, list);
+        }
+        return out;
+    }
+
+    private static Map<String, Map<String, Double>> topLists(int port) {
+        try (UnifiedJedis u =
+                        new RedisClient.Builder().hostAndPort("127.0.0.1", port).build();
+                Jedis j = new Jedis("127.0.0.1", port)) {
+            return topLists(u, new ArrayList<>(j.keys(PREFIX + ":top:*")));
+        }
+    }
+
+    /**
+     * The window top-K lists a clean run wrote ({@code before}, read before the loss) are in Redis again, each
+     * with the same members and scores; returns how many were compared.
+     */
+    static int assertTopListsAsBefore(Map<String, Map<String, Double>> before, Map<String, Map<String, Double>> now) {
+        List<String> differences = new ArrayList<>();
+        before.forEach((k, list) -> {
+            Map<String, Double> got = now.get(k);
+            if (got == null) differences.add(k + " missing");
+            else if (!got.equals(list))
+                differences.add(k + " has " + got.size() + " entries, not the " + list.size() + " the job wrote");
+        });
+        assertThat(differences)
+                .as("window top-K lists not as the job wrote them, of " + before.size() + ", e.g. "
+                        + first(differences))
+                .isEmpty();
+        assertThat(before).as("lists written before the loss").isNotEmpty();
+        return before.size();
     }
 
     private static Map<String, String> snapshot(Jedis jedis) {
@@ -645,7 +725,7 @@ class RedisLossIT {
         }
     }
 
-    private static String first(java.util.Collection<?> items) {
+    static String first(java.util.Collection<?> items) {
         return items.stream().limit(10).map(String::valueOf).toList().toString();
     }
 }

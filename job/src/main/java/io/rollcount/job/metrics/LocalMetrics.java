@@ -83,6 +83,21 @@ public final class LocalMetrics implements MetricReporter {
         return endedGauges.get(name);
     }
 
+    /**
+     * The largest value now of the numeric gauges named {@code name} of the subtasks running (those of a job
+     * that ended are not included), or 0 for none.
+     */
+    public long maxLive(String name) {
+        long m = 0;
+        Set<Gauge<?>> set = gauges.getOrDefault(name, Set.of());
+        synchronized (set) {
+            for (Gauge<?> g : set) {
+                if (g.getValue() instanceof Number n) m = Math.max(m, n.longValue());
+            }
+        }
+        return m;
+    }
+
     @Override
     public void open(MetricConfig config) {}
 

@@ -56,6 +56,14 @@ public final class RollcountMetrics {
     public static final String REDIS_WRITES_PLAIN = "redisWritesPlain";
     public static final String REDIS_KEYS_CONFIRMED = "redisKeysConfirmed";
     public static final String REDIS_DATA_LOST = "redisDataLost";
+    /** Rebuilds after a loss of Redis's data started: a count-per-counter subtask's from its state, and subtask 0's from counter-rollups. */
+    public static final String REDIS_REBUILDS = "redisRebuilds";
+    /** Rebuilds after a loss of Redis's data finished (those from counter-rollups also when they failed). */
+    public static final String REDIS_REBUILDS_FINISHED = "redisRebuildsFinished";
+    /** Keys written again by the rebuilds finished. */
+    public static final String REDIS_REBUILD_KEYS = "redisRebuildKeys";
+    /** Gauge: the longest rebuild finished by the subtask, in milliseconds. */
+    public static final String REDIS_REBUILD_LONGEST_MS = "redisRebuildLongestMs";
     /** Writes in the batch Redis is applying now (0 when no batch is in flight). */
     public static final String REDIS_WRITES_IN_FLIGHT = "redisWritesInFlight";
     /** Milliseconds of processing time since the trending lists were last published. */

@@ -11,7 +11,6 @@ import io.rollcount.job.policy.NamespacePolicy;
 import io.rollcount.job.policy.Policies;
 import io.rollcount.job.redis.RedisKeys;
 import io.rollcount.job.redis.RedisLossWatch;
-import io.rollcount.job.redis.RedisRebuildStats;
 import io.rollcount.job.redis.RedisWrite;
 import io.rollcount.job.redis.RollupsRebuild;
 import io.rollcount.sketches.RedisHyperLogLog;
@@ -151,6 +150,11 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
     private transient long rebuildKeys;
     private transient org.apache.flink.metrics.Counter rebuildsMetric;
     private transient org.apache.flink.metrics.Counter rebuildKeysMetric;
+    /** Rebuilds finished (the rollups' thread counts its own too: thread-safe counters). */
+    private transient org.apache.flink.metrics.Counter rebuildsFinishedMetric;
+    /** The longest rebuild finished, ms (gauge {@code redisRebuildLongestMs}). */
+    private transient java.util.concurrent.atomic.AtomicLong rebuildLongestMillis;
+
     private transient java.util.concurrent.ExecutorService rollupsThread;
     /** Whether the rebuild from counter-rollups of this subtask is under way (its thread sets it back). */
     private transient volatile boolean rollupsRunning;
@@ -251,8 +255,17 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
         overflowCount = getRuntimeContext().getLongCounter(RouteEvents.DLQ_PREFIX + OVERFLOW_REASON);
         RollcountMetrics.deadLetters(getMetricGroup(), OVERFLOW_REASON, overflowCount);
         heapBackend = getKeyedStateBackend() instanceof org.apache.flink.runtime.state.heap.HeapKeyedStateBackend;
-        rebuildsMetric = getMetricGroup().counter("redisRebuilds");
-        rebuildKeysMetric = getMetricGroup().counter("redisRebuildKeys");
+        rebuildsMetric = getMetricGroup()
+                .counter(RollcountMetrics.REDIS_REBUILDS, new org.apache.flink.metrics.ThreadSafeSimpleCounter());
+        rebuildKeysMetric = getMetricGroup()
+                .counter(RollcountMetrics.REDIS_REBUILD_KEYS, new org.apache.flink.metrics.ThreadSafeSimpleCounter());
+        rebuildsFinishedMetric = getMetricGroup()
+                .counter(
+                        RollcountMetrics.REDIS_REBUILDS_FINISHED,
+                        new org.apache.flink.metrics.ThreadSafeSimpleCounter());
+        java.util.concurrent.atomic.AtomicLong longest = new java.util.concurrent.atomic.AtomicLong();
+        rebuildLongestMillis = longest;
+        getMetricGroup().gauge(RollcountMetrics.REDIS_REBUILD_LONGEST_MS, longest::get);
         if (lossWatch != null)
             lossWatch.open(
                     "count-per-counter-" + getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(), restored);
@@ -657,7 +670,6 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
         rebuildStartNanos = System.nanoTime();
         rebuildKeys = 0;
         rebuildsMetric.inc();
-        RedisRebuildStats.started();
         LOG.warn("Redis lost its data: writing the {} counters of this subtask again from the job's state", ids.size());
         if (!running)
             getProcessingTimeService()
@@ -670,23 +682,30 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
                     return t;
                 });
             }
-            RedisRebuildStats.started();
+            rebuildsMetric.inc();
             RollupsRebuild rollups = rollupsRebuild;
             rollupsRunning = true;
             rollupsThread.submit(() -> {
                 long t0 = System.nanoTime();
                 try {
                     RollupsRebuild.Result r = rollups.run(Long.MIN_VALUE, Long.MAX_VALUE);
-                    RedisRebuildStats.finished(r.written(), System.nanoTime() - t0);
+                    rebuildFinished(r.written(), System.nanoTime() - t0);
                 } catch (RuntimeException e) {
                     LOG.error(
                             "rebuilding closed windows from counter-rollups failed; run ./rollcount rebuild-redis", e);
-                    RedisRebuildStats.finished(0, System.nanoTime() - t0);
+                    rebuildFinished(0, System.nanoTime() - t0);
                 } finally {
                     rollupsRunning = false;
                 }
             });
         }
+    }
+
+    /** Counts a rebuild finished in the metrics (from the task's thread or the rollups' thread). */
+    private void rebuildFinished(long keysWritten, long nanos) {
+        rebuildKeysMetric.inc(keysWritten);
+        rebuildLongestMillis.accumulateAndGet(nanos / 1_000_000, Math::max);
+        rebuildsFinishedMetric.inc();
     }
 
     /** Writes the next counters of the rebuild queue again; schedules the next step, or ends the rebuild. */
@@ -711,8 +730,7 @@ public final class CountPerCounter extends AbstractStreamOperator<RedisWrite>
                 rebuildQueue.size(),
                 rebuildKeys,
                 nanos / 1_000_000);
-        rebuildKeysMetric.inc(rebuildKeys);
-        RedisRebuildStats.finished(rebuildKeys, nanos);
+        rebuildFinished(rebuildKeys, nanos);
         rebuildQueue = null;
     }
 

@@ -12,8 +12,8 @@ import redis.clients.jedis.exceptions.JedisException;
 
 /**
  * Tells an operator that holds values Redis shows (the counts, the lists) when Redis lost the job's data, so
- * that it writes them again: it compares {@code P:_epoch} ({@link RedisEpoch}) with the token it read when it
- * opened, with one {@code GET} per {@link #check} on a thread and a connection of its own (the operator's
+ * that it writes them again: it compares {@code P:_epoch} (and in a cluster each master's epoch key, see
+ * {@link RedisEpoch#keys}) with the token it read when it opened, with a {@code GET} of each per {@link #check} on a thread and a connection of its own (the operator's
  * task thread never waits for Redis). The sink's writers check the same key with every batch and make their
  * own state true again; this is the rebuild's trigger, on the side of the values.
  *
@@ -32,7 +32,9 @@ public final class RedisLossWatch implements Serializable {
 
     private transient ExecutorService thread;
     private transient UnifiedJedis jedis;
-    private transient volatile String known;
+    /** The token of each epoch key known (read or created): {@code P:_epoch}, and in a cluster one per master. */
+    private transient java.util.Map<String, String> known;
+
     private transient AtomicBoolean lost;
     private transient Future<?> inFlight;
 
@@ -55,7 +57,7 @@ public final class RedisLossWatch implements Serializable {
                 // the writers' mark exists wherever a run wrote a count under the prefix, and they only read it
                 // until their first write: missing under a restored job, Redis lost its data while the job was down
                 String mark = client().get(markKey);
-                known = RedisEpoch.ensure(client(), epochKey);
+                learn();
                 if (mark == null && restored) {
                     LOG.warn(
                             "{} is missing at the start of a restored job: Redis at {} lost its data while the job was down; {} writes what it holds again",
@@ -100,15 +102,41 @@ public final class RedisLossWatch implements Serializable {
         return lost.getAndSet(false);
     }
 
+    /**
+     * The epoch keys of the slot map now: a key not known yet (the first check, a master that joined, a slot
+     * map that changed) is read, or created, and known from now on.
+     */
+    private java.util.List<String> learn() {
+        java.util.List<String> keys = RedisEpoch.keys(client(), epochKey);
+        java.util.Map<String, String> next = new java.util.HashMap<>();
+        for (String k : keys) {
+            String token = known == null ? null : known.get(k);
+            next.put(k, token != null ? token : RedisEpoch.ensure(client(), k));
+        }
+        known = next;
+        return keys;
+    }
+
     private void compare() {
         try {
-            String now = client().get(epochKey);
             if (known == null) {
-                known = RedisEpoch.ensure(client(), epochKey);
+                learn();
                 return;
             }
-            if (!known.equals(now)) {
-                known = RedisEpoch.ensure(client(), epochKey);
+            java.util.Map<String, String> before = known;
+            java.util.List<String> keys = learn();
+            java.util.List<String> gone = new java.util.ArrayList<>();
+            for (String k : keys) {
+                String was = before.get(k);
+                if (was == null) continue; // new to this watch: learned, nothing to compare
+                String now = client().get(k);
+                if (!was.equals(now)) {
+                    gone.add(k);
+                    known.put(k, RedisEpoch.ensure(client(), k));
+                }
+            }
+            if (!gone.isEmpty()) {
+                LOG.info("Redis at {} lost data: epoch keys {} gone or changed", endpoint, gone);
                 lost.set(true);
             }
         } catch (JedisException e) {

@@ -55,6 +55,45 @@ public final class RedisNodes {
     }
 
     /**
+     * The slots of each master in a {@code CLUSTER SLOTS} reply ({@code [[from, to, [host, port, id], replicas...],
+     * ...]}), by master, in the order the reply first names them.
+     */
+    static List<java.util.BitSet> masterSlots(List<Object> clusterSlots) {
+        java.util.Map<String, java.util.BitSet> byMaster = new java.util.LinkedHashMap<>();
+        for (Object o : clusterSlots) {
+            if (!(o instanceof List<?> range) || range.size() < 3 || !(range.get(2) instanceof List<?> master))
+                continue;
+            int from = ((Number) range.get(0)).intValue();
+            int to = ((Number) range.get(1)).intValue();
+            String node = text(master.get(0)) + ":" + master.get(1);
+            byMaster.computeIfAbsent(node, n -> new java.util.BitSet(16384)).set(from, to + 1);
+        }
+        return new ArrayList<>(byMaster.values());
+    }
+
+    private static String text(Object o) {
+        return o instanceof byte[] b ? new String(b, java.nio.charset.StandardCharsets.UTF_8) : String.valueOf(o);
+    }
+
+    /**
+     * {@code CLUSTER SLOTS} (what the cluster client itself reads, so no further permission) of the first node of
+     * a cluster client's topology that answers, or null for a client of a single server.
+     */
+    static List<Object> clusterSlots(redis.clients.jedis.UnifiedJedis client) {
+        if (!(client instanceof redis.clients.jedis.RedisClusterClient cluster)) return null;
+        RuntimeException last = null;
+        for (redis.clients.jedis.ConnectionPool pool : cluster.getClusterNodes().values()) {
+            try (redis.clients.jedis.Connection c = pool.getResource();
+                    Jedis j = new Jedis(c)) {
+                return j.clusterSlots();
+            } catch (RuntimeException e) {
+                last = e;
+            }
+        }
+        throw last != null ? last : new JedisConnectionException("the cluster client knows no node");
+    }
+
+    /**
      * Calls {@code page} with each page of keys matching {@code match} on every master, and that master's
      * connection (to act on the keys where they are: a cluster node refuses a command whose keys span slots
      * it shares with no other key, so act per key).

@@ -65,8 +65,8 @@ import org.apache.flink.core.io.SimpleVersionedSerializer;
  * local runs read them through {@link io.rollcount.job.metrics.LocalMetrics}.
  *
  * <h2>Redis permissions</h2>
- * The sink sends {@code SET}, {@code GET} (the mark, once per writer; the epoch {@code P:_epoch} with every
- * batch, see {@link RedisEpoch}), {@code PFADD}, {@code PEXPIREAT}, {@code PFMERGE} and {@code DEL} (a
+ * The sink sends {@code SET}, {@code GET} (the mark, once per writer; the epoch {@code P:_epoch}, and in a
+ * cluster each master's {@code P:_epoch:{n}}, with every batch, see {@link RedisEpoch}), {@code PFADD}, {@code PEXPIREAT}, {@code PFMERGE} and {@code DEL} (a
  * rebuilt sketch, after a loss of Redis's data),
  * {@code EVALSHA}, {@code EVAL} (a server that lost the script), {@code SCRIPT LOAD}, on connecting
  * {@code PING} (plus {@code AUTH}, always allowed, and {@code SELECT} for a database other than 0); the

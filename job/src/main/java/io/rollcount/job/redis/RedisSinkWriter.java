@@ -72,8 +72,8 @@ import redis.clients.jedis.util.JedisClusterCRC16;
  * every master it wrote to, so that a batch completes only once a replica has it ({@link #waitForReplicas}).
  *
  * <p>A loss of Redis's data (a restart without persistence, a failover to a lagging replica, {@code FLUSHALL}):
- * the first pipeline of each batch begins with {@code GET P:_epoch} ({@link RedisEpoch}), compared with the token
- * read at the first connection; a token gone or changed is logged once in one line, counted
+ * the first pipeline of each batch begins with {@code GET P:_epoch} ({@link RedisEpoch}; in a cluster also a
+ * {@code GET} of each master's {@code P:_epoch:{n}}), compared with the token read at the first connection; a token gone or changed is logged once in one line, counted
  * ({@code redisDataLost}), and makes the writer's view true again ({@link #dataLost}). The values themselves
  * come back from the operators that hold them ({@link RedisLossWatch}). A {@link RedisWrite#SKETCH} (what those
  * write for unique users) is staged in a key of its counter's and merged with {@code PFMERGE}.
@@ -151,10 +151,17 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
     private ConfirmedKeys confirmed = new ConfirmedKeys(MAX_CONFIRMED_KEYS);
     /** {@code P:_epoch} (see {@link RedisEpoch}). */
     private final String epochKey;
-    /** The epoch token this writer knows, read (or created) at its first connection (I/O thread); null before. */
-    private String knownEpoch;
-    /** Set by a batch whose pipelined {@code GET P:_epoch} found the token gone or changed (I/O thread). */
-    private String epochSeen;
+    /**
+     * The token of each epoch key this writer knows ({@code P:_epoch}, and in a cluster one per master, see
+     * {@link RedisEpoch#keys}), read (or created) at its first connection, and for a key new to it at a later
+     * connection (the slot map changed); null before the first (I/O thread). Kept across connections, so that a
+     * key gone while the writer reconnected is still seen gone.
+     */
+    private Map<String, String> knownEpochs;
+    /** The epoch keys of the slot map at the last connection, checked with each batch (I/O thread). */
+    private List<String> epochKeys = List.of();
+    /** The epoch keys a batch's pipelined {@code GET}s found gone or changed (I/O thread). */
+    private final List<String> epochsLost = new ArrayList<>();
 
     private boolean epochChanged;
     /** Losses of Redis's data this writer saw (each logged once). */
@@ -692,16 +699,18 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
      */
     private void dataLost(UnifiedJedis j) throws RedisSinkException {
         dataLost.inc();
-        String seen = epochSeen;
-        countCommands(2);
-        knownEpoch = RedisEpoch.ensure(j, epochKey);
+        List<String> lostKeys = new ArrayList<>(epochsLost);
+        epochsLost.clear();
+        for (String k : lostKeys) {
+            countCommands(2);
+            knownEpochs.put(k, RedisEpoch.ensure(j, k));
+        }
         LOG.warn(
-                "Redis at {} lost the data under key prefix '{}' ({} {}): the job rebuilds it from its state and from counter-rollups"
+                "Redis at {} lost the data under key prefix '{}' ({} gone or changed): the job rebuilds it from its state and from counter-rollups"
                         + " (see 'If Redis loses data' in the README)",
                 endpoint,
                 sink.keyPrefix,
-                epochKey,
-                seen == null ? "is gone" : "changed");
+                String.join(", ", lostKeys));
         confirmed = new ConfirmedKeys(MAX_CONFIRMED_KEYS);
         if (publishedMark != Long.MIN_VALUE) {
             RedisApplyScript.Call c = new RedisApplyScript.Call();
@@ -733,10 +742,11 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
         int[] firstResponse = new int[units.size() + 1];
         int commands = 0;
         Map<String, Response<Long>> replicated = Map.of();
-        Response<String> epoch = null;
+        Map<String, Response<String>> epochs = new LinkedHashMap<>();
         try (AbstractPipeline p = j.pipelined()) {
-            // the loss check: one GET ahead of the writes, in the same round trip
-            if (checkEpoch && knownEpoch != null) epoch = p.get(epochKey);
+            // the loss check: one GET per epoch key (one per master in a cluster) ahead of the writes, in the
+            // same round trip
+            if (checkEpoch && knownEpochs != null) for (String k : epochKeys) epochs.put(k, p.get(k));
             for (int u = 0; u < units.size(); u++) {
                 firstResponse[u] = responses.size();
                 Object unit = units.get(u);
@@ -783,17 +793,17 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
                 }
             }
             firstResponse[units.size()] = responses.size();
-            commands = responses.size() + (epoch != null ? 1 : 0);
+            commands = responses.size() + epochs.size();
             countCommands(commands);
             if (j instanceof RedisClusterClient cluster) replicated = waitForReplicas(cluster, p, keysOf);
             p.sync();
         }
         checkReplicated(replicated);
-        if (epoch != null) {
-            String now = epoch.get();
-            if (!knownEpoch.equals(now)) {
+        for (Map.Entry<String, Response<String>> e : epochs.entrySet()) {
+            String now = e.getValue().get();
+            if (!java.util.Objects.equals(knownEpochs.get(e.getKey()), now)) {
                 epochChanged = true;
-                epochSeen = now;
+                if (!epochsLost.contains(e.getKey())) epochsLost.add(e.getKey());
             }
         }
         long applied = 0;
@@ -927,10 +937,7 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
             try {
                 loadScript(j);
                 if (!markRead && !sink.plainWritesOnly) readMark(j);
-                if (knownEpoch == null) {
-                    countCommands(2);
-                    knownEpoch = RedisEpoch.ensure(j, epochKey);
-                }
+                learnEpochs(j);
             } catch (RuntimeException e) {
                 j.close();
                 throw e;
@@ -938,6 +945,23 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
             jedis = j;
         }
         return jedis;
+    }
+
+    /**
+     * The epoch keys of the slot map now ({@link RedisEpoch#keys}); each one this writer does not know yet is
+     * read, or created, and known from now on. A key it knew keeps the token it knew: the next batch compares.
+     */
+    private void learnEpochs(UnifiedJedis j) {
+        List<String> keys = RedisEpoch.keys(j, epochKey);
+        if (keys.size() > 1) countCommands(1);
+        Map<String, String> known = knownEpochs == null ? new HashMap<>() : knownEpochs;
+        for (String k : keys) {
+            if (known.containsKey(k)) continue;
+            countCommands(2);
+            known.put(k, RedisEpoch.ensure(j, k));
+        }
+        knownEpochs = known;
+        epochKeys = keys;
     }
 
     /**

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import io.rollcount.job.model.Resolution;
+import io.rollcount.job.policy.Policies;
 import java.io.IOException;
 import java.io.Serializable;
 import java.time.Duration;
@@ -58,25 +59,53 @@ public final class RollupsRebuild implements Serializable {
     private final String topic;
     private final RedisEndpoint endpoint;
     private final String keyPrefix;
+    /** What each namespace keeps (retention, top-K length); the job's {@code --policies}. */
+    private final Policies policies;
+    /** The length of the {@code _all} window top-K lists ({@code --topk}). */
+    private final int topk;
+    /** {@code --trending.max-namespaces}: more namespaces than this, and only the {@code _all} lists are rebuilt. */
+    private final int maxNamespaces;
 
     /**
+     * With the defaults: no policies, top-K lists of 100, at most 1,000 namespaces with lists of their own.
+     *
      * @param kafka the Kafka client settings ({@code bootstrap.servers} and any of {@code --kafka.properties})
      */
     public RollupsRebuild(Properties kafka, String topic, RedisEndpoint endpoint, String keyPrefix) {
+        this(kafka, topic, endpoint, keyPrefix, Policies.none(100, 86_400_000L), 100, 1_000);
+    }
+
+    /**
+     * @param policies the job's namespace policies (retention of each window key, length of each namespace's top-K lists)
+     * @param topk the length of the {@code _all} lists
+     * @param maxNamespaces the job's {@code --trending.max-namespaces}
+     */
+    public RollupsRebuild(
+            Properties kafka,
+            String topic,
+            RedisEndpoint endpoint,
+            String keyPrefix,
+            Policies policies,
+            int topk,
+            int maxNamespaces) {
         this.kafka = kafka;
         this.topic = topic;
         this.endpoint = endpoint;
         this.keyPrefix = keyPrefix;
+        this.policies = policies;
+        this.topk = topk;
+        this.maxNamespaces = maxNamespaces;
     }
 
     /** What a rebuild read and wrote. */
-    public record Result(long records, long windows, long written, long skipped, long expired, double seconds) {
+    public record Result(
+            long records, long windows, long lists, long written, long skipped, long expired, double seconds) {
         @Override
         public String toString() {
             return String.format(
-                    "read %,d rollups (%,d windows): %,d keys written, %,d left as Redis had them (as new or newer),"
-                            + " %,d expired; %.1f s",
-                    records, windows, written, skipped, expired, seconds);
+                    "read %,d rollups (%,d windows, %,d top-K lists): %,d keys written, %,d left as Redis had them"
+                            + " (as new or newer), %,d expired; %.1f s",
+                    records, windows, lists, written, skipped, expired, seconds);
         }
     }
 
@@ -88,6 +117,8 @@ public final class RollupsRebuild implements Serializable {
         long sum;
         long events;
         long revision = -1;
+        /** The sum of revision 0, the one the window top-K lists ranked when the window closed; null if not read. */
+        Long firstSum;
 
         Window(String counter, Resolution res, long start) {
             this.counter = counter;
@@ -101,12 +132,16 @@ public final class RollupsRebuild implements Serializable {
         long t0 = System.nanoTime();
         long now = System.currentTimeMillis();
         Map<String, Window> latest = new HashMap<>();
-        long records = read(fromMillis, toMillis, latest);
-        // 5m windows: the sum of their 1m windows (contract: every 5m window is five 1m windows)
+        long[] closedUpTo = {Long.MIN_VALUE};
+        long records = read(fromMillis, toMillis, latest, closedUpTo);
+        // 5m windows: the sum of their 1m windows (contract: every 5m window is five 1m windows), for those the
+        // job's watermark had passed (a rollup of a window ending at or after theirs was read): a 1m window still
+        // open is in no rollup, and a sum of the others would be short
         Map<String, Window> derived = new HashMap<>();
         for (Window w : latest.values()) {
             if (w.res != Resolution.M1) continue;
             long start = Resolution.M5.windowStart(w.start);
+            if (start + Resolution.M5.sizeMillis > closedUpTo[0]) continue;
             String id = id(w.counter, Resolution.M5, start);
             if (latest.containsKey(id)) continue; // the topic has 5m windows of its own (--rollups.resolutions 5m)
             Window f = derived.computeIfAbsent(id, k -> new Window(w.counter, Resolution.M5, start));
@@ -120,7 +155,7 @@ public final class RollupsRebuild implements Serializable {
         long expired = 0;
         for (Window w : latest.values()) {
             if (w.start < fromMillis || w.start >= toMillis) continue;
-            long at = w.res.expireAtMillis(w.start);
+            long at = policies.forNamespace(RedisKeys.namespaceOf(w.counter)).expireAtMillis(w.res, w.start);
             if (at <= now) {
                 expired++;
                 continue;
@@ -132,10 +167,89 @@ public final class RollupsRebuild implements Serializable {
                     .add(RedisWrite.count(
                             base + suffix, RedisKeys.versionKey(base, suffix), w.sum, w.events, true, w.start, at));
         }
+        long lists = topLists(latest.values(), fromMillis, toMillis, now, keys, byCounter);
         long[] as = write(byCounter);
-        Result r = new Result(records, latest.size(), as[0], as[1], expired, (System.nanoTime() - t0) / 1e9);
+        Result r = new Result(records, latest.size(), lists, as[0], as[1], expired, (System.nanoTime() - t0) / 1e9);
         LOG.info("rebuilt closed windows under key prefix '{}' at {} from {}: {}", keyPrefix, endpoint, topic, r);
         return r;
+    }
+
+    /**
+     * The window top-K lists ({@code P:top:<ns>:<res>:<start>}, 1m, 1h and 1d: the resolutions the job ranks) as
+     * the job wrote them when each window closed: the top {@code k} counters of the namespace by the window's
+     * sum at its close (revision 0), best first, ties by counter id; {@code k} the namespace policy's top-K
+     * (none: no list, and not in {@code _all} either), {@code --topk} for {@code _all}. Versioned with the
+     * watermark the job's list reflects (the window's last millisecond), so a list the job wrote since stays.
+     * With more namespaces than {@code --trending.max-namespaces} (which ones the job listed depends on the
+     * order it first saw them), only the {@code _all} lists. Returns how many lists; their writes go into
+     * {@code out}, one group per list.
+     */
+    private long topLists(
+            java.util.Collection<Window> windows,
+            long fromMillis,
+            long toMillis,
+            long now,
+            RedisKeys keys,
+            Map<String, List<RedisWrite>> out) {
+        Map<String, List<Window>> byList = new LinkedHashMap<>();
+        java.util.Set<String> namespaces = new java.util.HashSet<>();
+        for (Window w : windows) {
+            if (w.res != Resolution.M1 && w.res != Resolution.H1 && w.res != Resolution.D1) continue;
+            if (w.firstSum == null || w.start < fromMillis || w.start >= toMillis) continue;
+            String ns = RedisKeys.namespaceOf(w.counter);
+            if (policies.forNamespace(ns).topk() <= 0) continue;
+            namespaces.add(ns);
+            byList.computeIfAbsent(ns + "\n" + w.res.label + "\n" + w.start, k -> new ArrayList<>())
+                    .add(w);
+            byList.computeIfAbsent(
+                            io.rollcount.job.ops.TrendingMerge.ALL + "\n" + w.res.label + "\n" + w.start,
+                            k -> new ArrayList<>())
+                    .add(w);
+        }
+        boolean perNamespace = namespaces.size() <= maxNamespaces;
+        if (!perNamespace) {
+            LOG.warn(
+                    "counter-rollups holds {} namespaces, more than --trending.max-namespaces {}: only the {} top-K lists are rebuilt",
+                    namespaces.size(),
+                    maxNamespaces,
+                    io.rollcount.job.ops.TrendingMerge.ALL);
+        }
+        long lists = 0;
+        for (Map.Entry<String, List<Window>> e : byList.entrySet()) {
+            String[] f = e.getKey().split("\n");
+            String ns = f[0];
+            if (!perNamespace && !ns.equals(io.rollcount.job.ops.TrendingMerge.ALL)) continue;
+            Resolution r = Resolution.ofLabel(f[1]);
+            long start = Long.parseLong(f[2]);
+            long expireAt = ns.equals(io.rollcount.job.ops.TrendingMerge.ALL)
+                    ? r.expireAtMillis(start)
+                    : policies.forNamespace(ns).expireAtMillis(r, start);
+            if (expireAt <= now) continue;
+            int k = ns.equals(io.rollcount.job.ops.TrendingMerge.ALL)
+                    ? topk
+                    : policies.forNamespace(ns).topk();
+            List<Window> ws = e.getValue();
+            ws.sort(java.util.Comparator.<Window>comparingLong(w -> -w.firstSum).thenComparing(w -> w.counter));
+            int n = Math.min(k, ws.size());
+            String[] members = new String[n];
+            double[] scores = new double[n];
+            for (int i = 0; i < n; i++) {
+                members[i] = ws.get(i).counter;
+                scores[i] = ws.get(i).firstSum;
+            }
+            String key = keys.top(ns, r, start);
+            out.computeIfAbsent("\0" + key, x -> new ArrayList<>())
+                    .add(RedisWrite.zset(
+                            key,
+                            keys.versionOfGlobal(key),
+                            start + r.sizeMillis - 1,
+                            members,
+                            scores,
+                            start,
+                            expireAt));
+            lists++;
+        }
+        return lists;
     }
 
     private static String id(String counter, Resolution res, long start) {
@@ -143,7 +257,7 @@ public final class RollupsRebuild implements Serializable {
     }
 
     /** Reads the topic from its beginning to its end offsets at the start (committed records only). */
-    private long read(long fromMillis, long toMillis, Map<String, Window> latest) {
+    private long read(long fromMillis, long toMillis, Map<String, Window> latest, long[] closedUpTo) {
         Properties p = new Properties();
         p.putAll(kafka);
         p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
@@ -167,7 +281,7 @@ public final class RollupsRebuild implements Serializable {
                 for (ConsumerRecord<byte[], byte[]> rec : consumer.poll(Duration.ofMillis(500))) {
                     if (rec.offset() >= end.get(new TopicPartition(rec.topic(), rec.partition()))) continue;
                     records++;
-                    take(json, rec.value(), fromMillis, toMillis, latest);
+                    take(json, rec.value(), fromMillis, toMillis, latest, closedUpTo);
                 }
             }
         }
@@ -182,8 +296,13 @@ public final class RollupsRebuild implements Serializable {
     }
 
     /** One rollup record: kept if it is the latest revision of its window so far. A record it cannot read is logged and passed. */
-    private static void take(
-            JsonFactory json, byte[] value, long fromMillis, long toMillis, Map<String, Window> latest) {
+    private void take(
+            JsonFactory json,
+            byte[] value,
+            long fromMillis,
+            long toMillis,
+            Map<String, Window> latest,
+            long[] closedUpTo) {
         String counter = null;
         String res = null;
         long start = Long.MIN_VALUE;
@@ -222,6 +341,8 @@ public final class RollupsRebuild implements Serializable {
             LOG.warn("a counter-rollups record of resolution '{}' was passed over", res);
             return;
         }
+        // the job's watermark passed the end of this window: every window that ends before is closed too
+        closedUpTo[0] = Math.max(closedUpTo[0], start + r.sizeMillis);
         // 1m windows just outside the range still feed the 5m windows inside it
         long lo = r == Resolution.M1 && fromMillis > Long.MIN_VALUE + Resolution.M5.sizeMillis
                 ? Resolution.M5.windowStart(fromMillis)
@@ -230,9 +351,12 @@ public final class RollupsRebuild implements Serializable {
         // only windows whose keys still live are kept (a 1m window as long as its 5m window's keys do), so that
         // memory is bounded by the retention, not by the topic's
         long now = System.currentTimeMillis();
+        var policy = policies.forNamespace(RedisKeys.namespaceOf(counter));
         long liveUntil = r == Resolution.M1
-                ? Resolution.M5.expireAtMillis(Resolution.M5.windowStart(start))
-                : r.expireAtMillis(start);
+                ? Math.max(
+                        policy.expireAtMillis(r, start),
+                        policy.expireAtMillis(Resolution.M5, Resolution.M5.windowStart(start)))
+                : policy.expireAtMillis(r, start);
         if (liveUntil <= now) return;
         String id = id(counter, r, start);
         Window w = latest.get(id);
@@ -242,6 +366,7 @@ public final class RollupsRebuild implements Serializable {
             w.sum = sum;
             w.events = events;
         }
+        if (revision == 0) w.firstSum = sum;
     }
 
     /** Guarded writes, per counter, pipelined; returns {written, skipped}. */
