@@ -6,6 +6,7 @@ import io.rollcount.job.files.JsonLinesFormat;
 import io.rollcount.job.files.LocalInputEnumerator;
 import io.rollcount.job.files.PathOrderSplitAssigner;
 import io.rollcount.job.kafka.KafkaIO;
+import io.rollcount.job.model.CounterUpdate;
 import io.rollcount.job.model.Event;
 import io.rollcount.job.model.Json;
 import io.rollcount.job.model.PartialSum;
@@ -28,6 +29,7 @@ import io.rollcount.job.ops.WindowTopMerge;
 import io.rollcount.job.parse.EventParser;
 import io.rollcount.job.policy.Policies;
 import io.rollcount.job.policy.PoliciesException;
+import io.rollcount.job.redis.CounterUpdateWrites;
 import io.rollcount.job.redis.PrefixGuard;
 import io.rollcount.job.redis.RedisEndpoint;
 import io.rollcount.job.redis.RedisKeys;
@@ -152,17 +154,16 @@ public final class RollcountJob {
                                 policies))
                 .uid("pre-aggregate");
 
-        // 4. One keyed operator per counter: five resolutions and the total, written to Redis; rollups of the
-        //    closed windows of --rollups.resolutions only where there is a counter-rollups output.
+        // 4. One keyed operator per counter: five resolutions and the total, emitted as neutral updates; rollups
+        //    of the closed windows of --rollups.resolutions only where there is a counter-rollups output.
         //    PartialSum crosses this shuffle by Flink's POJO serializer: a hand-written one (as Event and
         //    TrendWeight have) waits until its fields (users) settle.
         int rollupMask = outputs.rollups() == null ? 0 : options.rollupResolutionMask();
-        SingleOutputStreamOperator<RedisWrite> counts = partials.keyBy(p -> p.counter, Types.STRING)
+        SingleOutputStreamOperator<CounterUpdate> counts = partials.keyBy(p -> p.counter, Types.STRING)
                 .transform(
                         "count-per-counter",
-                        TypeInformation.of(RedisWrite.class),
+                        CounterUpdate.Info.INSTANCE,
                         new CountPerCounter(
-                                        keys,
                                         lateness,
                                         flushInterval,
                                         CountPerCounter.DEFAULT_CACHE_BYTES,
@@ -170,6 +171,12 @@ public final class RollcountJob {
                                         policies)
                                 .rebuildingAfterLoss(lossWatch(outputs, options), rollupsRebuild(outputs, options)))
                 .uid("count-per-counter");
+        // The Redis commands of the updates, with the key names of RedisKeys: chained to the keyed operator and
+        // to the sink's writer (no shuffle; the immutable update is passed on, not copied).
+        DataStream<RedisWrite> countWrites = counts.map(new CounterUpdateWrites(keys))
+                .returns(TypeInformation.of(RedisWrite.class))
+                .name("counts-to-redis")
+                .uid("counts-to-redis");
 
         // 4b. Trending: one decayed sketch per trending shard, merged into the top K per namespace.
         long halfLife = options.trendingHalfLife.toMillis();
@@ -221,10 +228,10 @@ public final class RollcountJob {
                 .keyBy(w -> w.key, Types.STRING); // one sink subtask per sorted set: its lists arrive in order
         if (outputs.redisLists() != null) {
             // Two sink operators, so the counts' writer stays chained to the keyed operator.
-            counts.sinkTo(outputs.redis()).name("redis").uid("redis");
+            countWrites.sinkTo(outputs.redis()).name("redis").uid("redis");
             topWrites.sinkTo(outputs.redisLists()).name("redis-lists").uid("redis-lists");
         } else {
-            counts.union(topWrites).sinkTo(outputs.redis()).name("redis").uid("redis");
+            countWrites.union(topWrites).sinkTo(outputs.redis()).name("redis").uid("redis");
         }
         if (outputs.trending() != null) {
             // Keyed by namespace: one producer per namespace, so its lists land in its partition in order.

@@ -7,12 +7,12 @@ import java.util.Arrays;
  * Everything the job keeps for one counter: the all-time total and the windows that may still change
  * (open, or closed but within the allowed lateness), as parallel primitive arrays so that Flink's POJO
  * serializer writes them compactly and without Kryo. One RocksDB value per counter, read when the
- * counter is first needed and written back at checkpoints or on eviction ({@link CountPerCounter} keeps
+ * counter is first needed and written back at checkpoints or on eviction ({@link CounterStore} keeps
  * the counters in use on the heap): a counter that gets an event every few seconds holds about 20 slots
  * (13 of 5 s, 2 of each coarser resolution), a quiet one 5 to 10, each 30 bytes.
  */
 public class CounterState {
-    /** Slot flag: changed since the last Redis write. */
+    /** Slot flag: changed since the window was last emitted. */
     public static final byte DIRTY = 1;
     /** Slot flag: revision 0 emitted (the watermark passed the window's end). */
     public static final byte CLOSED = 2;
@@ -20,18 +20,17 @@ public class CounterState {
     public static final byte REVISE = 4;
     /** Slot flag: a negative delta went in, so the value may go down. */
     public static final byte NEGATIVE = 8;
-    /** Slot flag (1h and 1d): the window's unique-users sketch changed since the last Redis write. */
-    public static final byte USERS_DIRTY = 16;
     /** Slot flag (1h and 1d): the window has a unique-users sketch. */
     public static final byte HAS_USERS = 32;
 
     public long total;
     public long totalEvents;
     public boolean negative;
+    /** The total changed since it was last emitted. */
     public boolean totalDirty;
-    /** The all-time unique-users sketch changed since the last Redis write. */
+    /** Unused (users are emitted as they arrive); a field still, so that the checkpointed POJO keeps its layout. */
     public boolean usersDirty;
-    /** The earliest event-time timer registered for this counter (Long.MAX_VALUE: none). */
+    /** The counter's earliest entry in the due index ({@link DueIndex}; Long.MAX_VALUE: none). */
     public long nextTimer = Long.MAX_VALUE;
 
     public int size;

@@ -15,7 +15,7 @@ import org.apache.flink.core.memory.DataOutputSerializer;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@link EventSerializer} and {@link TrendWeight.Serializer}: what Flink picks for the types (no POJO or Kryo
+ * {@link EventSerializer}, {@link TrendWeight.Serializer} and {@link CounterUpdate.Serializer}: what Flink picks for the types (no POJO or Kryo
  * serializer), round trips of every shape of record, the byte-wise copy, and the serializer snapshots.
  */
 class ShuffleSerializersTest {
@@ -45,6 +45,7 @@ class ShuffleSerializersTest {
         assertThat(TypeInformation.of(Event.class)).isSameAs(EventTypeInfo.INSTANCE);
         assertThat(RouteEvents.WITH_EVENT_ID.getTypeInfo()).isSameAs(EventTypeInfo.INSTANCE);
         assertThat(TypeInformation.of(TrendWeight.class)).isSameAs(TrendWeight.Info.INSTANCE);
+        assertThat(TypeInformation.of(CounterUpdate.class)).isSameAs(CounterUpdate.Info.INSTANCE);
         assertThat(TypeInformation.of(Event.class).createSerializer(new SerializerConfigImpl()))
                 .isSameAs(EventSerializer.INSTANCE);
     }
@@ -81,9 +82,26 @@ class ShuffleSerializersTest {
     }
 
     @Test
+    void counterUpdatesOfEveryKindComeBackEqualAndAreNotCopied() throws Exception {
+        long start = 1_764_000_000_000L;
+        List<CounterUpdate> updates = List.of(
+                CounterUpdate.total("post:1", -3, 12, true),
+                CounterUpdate.window("post:1", Resolution.M5, start, 40, 9, false, Resolution.M5.expireAtMillis(start)),
+                CounterUpdate.windowUsers("post:1", Resolution.H1, start, new String[] {"u1", "ü2"}, start + 7),
+                CounterUpdate.allTimeUsers("post:1", new String[] {"u1"}),
+                CounterUpdate.sketch("post:1", Resolution.D1, start, new byte[] {'H', 'Y', 'L', 'L', 1}, start + 9));
+        for (CounterUpdate u : updates) {
+            assertThat(roundTrip(CounterUpdate.Serializer.INSTANCE, u))
+                    .as(u.toString())
+                    .isEqualTo(u);
+            assertThat(CounterUpdate.Serializer.INSTANCE.copy(u)).isSameAs(u);
+        }
+    }
+
+    @Test
     void snapshotsRestoreTheSameSerializer() throws Exception {
-        for (TypeSerializer<?> s :
-                List.<TypeSerializer<?>>of(EventSerializer.INSTANCE, TrendWeight.Serializer.INSTANCE)) {
+        for (TypeSerializer<?> s : List.<TypeSerializer<?>>of(
+                EventSerializer.INSTANCE, TrendWeight.Serializer.INSTANCE, CounterUpdate.Serializer.INSTANCE)) {
             check(s);
         }
     }

@@ -2,13 +2,14 @@ package io.rollcount.job.ops;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rollcount.job.model.CounterUpdate;
 import io.rollcount.job.model.PartialSum;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.model.Rollup;
+import io.rollcount.job.redis.CounterUpdateWrites;
 import io.rollcount.job.redis.RedisKeys;
 import io.rollcount.job.redis.RedisSink;
 import io.rollcount.job.redis.RedisSinkWriter;
-import io.rollcount.job.redis.RedisWrite;
 import io.rollcount.job.redis.TestWriterContext;
 import io.rollcount.job.support.RedisTestSupport;
 import java.util.ArrayList;
@@ -48,6 +49,9 @@ class CountPerCounterTest {
     private static final class Result implements AutoCloseable {
         final String prefix = "rctest" + Long.toHexString(new SplittableRandom().nextLong() & Long.MAX_VALUE);
         final RedisKeys keys = new RedisKeys(prefix);
+        /** The Redis commands of the operator's updates, as the job makes them beside the sink. */
+        final CounterUpdateWrites toRedis = new CounterUpdateWrites(keys);
+
         final Jedis redis = new Jedis("127.0.0.1", 6379);
         RedisSinkWriter writer;
         final List<String> rollups = new ArrayList<>();
@@ -70,10 +74,10 @@ class CountPerCounterTest {
             writer = newWriter();
         }
 
-        void take(KeyedOneInputStreamOperatorTestHarness<String, PartialSum, RedisWrite> h, boolean keepRollups)
+        void take(KeyedOneInputStreamOperatorTestHarness<String, PartialSum, CounterUpdate> h, boolean keepRollups)
                 throws Exception {
             for (Object o : h.getOutput()) {
-                if (o instanceof StreamRecord<?> r) writer.write((RedisWrite) r.getValue(), null);
+                if (o instanceof StreamRecord<?> r) writer.write(toRedis.map((CounterUpdate) r.getValue()), null);
             }
             writer.flush(false);
             h.getOutput().clear();
@@ -129,15 +133,15 @@ class CountPerCounterTest {
         return out;
     }
 
-    private static KeyedOneInputStreamOperatorTestHarness<String, PartialSum, RedisWrite> harness(
+    private static KeyedOneInputStreamOperatorTestHarness<String, PartialSum, CounterUpdate> harness(
             Result r, long cacheBytes) throws Exception {
         return new KeyedOneInputStreamOperatorTestHarness<>(
-                new CountPerCounter(r.keys, 60_000, 1_000, cacheBytes), p -> p.counter, Types.STRING);
+                new CountPerCounter(60_000, 1_000, cacheBytes), p -> p.counter, Types.STRING);
     }
 
     /** Steps {@code from} (inclusive) to {@code to} (exclusive): partials, then processing time, then the watermark. */
     private static void run(
-            KeyedOneInputStreamOperatorTestHarness<String, PartialSum, RedisWrite> h,
+            KeyedOneInputStreamOperatorTestHarness<String, PartialSum, CounterUpdate> h,
             int from,
             int to,
             Result result,
@@ -151,7 +155,8 @@ class CountPerCounterTest {
         }
     }
 
-    private static void finish(KeyedOneInputStreamOperatorTestHarness<String, PartialSum, RedisWrite> h, Result result)
+    private static void finish(
+            KeyedOneInputStreamOperatorTestHarness<String, PartialSum, CounterUpdate> h, Result result)
             throws Exception {
         h.processWatermark(new Watermark(Long.MAX_VALUE));
         h.endInput();
@@ -240,7 +245,7 @@ class CountPerCounterTest {
         try (Result all = uninterrupted(Long.MAX_VALUE);
                 Result chosen = new Result()) {
             try (var h = new KeyedOneInputStreamOperatorTestHarness<>(
-                    new CountPerCounter(chosen.keys, 60_000, 1_000, Long.MAX_VALUE, mask),
+                    new CountPerCounter(60_000, 1_000, Long.MAX_VALUE, mask),
                     (PartialSum p) -> p.counter,
                     Types.STRING)) {
                 h.open();
@@ -304,7 +309,7 @@ class CountPerCounterTest {
                 Result rescaled = new Result()) {
             OperatorSubtaskState snapshot;
             try (var h = new KeyedOneInputStreamOperatorTestHarness<>(
-                    new CountPerCounter(rescaled.keys, 60_000, 1_000, 20_000),
+                    new CountPerCounter(60_000, 1_000, 20_000),
                     (PartialSum p) -> p.counter,
                     Types.STRING,
                     maxParallelism,
@@ -315,11 +320,12 @@ class CountPerCounterTest {
                 snapshot = h.snapshot(1, RESTORE_AT);
             }
             rescaled.restartWriter();
-            List<KeyedOneInputStreamOperatorTestHarness<String, PartialSum, RedisWrite>> subtasks = new ArrayList<>();
+            List<KeyedOneInputStreamOperatorTestHarness<String, PartialSum, CounterUpdate>> subtasks =
+                    new ArrayList<>();
             try {
                 for (int i = 0; i < 2; i++) {
                     var h = new KeyedOneInputStreamOperatorTestHarness<>(
-                            new CountPerCounter(rescaled.keys, 60_000, 1_000, 20_000),
+                            new CountPerCounter(60_000, 1_000, 20_000),
                             (PartialSum p) -> p.counter,
                             Types.STRING,
                             maxParallelism,

@@ -2,9 +2,11 @@ package io.rollcount.job.ops;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rollcount.job.model.CounterUpdate;
 import io.rollcount.job.model.Event;
 import io.rollcount.job.model.PartialSum;
 import io.rollcount.job.model.Resolution;
+import io.rollcount.job.redis.CounterUpdateWrites;
 import io.rollcount.job.redis.RedisKeys;
 import io.rollcount.job.redis.RedisWrite;
 import java.nio.charset.StandardCharsets;
@@ -40,8 +42,8 @@ class OverflowTest {
 
     @Test
     void aPartialSumThatWouldOverflowIsOneDeadLetterAndTheCounterGoesOn() throws Exception {
-        CountPerCounter op = new CountPerCounter(new RedisKeys("rc"), 60_000, 1_000);
-        try (var h = new KeyedOneInputStreamOperatorTestHarness<String, PartialSum, RedisWrite>(
+        CountPerCounter op = new CountPerCounter(60_000, 1_000);
+        try (var h = new KeyedOneInputStreamOperatorTestHarness<String, PartialSum, CounterUpdate>(
                 op, p -> p.counter, Types.STRING)) {
             h.open();
             h.processElement(partial("big", START, MAX - 10, 3), START);
@@ -62,7 +64,11 @@ class OverflowTest {
             h.setProcessingTime(10_000);
 
             Map<String, Long> written = new HashMap<>();
-            for (RedisWrite w : h.extractOutputValues()) written.put(w.key, w.value);
+            CounterUpdateWrites toRedis = new CounterUpdateWrites(new RedisKeys("rc"));
+            for (CounterUpdate u : h.extractOutputValues()) {
+                RedisWrite w = toRedis.map(u);
+                written.put(w.key, w.value);
+            }
             assertThat(written)
                     .containsEntry("rc:{big}:total", MAX)
                     .containsEntry("rc:{big}:1m:" + START / 1000, MAX)

@@ -2,11 +2,13 @@ package io.rollcount.job.ops;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rollcount.job.model.CounterUpdate;
 import io.rollcount.job.model.Event;
 import io.rollcount.job.model.PartialSum;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.policy.Policies;
 import io.rollcount.job.policy.PoliciesFile;
+import io.rollcount.job.redis.CounterUpdateWrites;
 import io.rollcount.job.redis.RedisKeys;
 import io.rollcount.job.redis.RedisWrite;
 import java.util.ArrayList;
@@ -39,21 +41,19 @@ class PolicyOperatorsTest {
         return PoliciesFile.parse("test.yaml", yaml, 100, DAY);
     }
 
+    /** The Redis commands of the counting operator's updates, as the job makes them beside the sink. */
+    private static final CounterUpdateWrites TO_REDIS = new CounterUpdateWrites(new RedisKeys("rc"));
+
     private static final String POLICIES = """
             - {match: api, resolutions: [5s, 1m], uniques: false}
             - {match: post, resolutions: [1m, 1h], uniques: [1d]}
             """;
 
-    private static KeyedOneInputStreamOperatorTestHarness<String, PartialSum, RedisWrite> counting(Policies p)
+    private static KeyedOneInputStreamOperatorTestHarness<String, PartialSum, CounterUpdate> counting(Policies p)
             throws Exception {
         return new KeyedOneInputStreamOperatorTestHarness<>(
                 new CountPerCounter(
-                        new RedisKeys("rc"),
-                        60_000,
-                        1_000,
-                        CountPerCounter.DEFAULT_CACHE_BYTES,
-                        CountPerCounter.ALL_RESOLUTIONS,
-                        p),
+                        60_000, 1_000, CountPerCounter.DEFAULT_CACHE_BYTES, CountPerCounter.ALL_RESOLUTIONS, p),
                 x -> x.counter,
                 Types.STRING);
     }
@@ -66,17 +66,19 @@ class PolicyOperatorsTest {
     }
 
     private static Set<String> keysWithState(
-            KeyedOneInputStreamOperatorTestHarness<String, PartialSum, RedisWrite> h, String state) {
+            KeyedOneInputStreamOperatorTestHarness<String, PartialSum, CounterUpdate> h, String state) {
         KeyedStateBackend<String> backend = h.getOperator().getKeyedStateBackend();
         try (var keys = backend.getKeys(state, VoidNamespace.INSTANCE)) {
             return keys.collect(Collectors.toSet());
         }
     }
 
-    private static List<String> keysWritten(KeyedOneInputStreamOperatorTestHarness<String, PartialSum, RedisWrite> h) {
+    private static List<String> keysWritten(
+            KeyedOneInputStreamOperatorTestHarness<String, PartialSum, CounterUpdate> h) {
         List<String> keys = new ArrayList<>();
         for (Object o : h.getOutput())
-            if (o instanceof StreamRecord<?> r && r.getValue() instanceof RedisWrite w) keys.add(w.key);
+            if (o instanceof StreamRecord<?> r && r.getValue() instanceof CounterUpdate u)
+                keys.add(TO_REDIS.map(u).key);
         return keys;
     }
 
@@ -130,7 +132,10 @@ class PolicyOperatorsTest {
             List<String> written = keysWritten(h);
             List<String> sums = new ArrayList<>();
             for (Object o : h.getOutput()) {
-                if (o instanceof StreamRecord<?> r && r.getValue() instanceof RedisWrite w && !w.key.contains("_v:")) {
+                if (o instanceof StreamRecord<?> r
+                        && r.getValue() instanceof CounterUpdate u
+                        && u.kind == CounterUpdate.COUNT) {
+                    RedisWrite w = TO_REDIS.map(u);
                     sums.add(w.key + "=" + w.value);
                 }
             }

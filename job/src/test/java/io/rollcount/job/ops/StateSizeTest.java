@@ -2,10 +2,9 @@ package io.rollcount.job.ops;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rollcount.job.model.CounterUpdate;
 import io.rollcount.job.model.PartialSum;
 import io.rollcount.job.model.Resolution;
-import io.rollcount.job.redis.RedisKeys;
-import io.rollcount.job.redis.RedisWrite;
 import java.util.SplittableRandom;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
@@ -26,8 +25,8 @@ class StateSizeTest {
 
     private static long bytesPerCounter(int usersPerPartial) throws Exception {
         SplittableRandom random = new SplittableRandom(7);
-        try (var h = new KeyedOneInputStreamOperatorTestHarness<String, PartialSum, RedisWrite>(
-                new CountPerCounter(new RedisKeys("rc"), 60_000, 1_000), p -> p.counter, Types.STRING)) {
+        try (var h = new KeyedOneInputStreamOperatorTestHarness<String, PartialSum, CounterUpdate>(
+                new CountPerCounter(60_000, 1_000), p -> p.counter, Types.STRING)) {
             h.open();
             long end = START + 600_000;
             for (long t = START; t < end; t += 20_000) {

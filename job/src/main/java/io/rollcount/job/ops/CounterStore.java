@@ -1,0 +1,287 @@
+package io.rollcount.job.ops;
+
+import io.rollcount.job.policy.NamespacePolicy;
+import io.rollcount.sketches.RedisHyperLogLog;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.function.BiConsumer;
+import java.util.stream.Stream;
+import org.apache.flink.api.common.state.MapState;
+import org.apache.flink.api.common.state.ValueState;
+import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.runtime.state.KeyedStateBackend;
+import org.apache.flink.runtime.state.VoidNamespace;
+import org.apache.flink.runtime.state.VoidNamespaceSerializer;
+import org.apache.flink.runtime.state.heap.HeapKeyedStateBackend;
+import org.apache.flink.streaming.api.operators.KeyContext;
+
+/**
+ * The counters of one {@link CountPerCounter} subtask: keyed state is the truth at every checkpoint (a
+ * {@code ValueState<CounterState>} "counter" and a {@code MapState<String, byte[]>} "uniques" of Redis-format
+ * HyperLogLogs per counter), and between checkpoints the counters in use live on the heap, least recently
+ * used first, within a budget of bytes. A counter is read from keyed state when it is first needed and
+ * written back only when it is evicted and, if it changed since, at {@link #writeBackAll} (before the keyed
+ * state is snapshotted). So a hot counter costs heap work only.
+ *
+ * <p>What has changed since a counter was last written back (its {@link CounterState}, which sketches, its
+ * weight on the heap) is this class's alone: the fields of {@link CachedCounter} that say so are private
+ * to it. The owner says when a counter changed ({@link #changed}, {@link #slotsChanged}); eviction is
+ * part of {@link #changed} and lets the owner finish with the evicted counter first.
+ *
+ * <p>Every method about one counter expects the key context to be that counter (the owner sets it).
+ */
+final class CounterStore {
+    /** What the owner does with a counter about to leave the heap (the key context is that counter). */
+    interface Eviction {
+        void evicting(CachedCounter c) throws Exception;
+    }
+
+    /** One counter on the heap. */
+    static final class CachedCounter {
+        final String id;
+        final CounterState state;
+        /** The policy of the counter's namespace ({@code --policies}), set by the owner once per stay on the heap. */
+        NamespacePolicy policy;
+        /** The owner's: waiting for its next flush. */
+        boolean flushPending;
+        /** The names of the last 1h and 1d sketches used, and their window starts: built once per window, not per event. */
+        final long[] nameStarts = {Long.MIN_VALUE, Long.MIN_VALUE};
+
+        final String[] names = new String[2];
+
+        /**
+         * Sketches by state name ("1h:&lt;start&gt;", "1d:&lt;start&gt;") read or created so far; a name mapped
+         * to {@code null} was read and is absent.
+         */
+        private final HashMap<String, RedisHyperLogLog> sketches = new HashMap<>(4);
+        /** Names of the sketches changed since they were last written back. */
+        private final HashSet<String> unstoredSketches = new HashSet<>(4);
+        /** The counter had no state when it was read: none of its sketches is in keyed state either. */
+        private final boolean fresh;
+        /** The {@link CounterState} changed since it was last written back. */
+        private boolean unstored;
+        /** Bytes of heap this entry is counted for. */
+        private long weight;
+        /** Something {@link #weigh} counts changed (a slot, a sketch) since the entry was last weighed. */
+        private boolean weightStale;
+
+        private CachedCounter(String id, CounterState state, boolean fresh) {
+            this.id = id;
+            this.state = state;
+            this.fresh = fresh;
+        }
+
+        /** About the heap this counter takes: object headers, the slot arrays and the sketches' bytes. */
+        private long weigh() {
+            long w = 240 + 2L * id.length() + 34L * state.start.length;
+            for (RedisHyperLogLog h : sketches.values()) {
+                w += h == null ? 48 : 96 + h.serializedSizeBytes();
+            }
+            return w;
+        }
+    }
+
+    private final LinkedHashMap<String, CachedCounter> heap = new LinkedHashMap<>(1 << 12, 0.75f, true);
+    private final long budgetBytes;
+    private long bytes;
+
+    private final ValueStateDescriptor<CounterState> stateDescriptor;
+    private final ValueState<CounterState> state;
+    private final MapState<String, byte[]> uniques;
+    private final KeyedStateBackend<String> backend;
+    private final KeyContext keyContext;
+    /** The keyed state backend keeps value objects (rather than serialising them). */
+    private final boolean heapBackend;
+
+    CounterStore(
+            long budgetBytes,
+            ValueStateDescriptor<CounterState> stateDescriptor,
+            ValueState<CounterState> state,
+            MapState<String, byte[]> uniques,
+            KeyedStateBackend<String> backend,
+            KeyContext keyContext) {
+        if (budgetBytes <= 0)
+            throw new IllegalArgumentException("counter cache budget must be > 0 bytes, got " + budgetBytes);
+        this.budgetBytes = budgetBytes;
+        this.stateDescriptor = stateDescriptor;
+        this.state = state;
+        this.uniques = uniques;
+        this.backend = backend;
+        this.keyContext = keyContext;
+        this.heapBackend = backend instanceof HeapKeyedStateBackend;
+    }
+
+    // ------------------------------------------------------------------ counters
+
+    /** The counter (the current key), now the most recently used, from the heap or else from keyed state. */
+    CachedCounter get(String id) throws Exception {
+        CachedCounter c = heap.get(id);
+        if (c != null) return c;
+        CounterState s = state.value();
+        c = new CachedCounter(id, s == null ? new CounterState() : s, s == null);
+        c.weight = c.weigh();
+        bytes += c.weight;
+        heap.put(id, c);
+        return c;
+    }
+
+    /** The counter if it is on the heap (now the most recently used), else null. */
+    CachedCounter cached(String id) {
+        return heap.get(id);
+    }
+
+    /** The counter's (the current key's) state: from the heap if it is there, else from keyed state without caching it; null if none. */
+    CounterState peek(String id) throws Exception {
+        CachedCounter c = heap.get(id);
+        return c != null ? c.state : state.value();
+    }
+
+    /** Its slots changed in number (added, removed): weighed again at the next {@link #changed}. */
+    void slotsChanged(CachedCounter c) {
+        c.weightStale = true;
+    }
+
+    /** Its state changed: written back at the next snapshot or when evicted (no eviction now). */
+    void touched(CachedCounter c) {
+        c.unstored = true;
+    }
+
+    /**
+     * Its state changed: written back at the next snapshot or when evicted; weighed again if its size
+     * changed, then the least recently used counters other than it leave the heap while over budget, each
+     * handed to {@code eviction} first and then written back. The key context is {@code c} again after.
+     */
+    void changed(CachedCounter c, Eviction eviction) throws Exception {
+        c.unstored = true;
+        if (c.weightStale) {
+            long w = c.weigh();
+            bytes += w - c.weight;
+            c.weight = w;
+            c.weightStale = false;
+        }
+        CachedCounter evicted = pollEldestOverBudget(c);
+        if (evicted == null) return;
+        do {
+            keyContext.setCurrentKey(evicted.id);
+            eviction.evicting(evicted);
+            writeBack(evicted);
+        } while ((evicted = pollEldestOverBudget(c)) != null);
+        keyContext.setCurrentKey(c.id);
+    }
+
+    private CachedCounter pollEldestOverBudget(CachedCounter keep) {
+        if (bytes <= budgetBytes) return null;
+        Iterator<CachedCounter> it = heap.values().iterator();
+        CachedCounter eldest = it.next();
+        if (eldest == keep) return null;
+        it.remove();
+        bytes -= eldest.weight;
+        return eldest;
+    }
+
+    /** Writes the counter (the current key) to keyed state if it changed since it was last written back. */
+    private void writeBack(CachedCounter c) throws Exception {
+        if (!c.unstored) return;
+        // RocksDB serialises the value here; a heap backend keeps the object, which the heap copy goes on changing
+        state.update(heapBackend ? c.state.copy() : c.state);
+        for (String name : c.unstoredSketches) {
+            RedisHyperLogLog h = c.sketches.get(name);
+            if (h != null) uniques.put(name, h.toRedisBytes());
+        }
+        c.unstoredSketches.clear();
+        c.unstored = false;
+    }
+
+    /** Before a snapshot: every counter on the heap that changed since, written back to keyed state (it stays on the heap). */
+    void writeBackAll() throws Exception {
+        for (CachedCounter c : heap.values()) {
+            if (c.unstored) {
+                keyContext.setCurrentKey(c.id);
+                writeBack(c);
+            }
+        }
+    }
+
+    /** Every counter of this subtask's key groups: in keyed state, or only on the heap yet; each once. */
+    List<String> ids() throws Exception {
+        ArrayList<String> ids = new ArrayList<>();
+        HashSet<String> seen = new HashSet<>();
+        try (Stream<String> s = backend.getKeys(stateDescriptor.getName(), VoidNamespace.INSTANCE)) {
+            s.forEach(id -> {
+                if (seen.add(id)) ids.add(id);
+            });
+        }
+        for (CachedCounter c : heap.values()) {
+            if (seen.add(c.id)) ids.add(c.id);
+        }
+        return ids;
+    }
+
+    /** Every counter in keyed state with its state (after a restore, before anything is on the heap). */
+    void forEachStored(BiConsumer<String, CounterState> action) throws Exception {
+        backend.applyToAllKeys(
+                VoidNamespace.INSTANCE,
+                VoidNamespaceSerializer.INSTANCE,
+                stateDescriptor,
+                (id, st) -> action.accept(id, st.value()));
+    }
+
+    /** Counters on the heap. */
+    int size() {
+        return heap.size();
+    }
+
+    /** Bytes the counters on the heap are weighed at. */
+    long bytes() {
+        return bytes;
+    }
+
+    // ------------------------------------------------------------------ unique-users sketches
+
+    /** A sketch of the counter (the current key), read from keyed state on first use; null if it has none. */
+    RedisHyperLogLog sketch(CachedCounter c, String name) throws Exception {
+        RedisHyperLogLog h = c.sketches.get(name);
+        if (h != null || c.fresh || c.sketches.containsKey(name)) return h;
+        byte[] bytes = uniques.get(name);
+        h = bytes == null ? null : RedisHyperLogLog.fromRedisBytes(bytes);
+        c.sketches.put(name, h);
+        c.weightStale = true;
+        return h;
+    }
+
+    /** Adds the hashes to the counter's sketch {@code name}, created if absent. */
+    void addHashes(CachedCounter c, String name, long[] hashes) throws Exception {
+        RedisHyperLogLog hll = sketch(c, name);
+        boolean changed = hll == null;
+        if (hll == null) {
+            hll = new RedisHyperLogLog();
+            c.sketches.put(name, hll);
+        }
+        for (long h : hashes) changed |= hll.addHash(h);
+        if (changed) {
+            c.unstoredSketches.add(name);
+            c.weightStale = true;
+        }
+    }
+
+    /** Drops the counter's sketch {@code name}, from the heap and from keyed state. */
+    void dropSketch(CachedCounter c, String name) throws Exception {
+        c.sketches.remove(name);
+        c.unstoredSketches.remove(name);
+        c.weightStale = true;
+        uniques.remove(name);
+    }
+
+    /**
+     * The bytes of the sketch {@code name} of the counter (the current key), from the heap if the counter
+     * is there ({@code c}, or null), else from keyed state, without caching it; null if it has none.
+     */
+    byte[] sketchBytes(CachedCounter c, String name) throws Exception {
+        RedisHyperLogLog h = c != null ? c.sketches.get(name) : null;
+        return h != null ? h.toRedisBytes() : uniques.get(name);
+    }
+}

@@ -1,0 +1,366 @@
+package io.rollcount.job.ops;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.rollcount.job.model.CounterUpdate;
+import io.rollcount.job.model.PartialSum;
+import io.rollcount.job.model.Resolution;
+import io.rollcount.job.model.Rollup;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.runtime.state.KeyedStateBackend;
+import org.apache.flink.runtime.state.VoidNamespace;
+import org.apache.flink.runtime.state.VoidNamespaceSerializer;
+import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
+import org.apache.flink.streaming.api.watermark.Watermark;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * {@link CountPerCounter} alone in Flink's operator test harness, without Redis: what it emits is
+ * {@link CounterUpdate}s, checked here as they are (sums per window and totals, their expiry, revisions by
+ * late events within the allowed lateness), and its {@link CounterStore} across a snapshot and a restore
+ * into a new operator, on the heap and on RocksDB, with and without evictions.
+ */
+class CountPerCounterHarnessTest {
+    private static final long LATENESS = 60_000;
+    /** The start of the current hour: recent event times, and 1m, 5m and 1h windows that all start here. */
+    private static final long START = System.currentTimeMillis() / 3_600_000 * 3_600_000;
+
+    private static final long DAY = Resolution.D1.windowStart(START);
+
+    private static KeyedOneInputStreamOperatorTestHarness<String, PartialSum, CounterUpdate> harness(
+            long cacheBytes, boolean rocksdb) throws Exception {
+        var h = new KeyedOneInputStreamOperatorTestHarness<>(
+                new CountPerCounter(LATENESS, 1_000, cacheBytes), (PartialSum p) -> p.counter, Types.STRING);
+        if (rocksdb) h.setStateBackend(new EmbeddedRocksDBStateBackend());
+        return h;
+    }
+
+    private static PartialSum partial(String counter, long ts, long delta, String... users) {
+        PartialSum p = new PartialSum(counter, Resolution.S5.windowStart(ts));
+        p.add(delta, ts, 3_600_000);
+        p.users = users;
+        return p;
+    }
+
+    private static void send(KeyedOneInputStreamOperatorTestHarness<String, PartialSum, CounterUpdate> h, PartialSum p)
+            throws Exception {
+        h.processElement(p, p.bucket);
+    }
+
+    /** The updates emitted since the last call, in order; the output is cleared. */
+    private static List<CounterUpdate> take(
+            KeyedOneInputStreamOperatorTestHarness<String, PartialSum, CounterUpdate> h) {
+        List<CounterUpdate> out = new ArrayList<>();
+        for (Object o : h.getOutput()) if (o instanceof StreamRecord<?> r) out.add((CounterUpdate) r.getValue());
+        h.getOutput().clear();
+        return out;
+    }
+
+    /** COUNT updates by {@code counter/total} or {@code counter/<res>@<start>}, the last one of each. */
+    private static Map<String, CounterUpdate> counts(List<CounterUpdate> updates) {
+        Map<String, CounterUpdate> m = new LinkedHashMap<>();
+        for (CounterUpdate u : updates) {
+            if (u.kind == CounterUpdate.COUNT) m.put(name(u), u);
+        }
+        return m;
+    }
+
+    private static String name(CounterUpdate u) {
+        if (u.allTime()) return u.counter + (u.kind == CounterUpdate.COUNT ? "/total" : "/all");
+        return u.counter + "/" + u.resolution.label + "@" + (u.windowStart - START);
+    }
+
+    private static Map<String, Long> values(Map<String, CounterUpdate> counts) {
+        Map<String, Long> m = new TreeMap<>();
+        counts.forEach((k, u) -> m.put(k, u.value));
+        return m;
+    }
+
+    /** The rollups emitted since the last call, as text; the side output is cleared. */
+    private static List<String> rollups(KeyedOneInputStreamOperatorTestHarness<String, PartialSum, CounterUpdate> h) {
+        List<String> out = new ArrayList<>();
+        ConcurrentLinkedQueue<StreamRecord<Rollup>> side = h.getSideOutput(CountPerCounter.ROLLUPS);
+        if (side == null) return out;
+        for (StreamRecord<Rollup> r : side) {
+            Rollup u = r.getValue();
+            out.add(u.counter + "/" + u.res + "@" + (u.start - START) + " sum=" + u.sum + " events=" + u.events
+                    + " uniques=" + u.uniques + " rev=" + u.revision);
+        }
+        side.clear();
+        return out;
+    }
+
+    /** How many counters keyed state holds. */
+    private static long counterKeys(KeyedOneInputStreamOperatorTestHarness<String, PartialSum, CounterUpdate> h) {
+        KeyedStateBackend<String> backend = h.getOperator().getKeyedStateBackend();
+        try (var keys = backend.getKeys("counter", VoidNamespace.INSTANCE)) {
+            return keys.count();
+        }
+    }
+
+    /** The counter's state as keyed state holds it (what a checkpoint gets), or null. */
+    private static CounterState stored(
+            KeyedOneInputStreamOperatorTestHarness<String, PartialSum, CounterUpdate> h, String counter)
+            throws Exception {
+        KeyedStateBackend<String> backend = h.getOperator().getKeyedStateBackend();
+        backend.setCurrentKey(counter);
+        return backend.getPartitionedState(
+                        VoidNamespace.INSTANCE,
+                        VoidNamespaceSerializer.INSTANCE,
+                        new ValueStateDescriptor<>("counter", TypeInformation.of(CounterState.class)))
+                .value();
+    }
+
+    @ParameterizedTest(name = "rocksdb={0}")
+    @ValueSource(booleans = {false, true})
+    void sumsPerWindowAndTotalsWithTheirExpiryAtMostOncePerFlush(boolean rocksdb) throws Exception {
+        try (var h = harness(CountPerCounter.DEFAULT_CACHE_BYTES, rocksdb)) {
+            h.open();
+            send(h, partial("a", START + 1_000, 1));
+            send(h, partial("a", START + 3_000, 2));
+            send(h, partial("a", START + 7_000, 4));
+            send(h, partial("a", START + 61_000, -1));
+            send(h, partial("b", START + 2_000, 5, "u1", "u2"));
+
+            // Before the flush only the users went out, at once: the 1h and 1d windows' and all time's.
+            List<CounterUpdate> early = take(h);
+            assertThat(early).allMatch(u -> u.kind == CounterUpdate.USERS);
+            assertThat(early)
+                    .extracting(CountPerCounterHarnessTest::name)
+                    .containsExactly("b/1h@0", "b/1d@" + (DAY - START), "b/all");
+            assertThat(early).allMatch(u -> List.of(u.users).equals(List.of("u1", "u2")));
+            assertThat(early.get(0).expireAtMillis).isEqualTo(Resolution.H1.expireAtMillis(START));
+            assertThat(early.get(1).expireAtMillis).isEqualTo(Resolution.D1.expireAtMillis(DAY));
+            assertThat(early.get(2).expireAtMillis).isZero();
+
+            h.setProcessingTime(1_000); // the flush
+            List<CounterUpdate> flushed = take(h);
+            Map<String, CounterUpdate> counts = counts(flushed);
+            assertThat(flushed).as("one update per changed value").hasSize(counts.size());
+            long d = DAY - START;
+            Map<String, Long> expected = new TreeMap<>(Map.ofEntries(
+                    Map.entry("a/total", 6L),
+                    Map.entry("a/5s@0", 3L),
+                    Map.entry("a/5s@5000", 4L),
+                    Map.entry("a/5s@60000", -1L),
+                    Map.entry("a/1m@0", 7L),
+                    Map.entry("a/1m@60000", -1L),
+                    Map.entry("a/5m@0", 6L),
+                    Map.entry("a/1h@0", 6L),
+                    Map.entry("a/1d@" + d, 6L),
+                    Map.entry("b/total", 5L),
+                    Map.entry("b/5s@0", 5L),
+                    Map.entry("b/1m@0", 5L),
+                    Map.entry("b/5m@0", 5L),
+                    Map.entry("b/1h@0", 5L),
+                    Map.entry("b/1d@" + d, 5L)));
+            assertThat(values(counts)).isEqualTo(expected);
+            // events and "may go down" per value
+            assertThat(counts.get("a/total").events).isEqualTo(4);
+            assertThat(counts.get("a/total").negative).isTrue();
+            assertThat(counts.get("a/5s@0").events).isEqualTo(2);
+            assertThat(counts.get("a/5s@0").negative).isFalse();
+            assertThat(counts.get("a/1m@60000").negative).isTrue();
+            assertThat(counts.get("a/1m@0").negative).isFalse();
+            // expiry: a window's end plus its resolution's retention; the total none
+            for (CounterUpdate u : counts.values()) {
+                long expiry = u.allTime() ? 0 : u.resolution.expireAtMillis(u.windowStart);
+                assertThat(u.expireAtMillis).as(name(u)).isEqualTo(expiry);
+            }
+            assertThat(counts.get("a/total").windowStart).isEqualTo(CounterUpdate.NO_WINDOW);
+
+            // Nothing changed: the next flush emits nothing; one more partial: only what it changed.
+            h.setProcessingTime(2_000);
+            assertThat(take(h)).isEmpty();
+            send(h, partial("a", START + 8_000, 10));
+            h.setProcessingTime(3_000);
+            assertThat(values(counts(take(h))))
+                    .isEqualTo(new TreeMap<>(Map.of(
+                            "a/total",
+                            16L,
+                            "a/5s@5000",
+                            14L,
+                            "a/1m@0",
+                            17L,
+                            "a/5m@0",
+                            16L,
+                            "a/1h@0",
+                            16L,
+                            "a/1d@" + d,
+                            16L)));
+        }
+    }
+
+    @ParameterizedTest(name = "rocksdb={0}")
+    @ValueSource(booleans = {false, true})
+    void aLateEventWithinTheLatenessRevisesItsClosedWindowAndTheWindowIsDroppedAfter(boolean rocksdb) throws Exception {
+        try (var h = harness(CountPerCounter.DEFAULT_CACHE_BYTES, rocksdb)) {
+            h.open();
+            send(h, partial("a", START + 1_000, 1, "u1"));
+            h.setProcessingTime(1_000);
+            take(h);
+            // The 5 s window [START, START + 5 s) closes: revision 0, and its value once more.
+            h.processWatermark(new Watermark(START + 4_999));
+            assertThat(rollups(h)).containsExactly("a/5s@0 sum=1 events=1 uniques=null rev=0");
+            assertThat(values(counts(take(h)))).isEmpty(); // written at the flush already, unchanged since
+
+            // A late event (in its window's lateness) changes the closed window: a revision at the next flush.
+            send(h, partial("a", START + 2_000, 2, "u2"));
+            assertThat(rollups(h)).isEmpty();
+            h.setProcessingTime(2_000);
+            assertThat(rollups(h)).containsExactly("a/5s@0 sum=3 events=2 uniques=null rev=1");
+            assertThat(values(counts(take(h))))
+                    .containsEntry("a/5s@0", 3L)
+                    .containsEntry("a/1m@0", 3L)
+                    .containsEntry("a/total", 3L);
+
+            // The 1m window closes: its rollup and its sum for the window top-K.
+            h.processWatermark(new Watermark(START + 59_999));
+            assertThat(rollups(h)).containsExactly("a/1m@0 sum=3 events=2 uniques=null rev=0");
+            assertThat(h.getSideOutput(CountPerCounter.CLOSED_WINDOWS))
+                    .extracting(StreamRecord::getValue)
+                    .extracting(w -> w.counter + "/" + w.res + "@" + (w.start - START) + "=" + w.sum)
+                    .containsExactly("a/1m@0=3");
+
+            // Past the 5 s window's end plus the lateness: it is final, and its state goes.
+            h.processWatermark(new Watermark(START + 5_000 + LATENESS));
+            h.snapshot(1, 3_000);
+            CounterState s = stored(h, "a");
+            assertThat(s.find(Resolution.S5, START))
+                    .as("the final 5 s window's slot")
+                    .isEqualTo(-1);
+            assertThat(s.find(Resolution.M1, START))
+                    .as("the 1m window, within its lateness")
+                    .isNotNegative();
+            assertThat(s.total).isEqualTo(3);
+
+            // The end of input closes every window: the hour's and the day's rollups carry their unique users.
+            h.processWatermark(new Watermark(Long.MAX_VALUE));
+            assertThat(rollups(h))
+                    .contains(
+                            "a/1h@0 sum=3 events=2 uniques=2 rev=0",
+                            "a/1d@" + (DAY - START) + " sum=3 events=2 uniques=2 rev=0",
+                            "a/5m@0 sum=3 events=2 uniques=null rev=0");
+        }
+    }
+
+    /** A run's whole output by name: the last value of each, and every rollup. */
+    private record Run(Map<String, Long> values, List<String> rollups) {}
+
+    private static List<PartialSum> step(int step) {
+        List<PartialSum> out = new ArrayList<>();
+        for (int c = 0; c < 12; c++) {
+            if ((step + c) % 3 == 0) continue;
+            long ts = START + step * 4_000L + c * 10L;
+            out.add(partial("post:" + c, ts, 1 + (c % 4), "u" + (step % 5), "v" + c));
+        }
+        return out;
+    }
+
+    private static void steps(
+            KeyedOneInputStreamOperatorTestHarness<String, PartialSum, CounterUpdate> h,
+            int from,
+            int to,
+            Map<String, Long> values,
+            List<String> rollups)
+            throws Exception {
+        for (int step = from; step < to; step++) {
+            for (PartialSum p : step(step)) send(h, p);
+            h.setProcessingTime(step * 1_000L + 1_000);
+            h.processWatermark(new Watermark(START + step * 4_000L - 5_000));
+            values.putAll(values(counts(take(h))));
+            rollups.addAll(rollups(h));
+        }
+    }
+
+    private static Run uninterrupted(long cacheBytes, boolean rocksdb) throws Exception {
+        Map<String, Long> values = new TreeMap<>();
+        List<String> rollups = new ArrayList<>();
+        try (var h = harness(cacheBytes, rocksdb)) {
+            h.open();
+            steps(h, 0, 40, values, rollups);
+            h.processWatermark(new Watermark(Long.MAX_VALUE));
+            values.putAll(values(counts(take(h))));
+            rollups.addAll(rollups(h));
+        }
+        return new Run(values, rollups);
+    }
+
+    @ParameterizedTest(name = "rocksdb={0}")
+    @ValueSource(booleans = {false, true})
+    void theStoreWritesTheHeapBackAtASnapshotAndARestoreGoesOnFromIt(boolean rocksdb) throws Exception {
+        Run reference = uninterrupted(Long.MAX_VALUE, rocksdb);
+        Map<String, Long> totals = new HashMap<>();
+        for (int step = 0; step < 40; step++) {
+            for (PartialSum p : step(step)) totals.merge(p.counter + "/total", p.sum, Long::sum);
+        }
+        totals.forEach((k, v) -> assertThat(reference.values()).containsEntry(k, v));
+
+        Map<String, Long> values = new TreeMap<>();
+        List<String> rollups = new ArrayList<>();
+        OperatorSubtaskState snapshot;
+        Map<String, Long> totalsAtSnapshot = new HashMap<>();
+        try (var h = harness(Long.MAX_VALUE, rocksdb)) {
+            h.open();
+            steps(h, 0, 20, values, rollups);
+            assertThat(counterKeys(h))
+                    .as("counters in keyed state before the snapshot: every counter on the heap")
+                    .isZero();
+            snapshot = h.snapshot(1, 20_000);
+            assertThat(counterKeys(h))
+                    .as("counters in keyed state after the snapshot")
+                    .isEqualTo(12);
+            for (int c = 0; c < 12; c++) {
+                CounterState s = stored(h, "post:" + c);
+                assertThat(s).as("post:" + c + " written back").isNotNull();
+                assertThat(s.total).isEqualTo(values.get("post:" + c + "/total"));
+                totalsAtSnapshot.put("post:" + c, s.total);
+            }
+            // What comes after the snapshot is lost with this attempt (its outputs too): the restore replays it.
+            steps(h, 20, 25, new TreeMap<>(), new ArrayList<>());
+        }
+        try (var h = harness(Long.MAX_VALUE, rocksdb)) {
+            h.setProcessingTime(20_000);
+            h.initializeState(snapshot);
+            h.open();
+            steps(h, 20, 40, values, rollups);
+            h.processWatermark(new Watermark(Long.MAX_VALUE));
+            values.putAll(values(counts(take(h))));
+            rollups.addAll(rollups(h));
+        }
+        assertThat(values).as("every value, across the restore").isEqualTo(reference.values());
+        assertThat(rollups)
+                .as("every rollup, across the restore")
+                .containsExactlyInAnyOrderElementsOf(reference.rollups());
+        assertThat(totalsAtSnapshot).allSatisfy((c, t) -> assertThat(t).isLessThan(totals.get(c + "/total")));
+    }
+
+    @ParameterizedTest(name = "rocksdb={0}")
+    @ValueSource(booleans = {false, true})
+    void evictionsWriteBackToKeyedStateAndChangeNothing(boolean rocksdb) throws Exception {
+        Run reference = uninterrupted(Long.MAX_VALUE, rocksdb);
+        try (var h = harness(1, rocksdb)) {
+            h.open();
+            steps(h, 0, 3, new TreeMap<>(), new ArrayList<>());
+            assertThat(counterKeys(h))
+                    .as("counters in keyed state before any snapshot: evicted counters written back")
+                    .isPositive();
+        }
+        Run evicting = uninterrupted(1, rocksdb);
+        assertThat(evicting.values()).isEqualTo(reference.values());
+        assertThat(evicting.rollups()).containsExactlyInAnyOrderElementsOf(reference.rollups());
+    }
+}
