@@ -566,18 +566,25 @@ public final class CountPerCounter extends AbstractStreamOperator<CounterUpdate>
         CachedCounter c = store.cached(id);
         CounterState s = c != null ? c.state : store.peek(id);
         if (s == null) return 0;
+        NamespacePolicy policy = c != null && c.policy != null ? c.policy : policies.forCounter(id);
         emit(CounterUpdate.total(id, s.total, s.totalEvents, s.negative));
         int n = 1;
         for (int i = 0; i < s.size; i++) {
             Resolution r = s.resolution(i);
             long start = s.start[i];
             emit(CounterUpdate.window(
-                    id, r, start, s.sum[i], s.events[i], s.has(i, CounterState.NEGATIVE), r.expireAtMillis(start)));
+                    id,
+                    r,
+                    start,
+                    s.sum[i],
+                    s.events[i],
+                    s.has(i, CounterState.NEGATIVE),
+                    policy.expireAtMillis(r, start)));
             n++;
             if ((r == Resolution.H1 || r == Resolution.D1) && s.has(i, CounterState.HAS_USERS)) {
                 byte[] bytes = store.sketchBytes(c, r.label + ":" + start);
                 if (bytes != null) {
-                    emit(CounterUpdate.sketch(id, r, start, bytes, r.expireAtMillis(start)));
+                    emit(CounterUpdate.sketch(id, r, start, bytes, policy.expireAtMillis(r, start)));
                     n++;
                 }
             }
