@@ -37,6 +37,11 @@ public final class BenchEvents implements Serializable {
     public final long jitterMillis;
     /** Share of events that redeliver a recent event with an id (0.03; 0 for an input every job counts alike). */
     public final double redeliveryRate;
+    /**
+     * Whether the workload opens with a pass over every counter ({@link #withTouchPass}): the first
+     * {@code ceil(counters / parallelism)} events of part {@code p} go to ranks {@code p, p + parallelism, ...}.
+     */
+    public final boolean touchPass;
 
     private transient double[] cdf;
     private transient StringBuilder sb;
@@ -51,7 +56,7 @@ public final class BenchEvents implements Serializable {
             long startTs,
             double eventsPerSecond,
             long jitterMillis) {
-        this(seed, workload, counters, users, count, parallelism, startTs, eventsPerSecond, jitterMillis, 0.03);
+        this(seed, workload, counters, users, count, parallelism, startTs, eventsPerSecond, jitterMillis, 0.03, false);
     }
 
     private BenchEvents(
@@ -64,8 +69,10 @@ public final class BenchEvents implements Serializable {
             long startTs,
             double eventsPerSecond,
             long jitterMillis,
-            double redeliveryRate) {
+            double redeliveryRate,
+            boolean touchPass) {
         this.redeliveryRate = redeliveryRate;
+        this.touchPass = touchPass;
         this.seed = seed;
         this.workload = workload;
         this.counters = counters;
@@ -89,7 +96,8 @@ public final class BenchEvents implements Serializable {
                 startTs,
                 eventsPerSecond,
                 jitterMillis,
-                redeliveryRate);
+                redeliveryRate,
+                touchPass);
     }
 
     /**
@@ -98,7 +106,45 @@ public final class BenchEvents implements Serializable {
      */
     public BenchEvents withoutRedeliveries() {
         return new BenchEvents(
-                seed, workload, counters, users, count, parallelism, startTs, eventsPerSecond, jitterMillis, 0);
+                seed,
+                workload,
+                counters,
+                users,
+                count,
+                parallelism,
+                startTs,
+                eventsPerSecond,
+                jitterMillis,
+                0,
+                touchPass);
+    }
+
+    /**
+     * The same events, except that each part opens with a pass over its share of the counters, one event
+     * each (then the workload's own draws): every counter is touched once at least, whatever the skew
+     * (the growth bench, where zipf alone would leave most of a large tail untouched). Needs at least
+     * {@code counters} events.
+     */
+    public BenchEvents withTouchPass() {
+        if (count / parallelism < (counters + parallelism - 1) / parallelism)
+            throw new IllegalArgumentException(count + " events cannot touch " + counters + " counters");
+        return new BenchEvents(
+                seed,
+                workload,
+                counters,
+                users,
+                count,
+                parallelism,
+                startTs,
+                eventsPerSecond,
+                jitterMillis,
+                redeliveryRate,
+                true);
+    }
+
+    /** Events of each part that belong to the touch pass (0 without one). */
+    public long touchPerPart() {
+        return touchPass ? (counters + parallelism - 1) / parallelism : 0;
     }
 
     public long partSize() {
@@ -126,7 +172,17 @@ public final class BenchEvents implements Serializable {
         long j = redeliveryOf(i);
         SplittableRandom r = random(j);
         r.nextDouble(); // the redelivery draw
-        return nextRank(r);
+        return nextRank(j, r);
+    }
+
+    /** The rank of event {@code j}: its place in the touch pass, or the workload's draw. */
+    private int nextRank(long j, SplittableRandom r) {
+        int drawn = nextRank(r); // drawn anyway, so that the draws after it are those of the event without a pass
+        if (!touchPass) return drawn;
+        long local = j % partSize();
+        if (local >= touchPerPart()) return drawn;
+        long rank = local * parallelism + j / partSize();
+        return rank < counters ? (int) rank : drawn;
     }
 
     private int nextRank(SplittableRandom r) {
@@ -164,6 +220,7 @@ public final class BenchEvents implements Serializable {
     public long redeliveryOf(long i) {
         SplittableRandom r = random(i);
         long local = i % partSize();
+        if (local < touchPerPart()) return i; // the touch pass redelivers nothing: it touches every counter
         if (local == 0 || r.nextDouble() >= redeliveryRate) return i;
         for (int attempt = 0; attempt < 8; attempt++) {
             long j = i - 1 - r.nextInt((int) Math.min(local, 2000));
@@ -200,7 +257,7 @@ public final class BenchEvents implements Serializable {
     private byte[] build(long j, long fixedTs, String probeCounter) {
         SplittableRandom r = random(j);
         r.nextDouble();
-        int rank = nextRank(r);
+        int rank = nextRank(j, r);
         double d = r.nextDouble();
         long delta = d < 0.9 ? 1 : 1 + (long) ((d - 0.9) * 100); // 1..10
         long jitter = r.nextLong(jitterMillis + 1);

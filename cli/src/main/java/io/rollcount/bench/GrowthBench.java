@@ -17,7 +17,10 @@ import picocli.CommandLine.Option;
  * {@code rollcount bench growth}: the zipf workload of {@code bench job} over a growing number of counters (by
  * default 1M, 4M and 16M), each on a fresh MiniCluster (parallelism 2, RocksDB, checkpoints every 5 s), to show
  * how each cost grows: events per second, job CPU per event, checkpoint duration and size, keyed state bytes
- * and Redis memory per distinct counter, and the peak heap. One {@code RESULT bench.growth} line per size, one
+ * and Redis memory per distinct counter, and the peak heap. Each size opens with a touch pass, one event per
+ * counter ({@link BenchEvents#withTouchPass}), then zipf draws: zipf alone would need many events per counter to
+ * reach most of a 16M tail. With {@code --no-redis} the Redis writes are built and discarded (Redis memory is
+ * not measured): 16M counters' keys need more memory than a small machine has. One {@code RESULT bench.growth} line per size, one
  * {@code RESULT bench.growth.ratio} of the largest size to the smallest, and one
  * {@code RESULT bench.growth.extrapolated} for {@code --target} counters, along the straight line through the
  * smallest and the largest size (state and Redis memory grow with the counters; the per-event costs do not).
@@ -40,10 +43,25 @@ final class GrowthBench implements Callable<Integer> {
 
     @Option(
             names = "--events-per-counter",
-            defaultValue = "3",
+            defaultValue = "1",
             description =
-                    "Events per counter of a size (default: ${DEFAULT-VALUE}); zipf touches the head often and leaves part of the tail untouched: the figures are per distinct counter touched.")
+                    "Zipf events per counter of a size, after the touch pass (default: ${DEFAULT-VALUE}); zipf touches the head often and leaves most of a large tail untouched: the figures are per distinct counter touched.")
     double eventsPerCounter;
+
+    @Option(
+            names = "--touch-pass",
+            negatable = true,
+            defaultValue = "true",
+            fallbackValue = "true",
+            description =
+                    "Open each size with one event per counter, so that every counter is touched (default: on; --no-touch-pass: zipf alone).")
+    boolean touchPass;
+
+    @Option(
+            names = "--no-redis",
+            description =
+                    "Build the Redis writes and discard them (Redis memory not measured): for sizes whose Redis keys would not fit this machine's memory.")
+    boolean noRedis;
 
     @Option(
             names = "--target",
@@ -72,7 +90,42 @@ final class GrowthBench implements Callable<Integer> {
             long checkpointBytes,
             double stateBytesPerCounter,
             double redisBytesPerCounter,
-            long heapPeakBytes) {}
+            long heapPeakBytes,
+            boolean checkpointAfterPass) {}
+
+    /**
+     * The straight line through two sizes, carried to {@code target} counters. {@code stateSlope}: checkpoint
+     * bytes per additional distinct counter; {@code redisSlope}: Redis bytes per additional distinct counter
+     * (NaN, and {@code redisBytes} -1, where Redis memory was not measured); {@code redisNodes}: Redis
+     * masters of 64 GiB used to 75 % (0 if not measured); {@code jobCoresPer100kEps}: the job's cores for
+     * 100,000 events/s at the larger size's CPU per event.
+     */
+    record Extrapolation(
+            double stateSlope,
+            double stateBytes,
+            double redisSlope,
+            double redisBytes,
+            long redisNodes,
+            double jobCoresPer100kEps) {}
+
+    static final double GIB = 1024.0 * 1024 * 1024;
+
+    static Extrapolation extrapolate(Figures small, Figures large, long target) {
+        double dn = large.distinct() - small.distinct();
+        double stateSlope = (large.checkpointBytes() - small.checkpointBytes()) / dn;
+        double stateBytes = large.checkpointBytes() + stateSlope * (target - large.distinct());
+        double redisSlope = Double.NaN, redisBytes = -1;
+        long nodes = 0;
+        if (small.redisBytesPerCounter() >= 0 && large.redisBytesPerCounter() >= 0) {
+            double smallRedis = small.redisBytesPerCounter() * small.distinct();
+            double largeRedis = large.redisBytesPerCounter() * large.distinct();
+            redisSlope = (largeRedis - smallRedis) / dn;
+            redisBytes = largeRedis + redisSlope * (target - large.distinct());
+            nodes = (long) Math.ceil(redisBytes / (0.75 * 64 * GIB));
+        }
+        return new Extrapolation(
+                stateSlope, stateBytes, redisSlope, redisBytes, nodes, large.jobMicros() * 100_000 / 1e6);
+    }
 
     static long parseCount(String s) {
         String t = s.trim().toLowerCase(Locale.ROOT);
@@ -98,7 +151,8 @@ final class GrowthBench implements Callable<Integer> {
         try {
             for (String s : sizes) counts.add(parseCount(s));
             targetCount = parseCount(target);
-            if (eventsPerCounter <= 0) throw new IllegalArgumentException("--events-per-counter must be positive");
+            if (eventsPerCounter < 0 || (!touchPass && eventsPerCounter == 0))
+                throw new IllegalArgumentException("--events-per-counter must be positive");
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }
@@ -113,10 +167,13 @@ final class GrowthBench implements Callable<Integer> {
         PrintStream out = System.out;
         out.printf(
                 Locale.ROOT,
-                "bench growth: zipf over %s counters, %.1f events per counter, parallelism %d, RocksDB, checkpoints every 5 s%n",
+                "bench growth: %szipf over %s counters, %.2f zipf events per counter, parallelism %d, RocksDB, checkpoints every 5 s, %s, max heap %d MiB%n",
+                touchPass ? "one event per counter, then " : "",
                 counts,
                 eventsPerCounter,
-                JobBench.PARALLELISM);
+                JobBench.PARALLELISM,
+                noRedis ? "Redis writes built and discarded" : "Redis outputs",
+                Runtime.getRuntime().maxMemory() >> 20);
         List<Figures> all = new ArrayList<>();
         try {
             for (long n : counts) all.add(measure(n, url, dir.resolve("n" + n), out));
@@ -147,63 +204,65 @@ final class GrowthBench implements Callable<Integer> {
                     "state_bytes_per_counter_ratio",
                     f2(large.stateBytesPerCounter() / small.stateBytesPerCounter()),
                     "redis_bytes_per_counter_ratio",
-                    f2(large.redisBytesPerCounter() / small.redisBytesPerCounter()),
+                    large.redisBytesPerCounter() < 0 || small.redisBytesPerCounter() < 0
+                            ? "-1"
+                            : f2(large.redisBytesPerCounter() / small.redisBytesPerCounter()),
                     "heap_peak_ratio",
                     f2(large.heapPeakBytes() / (double) small.heapPeakBytes()));
-            // the straight line through the smallest and the largest size, per distinct counter touched
-            double stateSlope = (large.checkpointBytes() - small.checkpointBytes())
-                    / (double) (large.distinct() - small.distinct());
-            double redisSlope =
-                    (large.redisBytesPerCounter() * large.distinct() - small.redisBytesPerCounter() * small.distinct())
-                            / (large.distinct() - small.distinct());
-            double state = large.checkpointBytes() + stateSlope * (targetCount - large.distinct());
-            double redisBytes =
-                    large.redisBytesPerCounter() * large.distinct() + redisSlope * (targetCount - large.distinct());
-            double gib = 1024.0 * 1024 * 1024;
+            Extrapolation x = extrapolate(small, large, targetCount);
+            double gib = GIB;
+            boolean redisMeasured = x.redisBytes() >= 0;
             result(
                     out,
                     "bench.growth.extrapolated",
                     "counters",
                     String.valueOf(targetCount),
                     "state_bytes_per_counter",
-                    String.valueOf(Math.round(stateSlope)),
+                    String.valueOf(Math.round(x.stateSlope())),
                     "state_gib",
-                    f2(state / gib),
+                    f2(x.stateBytes() / gib),
                     "redis_bytes_per_counter",
-                    String.valueOf(Math.round(redisSlope)),
+                    redisMeasured ? String.valueOf(Math.round(x.redisSlope())) : "-1",
                     "redis_gib",
-                    f2(redisBytes / gib),
-                    // Redis nodes of 64 GiB used to 75 %, one replica each; RocksDB state spread over TaskManagers of
-                    // 100 GiB local disk
+                    redisMeasured ? f2(x.redisBytes() / gib) : "-1",
                     "redis_nodes_64gib",
-                    String.valueOf((long) Math.ceil(redisBytes / (0.75 * 64 * gib))),
+                    String.valueOf(x.redisNodes()),
+                    "job_cores_per_100k_eps",
+                    f2(x.jobCoresPer100kEps()),
                     "note",
-                    "linear-from-" + small.distinct() + "-to-" + large.distinct() + "-distinct-counters");
+                    "linear-from-" + small.distinct() + "-to-" + large.distinct() + "-distinct-counters"
+                            + (redisMeasured ? "" : "-redis-not-measured"));
         }
         return 0;
     }
 
     private Figures measure(long counters, String url, Path dir, PrintStream out) throws Exception {
-        long events = Math.round(counters * eventsPerCounter);
+        long events = (touchPass ? counters + JobBench.PARALLELISM : 0) + Math.round(counters * eventsPerCounter);
         JobBench.Size size = new JobBench.Size(
                 "growth", events, (int) Math.min(Integer.MAX_VALUE, counters), 100_000, 1, 10, 0, 0, 0, 50_000, 0);
         JobBench bench = new JobBench(size, url, false, dir, out);
         bench.checkpointInterval = java.time.Duration.ofSeconds(5);
+        bench.discardRedis = noRedis;
+        // a watermark that closes the windows of millions of counters holds the checkpoint barrier behind it for
+        // minutes: measure that checkpoint rather than fail the job at Flink's default 10 minutes
+        bench.checkpointTimeout = java.time.Duration.ofMinutes(60);
         Figures[] f = new Figures[1];
         bench.withCluster(() -> {
-            BenchEvents ev = bench.events(Workload.zipf, events);
+            BenchEvents zipf = bench.events(Workload.zipf, events);
+            BenchEvents ev = touchPass ? zipf.withTouchPass() : zipf;
             long distinct = JobBench.distinctCounters(ev);
             bench.cleanRedis();
             System.gc();
             long memoryBefore = bench.redisUsedMemory();
             AtomicLong heapPeak = new AtomicLong();
-            JobBench.Measured m = bench.measured(() -> bench.ours(
-                    ev,
-                    t -> heapPeak.accumulateAndGet(
-                            ManagementFactory.getMemoryMXBean()
-                                    .getHeapMemoryUsage()
-                                    .getUsed(),
-                            Math::max)));
+            // the wall-clock time by which the source had made every event of the touch pass: a checkpoint
+            // triggered after it holds every counter (its barrier follows those events)
+            AtomicLong passMadeMillis = new AtomicLong(touchPass ? -1 : 0);
+            JobBench.Measured m = bench.measured(() -> bench.ours(ev, t -> {
+                heapPeak.accumulateAndGet(
+                        ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed(), Math::max);
+                if (passMadeMillis.get() < 0 && passMade(ev)) passMadeMillis.set(System.currentTimeMillis());
+            }));
             long redisBytes = bench.redisUsedMemory() - memoryBefore;
             BenchCluster.Run run = m.run();
             f[0] = new Figures(
@@ -216,8 +275,9 @@ final class GrowthBench implements Callable<Integer> {
                     run.maxCheckpointMillis,
                     run.lastCheckpointFullBytes,
                     run.lastCheckpointFullBytes < 0 ? -1 : run.lastCheckpointFullBytes / (double) distinct,
-                    redisBytes / (double) distinct,
-                    heapPeak.get());
+                    noRedis ? -1 : redisBytes / (double) distinct,
+                    heapPeak.get(),
+                    passMadeMillis.get() >= 0 && run.lastCheckpointTriggerMillis >= passMadeMillis.get());
         });
         Figures x = f[0];
         result(
@@ -244,8 +304,21 @@ final class GrowthBench implements Callable<Integer> {
                 "redis_bytes_per_counter",
                 String.format(Locale.ROOT, "%.0f", x.redisBytesPerCounter()),
                 "heap_peak_mb",
-                String.valueOf(x.heapPeakBytes() / (1024 * 1024)));
+                String.valueOf(x.heapPeakBytes() / (1024 * 1024)),
+                "checkpoint_after_pass",
+                String.valueOf(x.checkpointAfterPass()),
+                "redis",
+                noRedis ? "discarded" : "written");
         return x;
+    }
+
+    /** Whether every source subtask has made the last event of its part's touch pass (whichever part it reads). */
+    private static boolean passMade(BenchEvents ev) {
+        for (int subtask = 0; subtask < ev.parallelism; subtask++) {
+            long last = BenchClock.LAST_INDEX.get(subtask);
+            if (last < 0 || last % ev.partSize() < ev.touchPerPart() - 1) return false;
+        }
+        return true;
     }
 
     private static void deleteQuietly(Path dir) {

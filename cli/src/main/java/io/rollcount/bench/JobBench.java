@@ -107,6 +107,8 @@ public final class JobBench {
     String policiesFile;
     /** The checkpoint interval of Rollcount's runs. */
     Duration checkpointInterval = Duration.ofSeconds(10);
+    /** The checkpoint timeout of every run; null: Flink's default (10 minutes, after which the job fails). */
+    Duration checkpointTimeout;
     /** The namespace policies to run the zipf workload under once more, beside the default ({@link PolicyBench}); null: skipped. */
     Path comparePolicies;
 
@@ -548,8 +550,10 @@ public final class JobBench {
     }
 
     private StreamExecutionEnvironment environment(Configuration jobConf) {
-        StreamExecutionEnvironment env =
-                StreamExecutionEnvironment.getExecutionEnvironment(cluster.jobConfiguration(jobConf));
+        Configuration conf = cluster.jobConfiguration(jobConf);
+        if (checkpointTimeout != null)
+            conf.set(org.apache.flink.configuration.CheckpointingOptions.CHECKPOINTING_TIMEOUT, checkpointTimeout);
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
         env.setParallelism(PARALLELISM);
         return env;
     }
