@@ -5,12 +5,10 @@ import io.rollcount.job.RollcountJob;
 import io.rollcount.job.files.DeadLetterFileSink;
 import io.rollcount.job.gen.EventGenerator.Workload;
 import io.rollcount.job.kafka.EventDeserializer;
-import io.rollcount.job.kafka.KafkaIO;
 import io.rollcount.job.metrics.RollcountMetrics;
 import io.rollcount.job.model.Event;
 import io.rollcount.job.ops.DropDuplicates;
 import io.rollcount.job.ops.PreAggregate;
-import io.rollcount.job.redis.RedisEndpoint;
 import io.rollcount.job.redis.RedisKeys;
 import io.rollcount.job.redis.RedisSink;
 import java.io.IOException;
@@ -576,15 +574,8 @@ public final class JobBench {
         JobOptions o = options();
         StreamExecutionEnvironment env = environment(RollcountJob.configuration(o));
         RedisSink sink = plainFloor
-                ? RedisSink.builder()
-                        .setEndpoint(RedisEndpoint.fromOptions(o))
-                        .setKeyPrefix(o.redisKeyPrefix)
-                        .setRetryTimeout(o.redisRetryTimeout)
-                        .setCountersPerCall(RedisSink.JOB_COUNTERS_PER_CALL)
-                        .setMaxBufferedKeys(RedisSink.JOB_MAX_BUFFERED_KEYS)
-                        .setPlainWritesOnly(true)
-                        .build()
-                : RedisSink.fromOptions(o);
+                ? RollcountJob.redisSinkBuilder(o).setPlainWritesOnly(true).build()
+                : RollcountJob.redisSink(o);
         RollcountJob.build(
                 env,
                 o,
@@ -636,7 +627,7 @@ public final class JobBench {
                 redisHost,
                 redisPort,
                 keys,
-                kafkaOptions == null ? null : KafkaIO.rollups(kafkaOptions),
+                kafkaOptions == null ? null : RollcountJob.rollupsSink(kafkaOptions),
                 ROLLUP_RESOLUTIONS);
     }
 
@@ -677,12 +668,12 @@ public final class JobBench {
                 o,
                 GeneratedEvents.paced(ev, rate, probeEvery),
                 new RollcountJob.Outputs(
-                        new StampingSink<>(RedisSink.fromOptions(o)),
+                        new StampingSink<>(RollcountJob.redisSink(o)),
                         new DeadLetterFileSink(o.dlq),
                         1,
                         null,
                         null,
-                        RedisSink.fromOptions(o).withoutWatermark()));
+                        RollcountJob.redisSink(o).withoutWatermark()));
         List<Long> latencies = new ArrayList<>();
         List<long[]> progress = new ArrayList<>();
         try (Jedis jedis = new Jedis(redisHost, redisPort)) {
@@ -816,19 +807,19 @@ public final class JobBench {
             produce(broker.clientProperties(), topic, ev);
             BenchClock.brokerCpu = broker::cpuNanos;
             JobOptions o = kafkaOptions(broker.bootstrap(), topic, prefix);
-            KafkaIO.ensureOutputTopics(o);
+            RollcountJob.ensureOutputTopics(o);
             StreamExecutionEnvironment env = environment(RollcountJob.configuration(o));
             RollcountJob.build(
                     env,
                     o,
                     kafkaSource(o, "ours"),
                     new RollcountJob.Outputs(
-                            new StampingSink<>(RedisSink.fromOptions(o)),
-                            KafkaIO.deadLetters(o),
+                            new StampingSink<>(RollcountJob.redisSink(o)),
+                            RollcountJob.deadLetterSink(o),
                             0,
-                            KafkaIO.rollups(o),
+                            RollcountJob.rollupsSink(o),
                             null,
-                            RedisSink.fromOptions(o).withoutWatermark()));
+                            RollcountJob.redisSink(o).withoutWatermark()));
             Measured ours = measured(
                     () -> cluster.run(env, "rollcount-kafka", PARALLELISM, true, timeout(ev.count, 1_000), null));
             cleanRedis();
@@ -895,7 +886,7 @@ public final class JobBench {
 
     private static Source<Event, ?, ?> kafkaSource(JobOptions o, String group) {
         return KafkaSource.<Event>builder()
-                .setProperties(io.rollcount.job.kafka.KafkaClients.properties(o))
+                .setProperties(RollcountJob.kafkaProperties(o))
                 .setTopics(o.kafkaTopic)
                 .setGroupId(o.kafkaGroupId + "-" + group)
                 .setStartingOffsets(OffsetsInitializer.earliest())

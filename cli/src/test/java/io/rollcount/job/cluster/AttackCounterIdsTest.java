@@ -6,7 +6,6 @@ import io.rollcount.job.JobOptions;
 import io.rollcount.job.RollcountJob;
 import io.rollcount.job.files.DeadLetterFileSink;
 import io.rollcount.job.model.Resolution;
-import io.rollcount.job.redis.RedisSink;
 import io.rollcount.job.support.MiniClusters;
 import io.rollcount.job.support.RedisTestSupport;
 import java.io.ByteArrayOutputStream;
@@ -212,7 +211,7 @@ class AttackCounterIdsTest {
                 env,
                 o,
                 RollcountJob.fileSource(o),
-                new RollcountJob.Outputs(RedisSink.fromOptions(o), new DeadLetterFileSink(o.dlq), 1, null));
+                new RollcountJob.Outputs(RollcountJob.redisSink(o), new DeadLetterFileSink(o.dlq), 1, null));
         env.execute("attack-counter-ids");
 
         // Dead letters by line.

@@ -7,14 +7,12 @@ import io.rollcount.job.JobOptions;
 import io.rollcount.job.RollcountJob;
 import io.rollcount.job.gen.EventGenerator.Generated;
 import io.rollcount.job.kafka.KafkaBroker;
-import io.rollcount.job.kafka.KafkaIO;
 import io.rollcount.job.metrics.LocalMetrics;
 import io.rollcount.job.metrics.RollcountMetrics;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.pipeline.FailureInjection.Place;
 import io.rollcount.job.redis.RedisRebuildStats;
 import io.rollcount.job.redis.RedisServerProcess;
-import io.rollcount.job.redis.RedisSink;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;
@@ -139,7 +137,7 @@ class RedisLossIT {
             produce(in, BEFORE);
             JobOptions options = options(server, topic, false);
             StreamExecutionEnvironment env = environment(options, null);
-            RollcountJob.build(env, options, KafkaIO.source(options), outputs(options));
+            RollcountJob.build(env, options, RollcountJob.kafkaSource(options), outputs(options));
             JobClient job = env.executeAsync("redis-loss-d1");
             await("all input read and in a checkpoint", Duration.ofSeconds(120), () -> allInputCommitted(options), job);
             String savepoint = job.stopWithSavepoint(
@@ -210,7 +208,7 @@ class RedisLossIT {
             // end)
             JobOptions resumed = options(server, topic, false);
             StreamExecutionEnvironment env2 = environment(resumed, savepoint);
-            RollcountJob.build(env2, resumed, KafkaIO.source(resumed), outputs(resumed));
+            RollcountJob.build(env2, resumed, RollcountJob.kafkaSource(resumed), outputs(resumed));
             JobClient job2 = env2.executeAsync("redis-loss-d2");
             try {
                 // its two subtasks of count-per-counter, and the rebuild from counter-rollups
@@ -259,7 +257,10 @@ class RedisLossIT {
             FailureInjection.reset(Place.NONE, true);
             StreamExecutionEnvironment env = environment(options, null);
             RollcountJob.build(
-                    env, options, new GatedSource<>(KafkaIO.source(options), Long.MAX_VALUE), outputs(options));
+                    env,
+                    options,
+                    new GatedSource<>(RollcountJob.kafkaSource(options), Long.MAX_VALUE),
+                    outputs(options));
             JobClient job = env.executeAsync("redis-loss-" + loss);
             Freshness fresh = new Freshness(server.port);
             try {
@@ -606,7 +607,7 @@ class RedisLossIT {
         // the watermark is the minimum over every partition (no idleness): no record of the stream is late
         o.idleTimeout = Duration.ofMinutes(10);
         o.validate();
-        KafkaIO.ensureOutputTopics(o);
+        RollcountJob.ensureOutputTopics(o);
         return o;
     }
 
@@ -623,12 +624,12 @@ class RedisLossIT {
 
     private static RollcountJob.Outputs outputs(JobOptions options) {
         return new RollcountJob.Outputs(
-                RedisSink.fromOptions(options),
-                KafkaIO.deadLetters(options),
+                RollcountJob.redisSink(options),
+                RollcountJob.deadLetterSink(options),
                 0,
-                KafkaIO.rollups(options),
+                RollcountJob.rollupsSink(options),
                 null,
-                RedisSink.fromOptions(options).withoutWatermark());
+                RollcountJob.redisSink(options).withoutWatermark());
     }
 
     /** The job's consumer group has committed (on a completed checkpoint) the end offset of every input partition. */

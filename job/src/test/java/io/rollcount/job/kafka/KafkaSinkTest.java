@@ -4,6 +4,7 @@ import static io.rollcount.job.kafka.KafkaTestSupport.utf8;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rollcount.job.JobOptions;
+import io.rollcount.job.RollcountJob;
 import io.rollcount.job.kafka.KafkaTestSupport.KV;
 import io.rollcount.job.model.Event;
 import io.rollcount.job.model.Json;
@@ -99,7 +100,7 @@ class KafkaSinkTest {
 
     /** Writes RECORDS rollups and dead letters at a bounded rate, with checkpoints every 200 ms. */
     private void runJob(JobOptions o, int failAfter, double perSecond) throws Exception {
-        KafkaIO.ensureOutputTopics(o);
+        RollcountJob.ensureOutputTopics(o);
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(2);
         env.enableCheckpointing(200);
@@ -114,17 +115,17 @@ class KafkaSinkTest {
         numbers.filter(i -> !isDeadLetter(i))
                 .map(KafkaSinkTest::rollup)
                 .returns(Rollup.class)
-                .sinkTo(KafkaIO.rollups(o))
+                .sinkTo(RollcountJob.rollupsSink(o))
                 .name("rollups");
         numbers.filter(KafkaSinkTest::isDeadLetter)
                 .map(KafkaSinkTest::deadLetter)
                 .returns(Event.class)
-                .sinkTo(KafkaIO.deadLetters(o))
+                .sinkTo(RollcountJob.deadLetterSink(o))
                 .name("dead letters");
         // The trending topic is not created by the test: the sink factory creates it.
         numbers.filter(i -> i % 50 == 0)
                 .returns(Types.LONG)
-                .sinkTo(KafkaIO.<Long>trending(o, i -> "ns" + (i % 3), KafkaSinkTest::trendingValue))
+                .sinkTo(RollcountJob.<Long>trendingSink(o, i -> "ns" + (i % 3), KafkaSinkTest::trendingValue))
                 .name("trending");
         env.execute("kafka sink test");
     }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.rollcount.job.JobOptions;
+import io.rollcount.job.RollcountJob;
 import io.rollcount.job.model.Event;
 import io.rollcount.job.parse.EventParser;
 import java.net.ServerSocket;
@@ -110,7 +111,8 @@ class KafkaSourceTest {
         env.setParallelism(2);
         env.enableCheckpointing(200);
         List<Event> out = new ArrayList<>();
-        try (CloseableIterator<Event> it = env.fromSource(KafkaIO.source(o), WatermarkStrategy.noWatermarks(), "kafka")
+        try (CloseableIterator<Event> it = env.fromSource(
+                        RollcountJob.kafkaSource(o), WatermarkStrategy.noWatermarks(), "kafka")
                 .executeAndCollect()) {
             it.forEachRemaining(out::add);
         }
@@ -198,7 +200,8 @@ class KafkaSourceTest {
         JobOptions o = new JobOptions();
         o.kafkaBootstrap = "127.0.0.1:" + closedPort;
         long t0 = System.nanoTime();
-        assertThatThrownBy(() -> KafkaClients.ensureTopics(o, Duration.ofSeconds(2), "counter-rollups"))
+        assertThatThrownBy(() -> KafkaClients.ensureTopics(
+                        RollcountJob.kafkaProperties(o), Duration.ofSeconds(2), "counter-rollups"))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("--kafka.bootstrap 127.0.0.1:" + closedPort);
         assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(20));
@@ -206,7 +209,7 @@ class KafkaSourceTest {
         JobOptions missingFile = new JobOptions();
         missingFile.kafkaBootstrap = broker.bootstrap();
         missingFile.kafkaProperties = dir.resolve("no-such.properties").toString();
-        assertThatThrownBy(() -> KafkaIO.source(missingFile)).hasMessageContaining("--kafka.properties");
+        assertThatThrownBy(() -> RollcountJob.kafkaSource(missingFile)).hasMessageContaining("--kafka.properties");
     }
 
     @Test

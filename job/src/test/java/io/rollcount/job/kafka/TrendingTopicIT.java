@@ -8,7 +8,6 @@ import io.rollcount.job.model.Json;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.model.TopList;
 import io.rollcount.job.pipeline.TrendingIT;
-import io.rollcount.job.redis.RedisSink;
 import io.rollcount.job.support.RedisTestSupport;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -70,7 +69,7 @@ class TrendingTopicIT {
             o.kafkaBootstrap = broker.bootstrap();
             o.kafkaTransactionalIdPrefix = "trending-topic-it";
             o.validate();
-            KafkaIO.ensureOutputTopics(o);
+            RollcountJob.ensureOutputTopics(o);
             StreamExecutionEnvironment env =
                     StreamExecutionEnvironment.getExecutionEnvironment(RollcountJob.configuration(o));
             env.setParallelism(2);
@@ -79,11 +78,11 @@ class TrendingTopicIT {
                     o,
                     RollcountJob.fileSource(o),
                     new RollcountJob.Outputs(
-                            RedisSink.fromOptions(o),
-                            KafkaIO.deadLetters(o),
+                            RollcountJob.redisSink(o),
+                            RollcountJob.deadLetterSink(o),
                             0,
-                            KafkaIO.rollups(o),
-                            KafkaIO.trending(o, t -> t.ns, Json::topList)));
+                            RollcountJob.rollupsSink(o),
+                            RollcountJob.trendingSink(o, t -> t.ns, Json::topList)));
             env.execute("trending-topic-it");
 
             List<ConsumerRecord<byte[], byte[]>> records = KafkaTestSupport.readCommitted(

@@ -8,7 +8,6 @@ import io.rollcount.job.files.DeadLetterFileSink;
 import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.gen.EventGenerator.Generated;
 import io.rollcount.job.redis.RedisClusterProcesses;
-import io.rollcount.job.redis.RedisSink;
 import java.io.IOException;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
@@ -97,7 +96,7 @@ final class ClusterRuns {
                 env,
                 o,
                 holdAt > 0 ? new GatedSource<>(source, holdAt) : source,
-                new RollcountJob.Outputs(RedisSink.fromOptions(o), new DeadLetterFileSink(o.dlq), 1, null));
+                new RollcountJob.Outputs(RollcountJob.redisSink(o), new DeadLetterFileSink(o.dlq), 1, null));
     }
 
     /** Waits for the job's end, failing on a timeout or a failed job. */

@@ -7,7 +7,6 @@ import io.rollcount.job.RollcountJob;
 import io.rollcount.job.kafka.KafkaBroker;
 import io.rollcount.job.kafka.KafkaIO;
 import io.rollcount.job.model.DeadLetterPayload;
-import io.rollcount.job.redis.RedisSink;
 import io.rollcount.job.support.MiniClusters;
 import io.rollcount.job.support.RedisTestSupport;
 import java.nio.file.Path;
@@ -103,7 +102,7 @@ class DeadLetterSizeIT {
             o.redisKeyPrefix = redis.prefix;
             o.checkpointInterval = Duration.ofMillis(300);
             o.validate();
-            KafkaIO.ensureOutputTopics(o);
+            RollcountJob.ensureOutputTopics(o);
             Map<TopicPartition, Long> dlqFrom =
                     KafkaOutputs.endOffsets(broker.adminProperties(), KafkaIO.DEAD_LETTER_TOPIC, "read_committed");
 
@@ -116,14 +115,14 @@ class DeadLetterSizeIT {
             RollcountJob.build(
                     env,
                     o,
-                    KafkaIO.source(o),
+                    RollcountJob.kafkaSource(o),
                     new RollcountJob.Outputs(
-                            RedisSink.fromOptions(o),
-                            KafkaIO.deadLetters(o),
+                            RollcountJob.redisSink(o),
+                            RollcountJob.deadLetterSink(o),
                             0,
-                            KafkaIO.rollups(o),
+                            RollcountJob.rollupsSink(o),
                             null,
-                            RedisSink.fromOptions(o).withoutWatermark()));
+                            RollcountJob.redisSink(o).withoutWatermark()));
             long started = System.nanoTime();
             env.execute("dead-letter-size");
 

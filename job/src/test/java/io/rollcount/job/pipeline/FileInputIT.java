@@ -8,7 +8,6 @@ import io.rollcount.job.files.DeadLetterFileSink;
 import io.rollcount.job.files.InputFiles;
 import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.gen.EventGenerator.Generated;
-import io.rollcount.job.redis.RedisSink;
 import io.rollcount.job.support.MiniClusters;
 import io.rollcount.job.support.RedisTestSupport;
 import java.io.ByteArrayOutputStream;
@@ -80,7 +79,7 @@ class FileInputIT {
                 env,
                 o,
                 RollcountJob.fileSource(o),
-                new RollcountJob.Outputs(RedisSink.fromOptions(o), new DeadLetterFileSink(o.dlq), 1, null));
+                new RollcountJob.Outputs(RollcountJob.redisSink(o), new DeadLetterFileSink(o.dlq), 1, null));
         JobClient job = env.executeAsync("file-input-it");
         try {
             job.getJobExecutionResult().get(2, TimeUnit.MINUTES);

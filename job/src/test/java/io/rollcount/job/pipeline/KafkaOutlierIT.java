@@ -8,7 +8,6 @@ import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.gen.EventGenerator.Generated;
 import io.rollcount.job.kafka.KafkaBroker;
 import io.rollcount.job.kafka.KafkaIO;
-import io.rollcount.job.redis.RedisSink;
 import io.rollcount.job.support.MiniClusters;
 import io.rollcount.job.support.RedisTestSupport;
 import java.nio.charset.StandardCharsets;
@@ -124,12 +123,12 @@ class KafkaOutlierIT {
             conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(200));
             StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
             env.setParallelism(2);
-            KafkaIO.ensureOutputTopics(o);
+            RollcountJob.ensureOutputTopics(o);
             RollcountJob.build(
                     env,
                     o,
-                    KafkaIO.source(o),
-                    new RollcountJob.Outputs(RedisSink.fromOptions(o), KafkaIO.deadLetters(o), 0, null));
+                    RollcountJob.kafkaSource(o),
+                    new RollcountJob.Outputs(RollcountJob.redisSink(o), RollcountJob.deadLetterSink(o), 0, null));
             long started = System.nanoTime();
             env.execute("kafka-outlier-it");
             System.out.printf("KafkaOutlierIT: %,d records in %.1f s%n", RECORDS, (System.nanoTime() - started) / 1e9);

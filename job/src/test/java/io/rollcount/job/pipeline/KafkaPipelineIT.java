@@ -12,7 +12,6 @@ import io.rollcount.job.model.Event;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.model.Rollup;
 import io.rollcount.job.pipeline.FailureInjection.Place;
-import io.rollcount.job.redis.RedisSink;
 import io.rollcount.job.redis.RedisWrite;
 import io.rollcount.job.support.MiniClusters;
 import io.rollcount.job.support.RedisTestSupport;
@@ -51,8 +50,8 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * The whole job through Kafka (issue 3 item 5): the in-process KRaft broker ({@link KafkaBroker}), the real
- * Redis, and {@link RollcountJob#build} with the production source and sinks ({@code KafkaIO.source},
- * {@code RedisSink.fromOptions}, {@code KafkaIO.deadLetters}, {@code KafkaIO.rollups}) on a MiniCluster with
+ * Redis, and {@link RollcountJob#build} with the production source and sinks ({@code RollcountJob.kafkaSource},
+ * {@code redisSink}, {@code deadLetterSink}, {@code rollupsSink}) on a MiniCluster with
  * RocksDB and 300 ms checkpoints. The expected results are computed by the test from the generated records
  * ({@link KafkaInput}, {@link GroundTruth}), never by the job's code.
  *
@@ -133,8 +132,8 @@ class KafkaPipelineIT {
             RollcountJob.build(
                     env,
                     run.options,
-                    KafkaIO.source(run.options),
-                    run.outputs(RedisSink.fromOptions(run.options), KafkaIO.rollups(run.options)));
+                    RollcountJob.kafkaSource(run.options),
+                    run.outputs(RollcountJob.redisSink(run.options), RollcountJob.rollupsSink(run.options)));
             env.execute("kafka-pipeline-a");
 
             assertRedisEqualsTruth(run.redis, input.truth);
@@ -176,11 +175,11 @@ class KafkaPipelineIT {
             FailureInjection.reset(place, true);
             StreamExecutionEnvironment env = run.environment(3, Duration.ofMillis(200));
             // Each reader holds after 3000 records until two checkpoints completed, so the failure lands mid-stream.
-            Source<Event, ?, ?> source = new GatedSource<>(KafkaIO.source(run.options), 3_000);
-            Sink<RedisWrite> redis = FailingSinks.redis(RedisSink.fromOptions(run.options), 500);
+            Source<Event, ?, ?> source = new GatedSource<>(RollcountJob.kafkaSource(run.options), 3_000);
+            Sink<RedisWrite> redis = FailingSinks.redis(RollcountJob.redisSink(run.options), 500);
             // every resolution rolled up here (--rollups.resolutions), the default elsewhere
             run.options.rollupsResolutions = "5s,1m,5m,1h,1d";
-            FailingSinks.Kafka<Rollup, ?, ?> rollups = new FailingSinks.Kafka<>(KafkaIO.rollups(run.options));
+            FailingSinks.Kafka<Rollup, ?, ?> rollups = new FailingSinks.Kafka<>(RollcountJob.rollupsSink(run.options));
             RollcountJob.build(env, run.options, source, run.outputs(redis, rollups));
             env.execute("kafka-pipeline-b-" + place);
             poller.close();
@@ -259,11 +258,11 @@ class KafkaPipelineIT {
             RollcountJob.build(
                     env,
                     run.options,
-                    new GatedSource<>(KafkaIO.source(run.options), 2_500),
+                    new GatedSource<>(RollcountJob.kafkaSource(run.options), 2_500),
                     // The pass-through wrapper (no failure planned) only counts writers restored from a checkpoint.
                     run.outputs(
-                            RedisSink.fromOptions(run.options),
-                            new FailingSinks.Kafka<>(KafkaIO.rollups(run.options))));
+                            RollcountJob.redisSink(run.options),
+                            new FailingSinks.Kafka<>(RollcountJob.rollupsSink(run.options))));
             JobClient job = env.executeAsync("kafka-pipeline-c");
             try {
                 // Mid-stream: records read and not yet read, transactions committed, the next ones open.
@@ -333,7 +332,7 @@ class KafkaPipelineIT {
             options.redisKeyPrefix = redis.prefix;
             options.checkpointInterval = Duration.ofMillis(300);
             options.validate();
-            KafkaIO.ensureOutputTopics(options);
+            RollcountJob.ensureOutputTopics(options);
             rollupsFrom = KafkaOutputs.endOffsets(broker.adminProperties(), KafkaIO.ROLLUPS_TOPIC, "read_committed");
             deadLettersFrom =
                     KafkaOutputs.endOffsets(broker.adminProperties(), KafkaIO.DEAD_LETTER_TOPIC, "read_committed");
@@ -354,11 +353,11 @@ class KafkaPipelineIT {
         RollcountJob.Outputs outputs(Sink<RedisWrite> redisSink, Sink<Rollup> rollups) {
             return new RollcountJob.Outputs(
                     redisSink,
-                    KafkaIO.deadLetters(options),
+                    RollcountJob.deadLetterSink(options),
                     0,
                     rollups,
                     null,
-                    RedisSink.fromOptions(options).withoutWatermark());
+                    RollcountJob.redisSink(options).withoutWatermark());
         }
 
         /** Polls the totals of the 30 hottest counters outside the {@code user:} namespace (the only one with decrements). */

@@ -6,7 +6,6 @@ import io.rollcount.job.JobOptions;
 import io.rollcount.job.RollcountJob;
 import io.rollcount.job.files.DeadLetterFileSink;
 import io.rollcount.job.pipeline.TrendingIT.Ev;
-import io.rollcount.job.redis.RedisSink;
 import io.rollcount.job.support.MiniClusters;
 import io.rollcount.job.support.RedisTestSupport;
 import java.nio.file.Files;
@@ -91,7 +90,7 @@ public class NamespaceCapIT {
                     env,
                     o,
                     RollcountJob.fileSource(o),
-                    new RollcountJob.Outputs(RedisSink.fromOptions(o), new DeadLetterFileSink(o.dlq), 1, null));
+                    new RollcountJob.Outputs(RollcountJob.redisSink(o), new DeadLetterFileSink(o.dlq), 1, null));
             long t0 = System.nanoTime();
             env.execute("namespace-cap-it");
             long ms = (System.nanoTime() - t0) / 1_000_000;

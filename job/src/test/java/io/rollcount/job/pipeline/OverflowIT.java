@@ -6,7 +6,6 @@ import io.rollcount.job.JobOptions;
 import io.rollcount.job.RollcountJob;
 import io.rollcount.job.files.DeadLetterFileSink;
 import io.rollcount.job.model.Event;
-import io.rollcount.job.redis.RedisSink;
 import io.rollcount.job.support.MiniClusters;
 import io.rollcount.job.support.RedisTestSupport;
 import java.nio.charset.StandardCharsets;
@@ -122,7 +121,7 @@ public class OverflowIT {
                     env,
                     o,
                     source,
-                    new RollcountJob.Outputs(RedisSink.fromOptions(o), new DeadLetterFileSink(o.dlq), 1, null));
+                    new RollcountJob.Outputs(RollcountJob.redisSink(o), new DeadLetterFileSink(o.dlq), 1, null));
             long t0 = System.nanoTime();
             env.execute("overflow-it");
             long ms = (System.nanoTime() - t0) / 1_000_000;

@@ -7,7 +7,6 @@ import io.rollcount.job.RollcountJob;
 import io.rollcount.job.files.DeadLetterFileSink;
 import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.gen.EventGenerator.Generated;
-import io.rollcount.job.redis.RedisSink;
 import io.rollcount.job.redis.RedisWrite;
 import io.rollcount.job.support.FailOnceSink;
 import io.rollcount.job.support.MiniClusters;
@@ -123,7 +122,7 @@ class PipelineIT {
                 env,
                 o,
                 RollcountJob.fileSource(o),
-                new RollcountJob.Outputs(RedisSink.fromOptions(o), new DeadLetterFileSink(o.dlq), 1, null));
+                new RollcountJob.Outputs(RollcountJob.redisSink(o), new DeadLetterFileSink(o.dlq), 1, null));
         env.execute("pipeline-it");
 
         assertRedisEqualsTruth(input.truth());
@@ -173,7 +172,7 @@ class PipelineIT {
                 o,
                 RollcountJob.fileSource(o),
                 new RollcountJob.Outputs(
-                        new FailOnceSink<>(RedisSink.fromOptions(o), 3_000, new AfterTwoCheckpoints()),
+                        new FailOnceSink<>(RollcountJob.redisSink(o), 3_000, new AfterTwoCheckpoints()),
                         new DeadLetterFileSink(o.dlq),
                         1,
                         null));

@@ -9,7 +9,6 @@ import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.gen.EventGenerator.Generated;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.pipeline.PolicyTruth.Expect;
-import io.rollcount.job.redis.RedisSink;
 import io.rollcount.job.support.RecentTime;
 import io.rollcount.job.support.RedisTestSupport;
 import java.io.BufferedWriter;
@@ -141,7 +140,7 @@ class PoliciesPipelineIT {
                 env,
                 o,
                 RollcountJob.fileSource(o),
-                new RollcountJob.Outputs(RedisSink.fromOptions(o), new DeadLetterFileSink(o.dlq), 1, null));
+                new RollcountJob.Outputs(RollcountJob.redisSink(o), new DeadLetterFileSink(o.dlq), 1, null));
         env.execute("policies-it");
 
         Map<String, List<Tuple>> lists = truth.assertRedis(redis);

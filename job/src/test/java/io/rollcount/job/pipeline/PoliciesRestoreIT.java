@@ -9,7 +9,6 @@ import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.gen.EventGenerator.Generated;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.pipeline.PolicyTruth.Expect;
-import io.rollcount.job.redis.RedisSink;
 import io.rollcount.job.support.RecentTime;
 import io.rollcount.job.support.RedisTestSupport;
 import java.io.BufferedWriter;
@@ -132,7 +131,7 @@ class PoliciesRestoreIT {
                 env,
                 o,
                 new GatedSource<>(RollcountJob.fileSource(o), HOLD_AT),
-                new RollcountJob.Outputs(RedisSink.fromOptions(o), new DeadLetterFileSink(o.dlq), 1, null));
+                new RollcountJob.Outputs(RollcountJob.redisSink(o), new DeadLetterFileSink(o.dlq), 1, null));
         JobClient job = env.executeAsync("policies-restore-part-1");
         long deadline = System.currentTimeMillis() + 60_000;
         // Both readers near their hold (the watermark follows the slower), then a moment for the last records.
@@ -160,7 +159,7 @@ class PoliciesRestoreIT {
                 renv,
                 ro,
                 RollcountJob.fileSource(ro),
-                new RollcountJob.Outputs(RedisSink.fromOptions(ro), new DeadLetterFileSink(ro.dlq), 1, null));
+                new RollcountJob.Outputs(RollcountJob.redisSink(ro), new DeadLetterFileSink(ro.dlq), 1, null));
         renv.execute("policies-restore-part-2");
 
         // The truth: part 1 is the first HOLD_AT lines of each file, part 2 the rest.

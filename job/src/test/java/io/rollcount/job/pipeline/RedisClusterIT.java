@@ -85,7 +85,7 @@ class RedisClusterIT {
 
         // --fresh over this prefix: an earlier job is found, and every master's keys go.
         o.fresh = true;
-        try (var client = RedisEndpoint.fromOptions(o).client()) {
+        try (var client = RollcountJob.redisEndpoint(o).client()) {
             assertThat(new PrefixGuard(o.redisKeyPrefix).earlierJob(client)).isEqualTo(run.prefix + ":meta:watermark");
         }
         assertThat(RollcountJob.checkPrefix(o, false, "-")).isNull();
@@ -158,7 +158,7 @@ class RedisClusterIT {
         ClusterRuns run = new ClusterRuns(CLUSTER, dir);
         JobOptions o = run.options();
         PrefixGuard guard = new PrefixGuard(o.redisKeyPrefix);
-        RedisEndpoint endpoint = RedisEndpoint.fromOptions(o);
+        RedisEndpoint endpoint = RollcountJob.redisEndpoint(o);
         try (var client = endpoint.client()) {
             assertThat(guard.acquire(client, "job-a")).isNull();
             assertThat(guard.acquire(client, "job-b")).isEqualTo("job-a");

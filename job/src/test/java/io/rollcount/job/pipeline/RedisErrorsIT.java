@@ -10,7 +10,6 @@ import io.rollcount.job.gen.EventGenerator.Generated;
 import io.rollcount.job.metrics.LocalMetrics;
 import io.rollcount.job.metrics.RollcountMetrics;
 import io.rollcount.job.redis.RedisServerProcess;
-import io.rollcount.job.redis.RedisSink;
 import io.rollcount.job.support.MiniClusters;
 import io.rollcount.job.support.RedisTestSupport;
 import java.io.BufferedWriter;
@@ -99,7 +98,7 @@ class RedisErrorsIT {
                 env,
                 o,
                 RollcountJob.fileSource(o),
-                new RollcountJob.Outputs(RedisSink.fromOptions(o), new DeadLetterFileSink(o.dlq), 1, null));
+                new RollcountJob.Outputs(RollcountJob.redisSink(o), new DeadLetterFileSink(o.dlq), 1, null));
         return env;
     }
 

@@ -6,7 +6,6 @@ import io.rollcount.job.JobOptions;
 import io.rollcount.job.RollcountJob;
 import io.rollcount.job.files.DeadLetterFileSink;
 import io.rollcount.job.model.Resolution;
-import io.rollcount.job.redis.RedisSink;
 import io.rollcount.job.redis.RedisWrite;
 import io.rollcount.job.support.MiniClusters;
 import io.rollcount.job.support.RedisTestSupport;
@@ -307,7 +306,7 @@ public class TrendingIT {
         RedisTestSupport r = newRedis();
         JobOptions o = options(input, r);
         StreamExecutionEnvironment env = environment(o, 2, null);
-        build(env, o, RedisSink.fromOptions(o));
+        build(env, o, RollcountJob.redisSink(o));
         long t0 = System.nanoTime();
         env.execute("trending-it");
         long ms = (System.nanoTime() - t0) / 1_000_000;
@@ -351,7 +350,7 @@ public class TrendingIT {
                 env,
                 o,
                 new GatedSource<>(RollcountJob.fileSource(o), events.size() / 6),
-                new RollcountJob.Outputs(RedisSink.fromOptions(o), new DeadLetterFileSink(o.dlq), 1, null));
+                new RollcountJob.Outputs(RollcountJob.redisSink(o), new DeadLetterFileSink(o.dlq), 1, null));
         JobClient job = env.executeAsync("trending-savepoint-p2");
         long stopAt = START + SPAN / 4;
         long deadline = System.currentTimeMillis() + 60_000;
@@ -378,7 +377,7 @@ public class TrendingIT {
             RedisTestSupport rest = newRedis();
             JobOptions ro = options(input, rest);
             StreamExecutionEnvironment renv = environment(ro, p, savepoint);
-            build(renv, ro, RedisSink.fromOptions(ro));
+            build(renv, ro, RollcountJob.redisSink(ro));
             renv.execute("trending-restored-p" + p);
 
             // It really resumed: the first minute closed before the savepoint, so only part 1 wrote its top-K.
