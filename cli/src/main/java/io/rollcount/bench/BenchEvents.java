@@ -51,21 +51,7 @@ public final class BenchEvents implements Serializable {
             long startTs,
             double eventsPerSecond,
             long jitterMillis) {
-        this(seed, workload, counters, users, count, parallelism, startTs, eventsPerSecond, jitterMillis, 0.03);
-    }
-
-    private BenchEvents(
-            long seed,
-            Workload workload,
-            int counters,
-            int users,
-            long count,
-            int parallelism,
-            long startTs,
-            double eventsPerSecond,
-            long jitterMillis,
-            double redeliveryRate) {
-        this.redeliveryRate = redeliveryRate;
+        this.redeliveryRate = 0.03;
         this.seed = seed;
         this.workload = workload;
         this.counters = counters;
@@ -77,19 +63,23 @@ public final class BenchEvents implements Serializable {
         this.jitterMillis = jitterMillis;
     }
 
+    /** The events of {@code from} with another share of redeliveries; a buffer of its own. */
+    private BenchEvents(BenchEvents from, double redeliveryRate) {
+        this.redeliveryRate = redeliveryRate;
+        this.seed = from.seed;
+        this.workload = from.workload;
+        this.counters = from.counters;
+        this.users = from.users;
+        this.parallelism = from.parallelism;
+        this.count = from.count;
+        this.startTs = from.startTs;
+        this.eventsPerSecond = from.eventsPerSecond;
+        this.jitterMillis = from.jitterMillis;
+    }
+
     /** A copy for another thread (the instance keeps a reusable buffer). */
     public BenchEvents copy() {
-        return new BenchEvents(
-                seed,
-                workload,
-                counters,
-                users,
-                count,
-                parallelism,
-                startTs,
-                eventsPerSecond,
-                jitterMillis,
-                redeliveryRate);
+        return new BenchEvents(this, redeliveryRate);
     }
 
     /**
@@ -97,8 +87,7 @@ public final class BenchEvents implements Serializable {
      * job that does not deduplicate counts the same sums (the "same outputs" test of the references).
      */
     public BenchEvents withoutRedeliveries() {
-        return new BenchEvents(
-                seed, workload, counters, users, count, parallelism, startTs, eventsPerSecond, jitterMillis, 0);
+        return new BenchEvents(this, 0);
     }
 
     public long partSize() {

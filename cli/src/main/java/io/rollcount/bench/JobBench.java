@@ -479,15 +479,22 @@ public final class JobBench {
     java.util.SortedMap<String, String> countKeys() {
         java.util.SortedMap<String, String> counts = new java.util.TreeMap<>();
         try (Jedis jedis = new Jedis(redisHost, redisPort)) {
-            String cursor = ScanParams.SCAN_POINTER_START;
-            ScanParams params = new ScanParams().match(keys.everyKeyPattern()).count(10_000);
-            do {
-                ScanResult<String> r = jedis.scan(cursor, params);
-                for (String key : r.getResult()) if (keys.isCount(key)) counts.put(key, jedis.get(key));
-                cursor = r.getCursor();
-            } while (!cursor.equals(ScanParams.SCAN_POINTER_START));
+            scanKeys(jedis, 10_000, batch -> {
+                for (String key : batch) if (keys.isCount(key)) counts.put(key, jedis.get(key));
+            });
         }
         return counts;
+    }
+
+    /** Every key under this bench's prefix, by SCAN of {@code count} keys a call, one batch (a SCAN's reply) at a time. */
+    void scanKeys(Jedis jedis, int count, java.util.function.Consumer<List<String>> batch) {
+        String cursor = ScanParams.SCAN_POINTER_START;
+        ScanParams params = new ScanParams().match(keys.everyKeyPattern()).count(count);
+        do {
+            ScanResult<String> r = jedis.scan(cursor, params);
+            if (!r.getResult().isEmpty()) batch.accept(r.getResult());
+            cursor = r.getCursor();
+        } while (!cursor.equals(ScanParams.SCAN_POINTER_START));
     }
 
     String prefix() {
@@ -725,14 +732,8 @@ public final class JobBench {
                     "workload",
                     "zipf-paced");
             long active = activeCounters(ev, progress, run.lastCheckpointTriggerMillis, probeEvery);
-            long dedup = run.stateBytesByOperator.entrySet().stream()
-                    .filter(e -> e.getKey().contains("drop-duplicates"))
-                    .mapToLong(Map.Entry::getValue)
-                    .sum();
-            long counting = run.stateBytesByOperator.entrySet().stream()
-                    .filter(e -> e.getKey().contains("count-per-counter"))
-                    .mapToLong(Map.Entry::getValue)
-                    .sum();
+            long dedup = run.stateBytesOf("drop-duplicates");
+            long counting = run.stateBytesOf("count-per-counter");
             result(
                     "job.state",
                     "bytes_per_active_counter",
@@ -771,8 +772,12 @@ public final class JobBench {
         }
     }
 
-    /** Distinct counters among the events made before the checkpoint was triggered. */
-    private static long activeCounters(BenchEvents ev, List<long[]> progress, long triggerMillis, long probeEvery) {
+    /**
+     * Distinct counters among the events each generator part had made when the last checkpoint was triggered
+     * (probe events, every {@code probeEvery}-th, count one each; {@code probeEvery} 0: none); -1 without a
+     * checkpoint. {@code progress}: samples {time, last index of part 0, last index of part 1}.
+     */
+    static long activeCounters(BenchEvents ev, List<long[]> progress, long triggerMillis, long probeEvery) {
         if (triggerMillis < 0) return -1;
         long[] at = null;
         for (long[] s : progress) if (s[0] <= triggerMillis) at = s;
@@ -784,7 +789,7 @@ public final class JobBench {
             if (last < 0) continue;
             long from = last / ev.partSize() * ev.partSize();
             for (long i = from; i <= last; i++) {
-                if (i % probeEvery == 0) probes++;
+                if (probeEvery > 0 && i % probeEvery == 0) probes++;
                 else ranks.set(ev.rank(i));
             }
         }
@@ -954,13 +959,7 @@ public final class JobBench {
 
     void cleanRedis() {
         try (Jedis jedis = new Jedis(redisHost, redisPort)) {
-            String cursor = ScanParams.SCAN_POINTER_START;
-            ScanParams params = new ScanParams().match(keys.everyKeyPattern()).count(20_000);
-            do {
-                ScanResult<String> r = jedis.scan(cursor, params);
-                if (!r.getResult().isEmpty()) jedis.unlink(r.getResult().toArray(String[]::new));
-                cursor = r.getCursor();
-            } while (!cursor.equals(ScanParams.SCAN_POINTER_START));
+            scanKeys(jedis, 20_000, batch -> jedis.unlink(batch.toArray(String[]::new)));
         } catch (RuntimeException e) {
             out.println("  (could not delete the bench keys " + prefix + ":*: " + e.getMessage() + ")");
         }
