@@ -28,7 +28,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.regex.Pattern;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.kafka.clients.admin.Admin;
@@ -46,8 +45,6 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import redis.clients.jedis.Jedis;
-import redis.clients.jedis.params.ScanParams;
-import redis.clients.jedis.resps.ScanResult;
 
 /**
  * A chaos run: the job on the multi-process Flink cluster of {@code deploy/local-cluster/} ({@link LocalCluster}),
@@ -65,7 +62,6 @@ public final class ChaosRun implements AutoCloseable {
     private static final int PARTITIONS = 4;
     private static final String TOPIC = "counter-events";
     private static final String PREFIX = "rc";
-    private static final Pattern COUNT_KEY = Pattern.compile("\\{([^}]*)\\}:(total|(5s|1m|5m|1h|1d):\\d+)");
 
     /** What a run does. */
     public record Options(
@@ -259,27 +255,8 @@ public final class ChaosRun implements AutoCloseable {
     }
 
     private List<String> jobArgs(int p) {
-        return List.of(
-                "--kafka.bootstrap",
-                broker.bootstrap(),
-                "--kafka.topic",
-                TOPIC,
-                "--kafka.group-id",
-                "g-" + id,
-                "--kafka.starting-offsets",
-                "earliest",
-                "--kafka.transactional-id-prefix",
-                "t-" + id,
-                "--redis",
-                redis.url(),
-                "--redis.key-prefix",
-                PREFIX,
-                "--checkpoint.interval",
-                "2s",
-                "--allowed-lateness",
-                "5s",
-                "--parallelism",
-                Integer.toString(p));
+        return LocalCluster.kafkaJobArgs(
+                broker.bootstrap(), TOPIC, id, redis.url(), PREFIX, p, "--allowed-lateness", "5s");
     }
 
     private Properties adminProperties() {
@@ -609,15 +586,7 @@ public final class ChaosRun implements AutoCloseable {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(240);
         try (Jedis j = new Jedis("127.0.0.1", redis.port, 10_000)) {
             while (true) {
-                Map<String, String> actual = redisCounts(j);
-                List<String> w = new ArrayList<>();
-                for (var e : expected.entrySet()) {
-                    String v = actual.get(e.getKey());
-                    if (v == null || Long.parseLong(v) != e.getValue())
-                        w.add(e.getKey() + " expected " + e.getValue() + " got " + v);
-                }
-                for (String k : actual.keySet())
-                    if (!expected.containsKey(k)) w.add(k + " should not exist (" + actual.get(k) + ")");
+                List<String> w = ClusterTruth.wrongKeys(expected, ClusterTruth.redisCounts(j, PREFIX));
                 wrongKeys = w;
                 String wm = j.get(PREFIX + ":meta:watermark");
                 watermark = wm == null ? Long.MIN_VALUE : Long.parseLong(wm);
@@ -738,27 +707,6 @@ public final class ChaosRun implements AutoCloseable {
         Files.writeString(report, sb.toString());
         log("report " + report + ", chart " + chart);
         return new Outcome(result, report, chart, pass, problems);
-    }
-
-    private Map<String, String> redisCounts(Jedis j) {
-        Map<String, String> out = new HashMap<>();
-        List<String> keys = new ArrayList<>();
-        String cursor = ScanParams.SCAN_POINTER_START;
-        ScanParams params = new ScanParams().match(PREFIX + ":{*").count(1000);
-        do {
-            ScanResult<String> r = j.scan(cursor, params);
-            keys.addAll(r.getResult());
-            cursor = r.getCursor();
-        } while (!cursor.equals(ScanParams.SCAN_POINTER_START));
-        List<String> counts = keys.stream()
-                .filter(k -> COUNT_KEY.matcher(k.substring(PREFIX.length() + 1)).matches())
-                .toList();
-        for (int i = 0; i < counts.size(); i += 500) {
-            List<String> batch = counts.subList(i, Math.min(counts.size(), i + 500));
-            List<String> values = j.mget(batch.toArray(String[]::new));
-            for (int k = 0; k < batch.size(); k++) out.put(batch.get(k), values.get(k));
-        }
-        return out;
     }
 
     /** counter-rollups: no duplicate, revisions without gap, true sums and event counts, every closed window present. Returns the windows wrong. */

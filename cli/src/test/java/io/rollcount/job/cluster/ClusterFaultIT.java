@@ -27,7 +27,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.regex.Pattern;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -70,7 +69,6 @@ class ClusterFaultIT {
     private static final int EVENTS = 30_000;
     private static final int COUNTERS = 400;
     private static final int HOT = 40;
-    private static final Pattern COUNT_KEY = Pattern.compile("\\{([^}]*)\\}:(total|(5s|1m|5m|1h|1d):\\d+)");
 
     private static LocalCluster cluster;
     private static Path work;
@@ -171,27 +169,15 @@ class ClusterFaultIT {
 
         /** The job's arguments after the jar. */
         List<String> jobArgs(int parallelism) {
-            return List.of(
-                    "--kafka.bootstrap",
+            return LocalCluster.kafkaJobArgs(
                     broker.bootstrap(),
-                    "--kafka.topic",
                     "counter-events",
-                    "--kafka.group-id",
-                    "g-" + id,
-                    "--kafka.starting-offsets",
-                    "earliest",
-                    "--kafka.transactional-id-prefix",
-                    "t-" + id,
-                    "--redis",
+                    id,
                     redisUrl,
-                    "--redis.key-prefix",
                     prefix,
-                    "--checkpoint.interval",
-                    "2s",
+                    parallelism,
                     "--allowed-lateness",
-                    "5s",
-                    "--parallelism",
-                    Integer.toString(parallelism));
+                    "5s");
         }
 
         /** Starts producing EVENTS events at RATE per second in the background (event times follow the clock). */
@@ -292,29 +278,6 @@ class ClusterFaultIT {
             return maxSeen.values().stream().mapToLong(Long::longValue).sum();
         }
 
-        /** Every key under the prefix. */
-        Map<String, String> redisCounts(Jedis j) {
-            Map<String, String> out = new HashMap<>();
-            List<String> keys = new ArrayList<>();
-            String cursor = ScanParams.SCAN_POINTER_START;
-            ScanParams params = new ScanParams().match(prefix + ":{*").count(1000);
-            do {
-                ScanResult<String> r = j.scan(cursor, params);
-                keys.addAll(r.getResult());
-                cursor = r.getCursor();
-            } while (!cursor.equals(ScanParams.SCAN_POINTER_START));
-            List<String> counts = keys.stream()
-                    .filter(k ->
-                            COUNT_KEY.matcher(k.substring(prefix.length() + 1)).matches())
-                    .toList();
-            for (int i = 0; i < counts.size(); i += 500) {
-                List<String> batch = counts.subList(i, Math.min(counts.size(), i + 500));
-                List<String> values = j.mget(batch.toArray(String[]::new));
-                for (int k = 0; k < batch.size(); k++) out.put(batch.get(k), values.get(k));
-            }
-            return out;
-        }
-
         /**
          * Waits until every total and window sum in Redis equals the ground truth and no other count key
          * exists, and the watermark passed the tick's closing point; then checks the rollups and the poller.
@@ -326,16 +289,7 @@ class ClusterFaultIT {
             long watermark;
             try (Jedis j = new Jedis(redisHost, redisPort)) {
                 while (true) {
-                    Map<String, String> actual = redisCounts(j);
-                    List<String> w = new ArrayList<>();
-                    for (var e : expected.entrySet()) {
-                        String v = actual.get(e.getKey());
-                        if (v == null || Long.parseLong(v) != e.getValue())
-                            w.add(e.getKey() + " expected " + e.getValue() + " got " + v);
-                    }
-                    for (String k : actual.keySet())
-                        if (!expected.containsKey(k)) w.add(k + " should not exist (" + actual.get(k) + ")");
-                    wrong = w;
+                    wrong = ClusterTruth.wrongKeys(expected, ClusterTruth.redisCounts(j, prefix));
                     String wm = j.get(prefix + ":meta:watermark");
                     watermark = wm == null ? Long.MIN_VALUE : Long.parseLong(wm);
                     if (wrong.isEmpty() && watermark >= lastTs + 10_000) break;
