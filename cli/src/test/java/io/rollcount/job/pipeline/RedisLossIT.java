@@ -13,6 +13,7 @@ import io.rollcount.job.model.Resolution;
 import io.rollcount.job.pipeline.FailureInjection.Place;
 import io.rollcount.job.redis.RedisRebuildStats;
 import io.rollcount.job.redis.RedisServerProcess;
+import io.rollcount.job.support.JobRuns;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;
@@ -28,7 +29,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.flink.configuration.Configuration;
-import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
@@ -593,17 +593,8 @@ class RedisLossIT {
     }
 
     private JobOptions options(RedisServerProcess server, String topic, boolean bounded) {
-        JobOptions o = new JobOptions();
-        o.source = JobOptions.SourceKind.kafka;
-        o.kafkaBootstrap = broker.bootstrap();
-        o.kafkaTopic = topic;
-        o.kafkaGroupId = "rl-" + id;
-        o.kafkaStartingOffsets = JobOptions.StartingOffsets.earliest;
-        o.kafkaTransactionalIdPrefix = "rl-" + id;
-        o.bounded = bounded;
-        o.redis = server.url();
-        o.redisKeyPrefix = PREFIX;
-        o.checkpointInterval = Duration.ofMillis(300);
+        JobOptions o = JobRuns.kafkaOptions(
+                broker.bootstrap(), topic, "rl-" + id, bounded, server.url(), PREFIX, Duration.ofMillis(300));
         // the watermark is the minimum over every partition (no idleness): no record of the stream is late
         o.idleTimeout = Duration.ofMinutes(10);
         o.validate();
@@ -612,24 +603,13 @@ class RedisLossIT {
     }
 
     private static StreamExecutionEnvironment environment(JobOptions options, String savepoint) {
-        Configuration conf = RollcountJob.configuration(options);
+        Configuration conf = JobRuns.configuration(options, 3, Duration.ofSeconds(1));
         if (savepoint != null) conf.set(org.apache.flink.configuration.StateRecoveryOptions.SAVEPOINT_PATH, savepoint);
-        conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
-        conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 3);
-        conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofSeconds(1));
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
-        env.setParallelism(2);
-        return env;
+        return JobRuns.environment(conf, 2);
     }
 
     private static RollcountJob.Outputs outputs(JobOptions options) {
-        return new RollcountJob.Outputs(
-                RollcountJob.redisSink(options),
-                RollcountJob.deadLetterSink(options),
-                0,
-                RollcountJob.rollupsSink(options),
-                null,
-                RollcountJob.redisSink(options).withoutWatermark());
+        return JobRuns.kafkaOutputs(options);
     }
 
     /** The job's consumer group has committed (on a completed checkpoint) the end offset of every input partition. */

@@ -7,6 +7,7 @@ import io.rollcount.job.RollcountJob;
 import io.rollcount.job.kafka.KafkaBroker;
 import io.rollcount.job.kafka.KafkaIO;
 import io.rollcount.job.model.DeadLetterPayload;
+import io.rollcount.job.support.JobRuns;
 import io.rollcount.job.support.MiniClusters;
 import io.rollcount.job.support.RedisTestSupport;
 import java.nio.file.Path;
@@ -18,8 +19,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import org.apache.flink.configuration.Configuration;
-import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -89,40 +88,17 @@ class DeadLetterSizeIT {
         }
 
         try (RedisTestSupport redis = new RedisTestSupport()) {
-            JobOptions o = new JobOptions();
             String id = UUID.randomUUID().toString().substring(0, 8);
-            o.source = JobOptions.SourceKind.kafka;
-            o.kafkaBootstrap = broker.bootstrap();
-            o.kafkaTopic = INPUT;
-            o.kafkaGroupId = "dlsize-" + id;
-            o.kafkaStartingOffsets = JobOptions.StartingOffsets.earliest;
-            o.kafkaTransactionalIdPrefix = "dlsize-" + id;
-            o.bounded = true;
-            o.redis = redis.url();
-            o.redisKeyPrefix = redis.prefix;
-            o.checkpointInterval = Duration.ofMillis(300);
+            JobOptions o = JobRuns.kafkaOptions(
+                    broker.bootstrap(), INPUT, "dlsize-" + id, true, redis.url(), redis.prefix, Duration.ofMillis(300));
             o.validate();
             RollcountJob.ensureOutputTopics(o);
             Map<TopicPartition, Long> dlqFrom =
                     KafkaOutputs.endOffsets(broker.adminProperties(), KafkaIO.DEAD_LETTER_TOPIC, "read_committed");
 
-            Configuration conf = RollcountJob.configuration(o);
-            conf.set(
-                    RestartStrategyOptions.RESTART_STRATEGY,
-                    "none"); // one sink error fails the test, never hides in a restart
-            StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
-            env.setParallelism(2);
-            RollcountJob.build(
-                    env,
-                    o,
-                    RollcountJob.kafkaSource(o),
-                    new RollcountJob.Outputs(
-                            RollcountJob.redisSink(o),
-                            RollcountJob.deadLetterSink(o),
-                            0,
-                            RollcountJob.rollupsSink(o),
-                            null,
-                            RollcountJob.redisSink(o).withoutWatermark()));
+            // no restart: one sink error fails the test, never hides in a restart
+            StreamExecutionEnvironment env = JobRuns.environment(o, 2, 0, null);
+            RollcountJob.build(env, o, RollcountJob.kafkaSource(o), JobRuns.kafkaOutputs(o));
             long started = System.nanoTime();
             env.execute("dead-letter-size");
 

@@ -13,6 +13,7 @@ import io.rollcount.job.model.Resolution;
 import io.rollcount.job.model.Rollup;
 import io.rollcount.job.pipeline.FailureInjection.Place;
 import io.rollcount.job.redis.RedisWrite;
+import io.rollcount.job.support.JobRuns;
 import io.rollcount.job.support.MiniClusters;
 import io.rollcount.job.support.RedisTestSupport;
 import java.nio.file.Path;
@@ -29,8 +30,6 @@ import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.api.connector.source.Source;
-import org.apache.flink.configuration.Configuration;
-import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -316,21 +315,19 @@ class KafkaPipelineIT {
     private static final class Run implements AutoCloseable {
         final String id = UUID.randomUUID().toString().substring(0, 8);
         final RedisTestSupport redis = new RedisTestSupport();
-        final JobOptions options = new JobOptions();
+        final JobOptions options;
         final Map<TopicPartition, Long> rollupsFrom;
         final Map<TopicPartition, Long> deadLettersFrom;
 
         Run(String topic, boolean bounded) {
-            options.source = JobOptions.SourceKind.kafka;
-            options.kafkaBootstrap = broker.bootstrap();
-            options.kafkaTopic = topic;
-            options.kafkaGroupId = "kpit-" + id;
-            options.kafkaStartingOffsets = JobOptions.StartingOffsets.earliest;
-            options.kafkaTransactionalIdPrefix = "kpit-" + id;
-            options.bounded = bounded;
-            options.redis = redis.url();
-            options.redisKeyPrefix = redis.prefix;
-            options.checkpointInterval = Duration.ofMillis(300);
+            options = JobRuns.kafkaOptions(
+                    broker.bootstrap(),
+                    topic,
+                    "kpit-" + id,
+                    bounded,
+                    redis.url(),
+                    redis.prefix,
+                    Duration.ofMillis(300));
             options.validate();
             RollcountJob.ensureOutputTopics(options);
             rollupsFrom = KafkaOutputs.endOffsets(broker.adminProperties(), KafkaIO.ROLLUPS_TOPIC, "read_committed");
@@ -340,24 +337,12 @@ class KafkaPipelineIT {
         }
 
         StreamExecutionEnvironment environment(int attempts, Duration delay) {
-            Configuration conf = RollcountJob.configuration(options);
-            conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
-            conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, attempts);
-            conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, delay);
-            StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
-            env.setParallelism(2);
-            return env;
+            return JobRuns.environment(JobRuns.configuration(options, attempts, delay), 2);
         }
 
         /** The production outputs of a Kafka run (as {@code RollcountJob.assemble} makes them), with the given Redis and rollups sinks. */
         RollcountJob.Outputs outputs(Sink<RedisWrite> redisSink, Sink<Rollup> rollups) {
-            return new RollcountJob.Outputs(
-                    redisSink,
-                    RollcountJob.deadLetterSink(options),
-                    0,
-                    rollups,
-                    null,
-                    RollcountJob.redisSink(options).withoutWatermark());
+            return JobRuns.kafkaOutputs(redisSink, rollups, options);
         }
 
         /** Polls the totals of the 30 hottest counters outside the {@code user:} namespace (the only one with decrements). */

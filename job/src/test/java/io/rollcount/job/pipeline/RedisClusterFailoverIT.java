@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rollcount.job.JobOptions;
 import io.rollcount.job.redis.RedisClusterProcesses;
+import io.rollcount.job.support.JobAwait;
 import io.rollcount.job.support.MiniClusters;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -46,7 +47,7 @@ class RedisClusterFailoverIT {
         int victim;
         int promoted;
         try (TotalsPoller poller = new TotalsPoller(CLUSTER::client, run.hotTotals)) {
-            ClusterRuns.await(
+            JobAwait.await(
                     "two checkpoints and totals in Redis",
                     Duration.ofSeconds(120),
                     () -> FailureInjection.completedCheckpoints() >= 2 && poller.maxSeen.size() >= 10,

@@ -9,6 +9,7 @@ import io.rollcount.job.metrics.RollcountMetrics;
 import io.rollcount.job.redis.PrefixGuard;
 import io.rollcount.job.redis.RedisClusterProcesses;
 import io.rollcount.job.redis.RedisEndpoint;
+import io.rollcount.job.support.JobAwait;
 import io.rollcount.job.support.MiniClusters;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -102,7 +103,7 @@ class RedisClusterIT {
         run.build(env, o, 10_000);
         JobClient job = env.executeAsync("redis-cluster-c");
         try (TotalsPoller poller = new TotalsPoller(CLUSTER::client, run.hotTotals)) {
-            ClusterRuns.await(
+            JobAwait.await(
                     "two checkpoints and totals in Redis",
                     Duration.ofSeconds(120),
                     () -> FailureInjection.completedCheckpoints() >= 2 && !poller.maxSeen.isEmpty(),
