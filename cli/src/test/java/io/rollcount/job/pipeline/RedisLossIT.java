@@ -34,11 +34,8 @@ import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -161,44 +158,25 @@ class RedisLossIT {
             cli = new CommandLine(new io.rollcount.cli.Main());
             cli.setOut(new PrintWriter(out));
             long t0 = System.nanoTime();
-            int code = cli.execute(
-                    "rebuild-redis",
-                    "--kafka.bootstrap",
-                    broker.bootstrap(),
-                    "--redis",
-                    server.url(),
-                    "--redis.key-prefix",
-                    PREFIX,
+            int code = cli.execute(rebuildArgs(
+                    server,
                     "--from",
                     java.time.Instant.ofEpochMilli(Resolution.D1.windowStart(in.startTs))
                             .toString()
                             .replace("Z", "+00:00"),
                     "--to",
-                    Long.toString(System.currentTimeMillis()));
+                    Long.toString(System.currentTimeMillis())));
             double seconds = (System.nanoTime() - t0) / 1e9;
             assertThat(code).as("rebuild-redis exit code; it said " + out).isZero();
             assertThat(out.toString()).contains("keys written");
             Compared cli1 = compare(jedis, in.truth, false);
-            assertThat(cli1.wrong)
-                    .as("keys with a wrong value after rebuild-redis, e.g. " + first(cli1.wrong))
-                    .isEmpty();
-            assertThat(cli1.missingWindows)
-                    .as("closed 1m/5m/1h/1d windows missing after rebuild-redis, e.g. " + first(cli1.missingWindows))
-                    .isEmpty();
+            cli1.assertExact("after rebuild-redis", false);
             assertThat(cli1.missingTotals)
                     .as("totals are in the job's state, not in counter-rollups")
                     .isNotEmpty();
             // running it again changes nothing (guarded writes, idempotent)
             Map<String, String> once = snapshot(jedis);
-            assertThat(new CommandLine(new io.rollcount.cli.Main())
-                            .execute(
-                                    "rebuild-redis",
-                                    "--kafka.bootstrap",
-                                    broker.bootstrap(),
-                                    "--redis",
-                                    server.url(),
-                                    "--redis.key-prefix",
-                                    PREFIX))
+            assertThat(new CommandLine(new io.rollcount.cli.Main()).execute(rebuildArgs(server)))
                     .isZero();
             assertThat(snapshot(jedis)).isEqualTo(once);
             System.out.printf("RESULT redis.rebuild-cli keys=%d seconds=%.2f%n", once.size(), seconds);
@@ -229,13 +207,7 @@ class RedisLossIT {
                     .as("the restored job saw the loss")
                     .isPositive();
             Compared after = compare(jedis, in.truth, false);
-            assertThat(after.wrong)
-                    .as("keys with a wrong value, e.g. " + first(after.wrong))
-                    .isEmpty();
-            assertThat(after.missingTotals)
-                    .as("totals missing after the restored job's rebuild")
-                    .isEmpty();
-            assertThat(after.missingWindows).as("1m/5m/1h/1d windows missing").isEmpty();
+            after.assertExact("after the restored job's rebuild", true);
             System.out.printf(
                     "RedisLossIT d: %,d keys before the loss, %,d after rebuild-redis and the restored job; %s%n",
                     before.size(), snapshot(jedis).size(), after);
@@ -325,15 +297,7 @@ class RedisLossIT {
                 try (Jedis after = new Jedis("127.0.0.1", server.port)) {
                     c = compare(after, in.truth, loss == Loss.RESTART_PERSISTENT);
                 }
-                assertThat(c.wrong)
-                        .as("keys with a wrong value, e.g. " + first(c.wrong))
-                        .isEmpty();
-                assertThat(c.missingTotals)
-                        .as("totals missing, e.g. " + first(c.missingTotals))
-                        .isEmpty();
-                assertThat(c.missingWindows)
-                        .as("1m/5m/1h/1d windows missing, e.g. " + first(c.missingWindows))
-                        .isEmpty();
+                c.assertExact("after the run", true);
                 assertThat(c.sketchesDiffering)
                         .as("1h/1d uniques whose count differs from PFADD of their users, e.g. "
                                 + first(c.sketchesDiffering))
@@ -390,6 +354,23 @@ class RedisLossIT {
         int values;
         int sketches;
         long probes;
+
+        /**
+         * No key with a wrong value and no closed 1m/5m/1h/1d window missing ({@code when}: for the message), and
+         * with {@code totals} no total missing either.
+         */
+        void assertExact(String when, boolean totals) {
+            assertThat(wrong)
+                    .as("keys with a wrong value " + when + ", e.g. " + first(wrong))
+                    .isEmpty();
+            assertThat(missingWindows)
+                    .as("closed 1m/5m/1h/1d windows missing " + when + ", e.g. " + first(missingWindows))
+                    .isEmpty();
+            if (totals)
+                assertThat(missingTotals)
+                        .as("totals missing " + when + ", e.g. " + first(missingTotals))
+                        .isEmpty();
+        }
 
         @Override
         public String toString() {
@@ -614,16 +595,21 @@ class RedisLossIT {
 
     /** The job's consumer group has committed (on a completed checkpoint) the end offset of every input partition. */
     private boolean allInputCommitted(JobOptions options) throws Exception {
-        Map<TopicPartition, Long> end =
-                KafkaOutputs.endOffsets(broker.adminProperties(), options.kafkaTopic, "read_committed");
-        try (Admin admin = Admin.create(broker.adminProperties())) {
-            Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(options.kafkaGroupId)
-                    .partitionsToOffsetAndMetadata()
-                    .get(30, TimeUnit.SECONDS);
-            return end.entrySet().stream()
-                    .allMatch(e -> committed.get(e.getKey()) != null
-                            && committed.get(e.getKey()).offset() >= e.getValue());
-        }
+        return KafkaOutputs.committedToEnd(broker.adminProperties(), options.kafkaTopic, options.kafkaGroupId);
+    }
+
+    /** {@code rebuild-redis} of this class's broker into {@code PREFIX} of {@code server}, then {@code more}. */
+    private String[] rebuildArgs(RedisServerProcess server, String... more) {
+        List<String> args = new ArrayList<>(List.of(
+                "rebuild-redis",
+                "--kafka.bootstrap",
+                broker.bootstrap(),
+                "--redis",
+                server.url(),
+                "--redis.key-prefix",
+                PREFIX));
+        args.addAll(List.of(more));
+        return args.toArray(String[]::new);
     }
 
     private static String first(java.util.Collection<?> items) {

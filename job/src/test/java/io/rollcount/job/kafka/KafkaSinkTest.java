@@ -28,7 +28,6 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.common.TopicPartition;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -48,6 +47,9 @@ class KafkaSinkTest {
     @TempDir
     static Path dir;
 
+    @RegisterExtension
+    static final KafkaBrokerExtension KAFKA = new KafkaBrokerExtension();
+
     static KafkaBroker broker;
 
     /** Set by a test to make the job fail once; cleared by the failure. */
@@ -57,14 +59,9 @@ class KafkaSinkTest {
 
     @BeforeAll
     static void startBroker() throws Exception {
-        broker = new KafkaBroker(0, dir.resolve("kafka")).start();
+        broker = KAFKA.broker();
         // Fewer partitions than the default would do too; two show that keys spread and nothing is lost.
         broker.createTopics(2, KafkaIO.ROLLUPS_TOPIC, KafkaIO.DEAD_LETTER_TOPIC);
-    }
-
-    @AfterAll
-    static void stopBroker() {
-        if (broker != null) broker.close();
     }
 
     static Rollup rollup(long i) {

@@ -32,7 +32,6 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -48,6 +47,9 @@ class KafkaSourceTest {
     @TempDir
     static Path dir;
 
+    @RegisterExtension
+    static final KafkaBrokerExtension KAFKA = new KafkaBrokerExtension();
+
     static KafkaBroker broker;
     /** What was produced: by source string {@code topic/partition/offset}. */
     static final Map<String, ProducerRecord<byte[], byte[]>> PRODUCED = new HashMap<>();
@@ -57,7 +59,7 @@ class KafkaSourceTest {
 
     @BeforeAll
     static void startBroker() throws Exception {
-        broker = new KafkaBroker(0, dir.resolve("kafka")).start();
+        broker = KAFKA.broker();
         broker.createTopics(2, TOPIC);
         producedAt = System.currentTimeMillis();
         List<ProducerRecord<byte[], byte[]>> records = List.of(
@@ -85,11 +87,6 @@ class KafkaSourceTest {
                 META.put(source, m);
             }
         }
-    }
-
-    @AfterAll
-    static void stopBroker() {
-        if (broker != null) broker.close();
     }
 
     private static ProducerRecord<byte[], byte[]> record(String key, byte[] value) {

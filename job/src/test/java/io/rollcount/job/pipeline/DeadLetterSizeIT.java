@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.rollcount.job.JobOptions;
 import io.rollcount.job.RollcountJob;
 import io.rollcount.job.kafka.KafkaBroker;
+import io.rollcount.job.kafka.KafkaBrokerExtension;
 import io.rollcount.job.kafka.KafkaIO;
 import io.rollcount.job.model.DeadLetterPayload;
 import io.rollcount.job.support.JobRuns;
@@ -26,7 +27,6 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -50,19 +50,17 @@ class DeadLetterSizeIT {
     @TempDir
     static Path dir;
 
+    @RegisterExtension
+    static final KafkaBrokerExtension KAFKA = new KafkaBrokerExtension();
+
     static KafkaBroker broker;
 
     @BeforeAll
     static void startBroker() throws Exception {
-        broker = new KafkaBroker(0, dir.resolve("kafka")).start();
+        broker = KAFKA.broker();
         broker.createTopics(1, INPUT);
         assertThat(KafkaOutputs.endOffsets(broker.adminProperties(), INPUT, "read_committed"))
                 .hasSize(1);
-    }
-
-    @AfterAll
-    static void stopBroker() {
-        if (broker != null) broker.close();
     }
 
     @Test

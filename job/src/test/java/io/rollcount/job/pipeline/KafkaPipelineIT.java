@@ -7,6 +7,7 @@ import io.rollcount.job.JobOptions;
 import io.rollcount.job.RollcountJob;
 import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.kafka.KafkaBroker;
+import io.rollcount.job.kafka.KafkaBrokerExtension;
 import io.rollcount.job.kafka.KafkaIO;
 import io.rollcount.job.model.Event;
 import io.rollcount.job.model.Resolution;
@@ -34,12 +35,9 @@ import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
-import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.common.TopicPartition;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -72,6 +70,9 @@ class KafkaPipelineIT {
     @TempDir
     static Path dir;
 
+    @RegisterExtension
+    static final KafkaBrokerExtension KAFKA = new KafkaBrokerExtension();
+
     static KafkaBroker broker;
     /** The inputs of tests a and b: produced once, read from the start by each run with a group of its own. */
     static KafkaInput input;
@@ -80,7 +81,7 @@ class KafkaPipelineIT {
 
     @BeforeAll
     static void startBrokerAndProduce() throws Exception {
-        broker = new KafkaBroker(0, dir.resolve("kafka")).start();
+        broker = KAFKA.broker();
         createTopic(3, INPUT);
         createTopic(3, INPUT_B);
         for (String t : KafkaIO.OUTPUT_TOPICS) createTopic(2, t);
@@ -108,11 +109,6 @@ class KafkaPipelineIT {
         broker.createTopics(partitions, topic);
         assertThat(KafkaOutputs.endOffsets(broker.adminProperties(), topic, "read_committed"))
                 .hasSize(partitions);
-    }
-
-    @AfterAll
-    static void stopBroker() {
-        if (broker != null) broker.close();
     }
 
     // ------------------------------------------------------------------ a. ground truth
@@ -381,15 +377,7 @@ class KafkaPipelineIT {
 
         /** The job's consumer group has committed (on a completed checkpoint) the end offset of every input partition. */
         boolean allInputCommitted(String topic) throws Exception {
-            Map<TopicPartition, Long> end = KafkaOutputs.endOffsets(broker.adminProperties(), topic, "read_committed");
-            try (Admin admin = Admin.create(broker.adminProperties())) {
-                Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(options.kafkaGroupId)
-                        .partitionsToOffsetAndMetadata()
-                        .get(30, TimeUnit.SECONDS);
-                return end.entrySet().stream()
-                        .allMatch(e -> committed.get(e.getKey()) != null
-                                && committed.get(e.getKey()).offset() >= e.getValue());
-            }
+            return KafkaOutputs.committedToEnd(broker.adminProperties(), topic, options.kafkaGroupId);
         }
 
         @Override
