@@ -2,6 +2,7 @@ package io.rollcount.chaos;
 
 import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.gen.EventGenerator.Generated;
+import io.rollcount.job.kafka.TopicReader;
 import io.rollcount.job.ops.RecentEventTimes;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -36,13 +37,11 @@ import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import redis.clients.jedis.Jedis;
 
@@ -711,68 +710,18 @@ public final class ChaosRun implements AutoCloseable {
 
     /** counter-rollups: no duplicate, revisions without gap, true sums and event counts, every closed window present. Returns the windows wrong. */
     private int checkRollups(long watermark, long[] lostDup, List<String> problems) throws Exception {
-        Map<ClusterTruth.Window, long[]> closed = new HashMap<>();
-        truth.windows.forEach((w, v) -> {
-            if (!w.res().equals("5s")
-                    && !w.res().equals("5m")
-                    && w.start() + ClusterTruth.sizeMillis(w.res()) - 1 <= watermark) closed.put(w, v);
-        });
+        Map<ClusterTruth.Window, long[]> closed = truth.closedRollupWindows(watermark);
         List<String> wrong = new ArrayList<>();
         long lost = 0, dup = 0;
         int records = 0;
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
         while (true) {
             wrong.clear();
-            lost = 0;
-            dup = 0;
-            Map<ClusterTruth.Window, List<JsonNode>> got = new HashMap<>();
             List<ConsumerRecord<byte[], byte[]>> all = readCommitted("counter-rollups");
             records = all.size();
-            for (ConsumerRecord<byte[], byte[]> r : all) {
-                JsonNode n = JSON.readTree(r.value());
-                got.computeIfAbsent(
-                                new ClusterTruth.Window(
-                                        n.path("counter").asText(),
-                                        n.path("res").asText(),
-                                        n.path("start").asLong()),
-                                k -> new ArrayList<>())
-                        .add(n);
-            }
-            for (var e : got.entrySet()) {
-                long[] t = truth.windows.get(e.getKey());
-                if (t == null) {
-                    wrong.add("rollup of a window without events: " + e.getValue());
-                    continue;
-                }
-                Set<Integer> revisions = new java.util.HashSet<>();
-                JsonNode latest = null;
-                for (JsonNode n : e.getValue()) {
-                    if (!revisions.add(n.path("revision").asInt())) {
-                        wrong.add("duplicate: " + n);
-                        if (e.getKey().res().equals("1m"))
-                            dup += n.path("events").asLong();
-                    }
-                    if (latest == null
-                            || n.path("revision").asInt()
-                                    > latest.path("revision").asInt()) latest = n;
-                }
-                for (int r = 0; r < revisions.size(); r++)
-                    if (!revisions.contains(r)) wrong.add("revision gap in " + e.getValue());
-                if (latest.path("sum").asLong() != t[0] || latest.path("events").asLong() != t[1]) {
-                    wrong.add("wrong sum: " + latest + " expected sum " + t[0] + " events " + t[1]);
-                }
-                if (e.getKey().res().equals("1m")) {
-                    long d = latest.path("events").asLong() - t[1];
-                    if (d > 0) dup += d;
-                    else lost -= d;
-                }
-            }
-            for (var w : closed.entrySet()) {
-                if (!got.containsKey(w.getKey())) {
-                    wrong.add("missing rollup of closed " + w.getKey());
-                    if (w.getKey().res().equals("1m")) lost += w.getValue()[1];
-                }
-            }
+            long[] lostAndDup = truth.checkRollups(all, closed, wrong);
+            lost = lostAndDup[0];
+            dup = lostAndDup[1];
             if (wrong.isEmpty() || System.nanoTime() > deadline) break;
             Thread.sleep(2000);
         }
@@ -822,29 +771,7 @@ public final class ChaosRun implements AutoCloseable {
     private List<ConsumerRecord<byte[], byte[]>> readCommitted(String topic) {
         Properties p = new Properties();
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrap());
-        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
-        p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "5000");
-        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
-        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
-        List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
-        try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(p)) {
-            var infos = c.partitionsFor(topic, Duration.ofSeconds(30));
-            if (infos == null || infos.isEmpty()) return out;
-            List<TopicPartition> parts = infos.stream()
-                    .map(pi -> new TopicPartition(topic, pi.partition()))
-                    .toList();
-            c.assign(parts);
-            c.seekToBeginning(parts);
-            Map<TopicPartition, Long> end = c.endOffsets(parts, Duration.ofSeconds(30));
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-            while (parts.stream().anyMatch(tp -> c.position(tp) < end.get(tp))) {
-                if (System.nanoTime() > deadline)
-                    throw new IllegalStateException("reading " + topic + " did not reach " + end);
-                for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) out.add(r);
-            }
-        }
-        return out;
+        return TopicReader.read(p, topic, Map.of(), "read_committed");
     }
 
     @Override
