@@ -7,6 +7,7 @@ import io.rollcount.job.RollcountJob;
 import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.gen.EventGenerator.Generated;
 import io.rollcount.job.redis.RedisClusterProcesses;
+import io.rollcount.job.support.JobAwait;
 import io.rollcount.job.support.JobRuns;
 import java.io.IOException;
 import java.io.Writer;
@@ -80,6 +81,26 @@ final class ClusterRuns {
     void build(StreamExecutionEnvironment env, JobOptions o, long holdAt) {
         var source = RollcountJob.fileSource(o);
         RollcountJob.build(env, o, holdAt > 0 ? new GatedSource<>(source, holdAt) : source, JobRuns.fileOutputs(o));
+    }
+
+    /**
+     * Starts the job from the files, its readers held after {@code holdAt} records each until the gate opens
+     * ({@link FailureInjection}, reset here).
+     */
+    JobClient startHeld(JobOptions o, long holdAt, String name) throws Exception {
+        FailureInjection.reset(FailureInjection.Place.NONE, false);
+        StreamExecutionEnvironment env = environment(o);
+        build(env, o, holdAt);
+        return env.executeAsync(name);
+    }
+
+    /** Waits up to 120 s for two completed checkpoints and at least {@code totals} hot totals seen by {@code poller}. */
+    static void awaitCheckpointsAndTotals(TotalsPoller poller, int totals, JobClient job) throws Exception {
+        JobAwait.await(
+                "two checkpoints and totals in Redis",
+                Duration.ofSeconds(120),
+                () -> FailureInjection.completedCheckpoints() >= 2 && poller.maxSeen.size() >= totals,
+                job);
     }
 
     /** Waits for the job's end, failing on a timeout or a failed job. */

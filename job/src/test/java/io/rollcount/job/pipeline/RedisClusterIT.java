@@ -9,7 +9,6 @@ import io.rollcount.job.metrics.RollcountMetrics;
 import io.rollcount.job.redis.PrefixGuard;
 import io.rollcount.job.redis.RedisClusterProcesses;
 import io.rollcount.job.redis.RedisEndpoint;
-import io.rollcount.job.support.JobAwait;
 import io.rollcount.job.support.MiniClusters;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -98,16 +97,9 @@ class RedisClusterIT {
         ClusterRuns run = new ClusterRuns(CLUSTER, dir).writeInput(60_000, 3_000);
         JobOptions o = run.options();
         // The readers hold after a third of their records until the migration has started.
-        FailureInjection.reset(FailureInjection.Place.NONE, false);
-        StreamExecutionEnvironment env = ClusterRuns.environment(o);
-        run.build(env, o, 10_000);
-        JobClient job = env.executeAsync("redis-cluster-c");
+        JobClient job = run.startHeld(o, 10_000, "redis-cluster-c");
         try (TotalsPoller poller = new TotalsPoller(CLUSTER::client, run.hotTotals)) {
-            JobAwait.await(
-                    "two checkpoints and totals in Redis",
-                    Duration.ofSeconds(120),
-                    () -> FailureInjection.completedCheckpoints() >= 2 && !poller.maxSeen.isEmpty(),
-                    job);
+            ClusterRuns.awaitCheckpointsAndTotals(poller, 1, job);
             List<Integer> masters = CLUSTER.masterPorts();
             int from = masters.get(0);
             int to = masters.get(1);
