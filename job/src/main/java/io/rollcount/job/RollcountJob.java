@@ -519,7 +519,8 @@ public final class RollcountJob {
         try {
             return make.get();
         } catch (InvalidSettingException e) {
-            throw new IllegalArgumentException(e.messageNaming(REDIS_SETTING_OPTIONS), e);
+            // no cause: the command line prints a message with its causes, and this one says all
+            throw new IllegalArgumentException(e.messageNaming(REDIS_SETTING_OPTIONS));
         }
     }
 
