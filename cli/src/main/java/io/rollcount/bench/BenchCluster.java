@@ -89,6 +89,14 @@ final class BenchCluster implements AutoCloseable {
         long acc(String name) {
             return accumulators.getOrDefault(name, 0L);
         }
+
+        /** The state bytes at the last checkpoint of the operators whose name contains {@code operator}. */
+        long stateBytesOf(String operator) {
+            return stateBytesByOperator.entrySet().stream()
+                    .filter(e -> e.getKey().contains(operator))
+                    .mapToLong(Map.Entry::getValue)
+                    .sum();
+        }
     }
 
     /**

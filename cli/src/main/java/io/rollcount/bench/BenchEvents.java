@@ -84,20 +84,24 @@ public final class BenchEvents implements Serializable {
         this.jitterMillis = jitterMillis;
     }
 
+    /** The events of {@code from} with another share of redeliveries and touch pass; a buffer of its own. */
+    private BenchEvents(BenchEvents from, double redeliveryRate, boolean touchPass) {
+        this.redeliveryRate = redeliveryRate;
+        this.touchPass = touchPass;
+        this.seed = from.seed;
+        this.workload = from.workload;
+        this.counters = from.counters;
+        this.users = from.users;
+        this.parallelism = from.parallelism;
+        this.count = from.count;
+        this.startTs = from.startTs;
+        this.eventsPerSecond = from.eventsPerSecond;
+        this.jitterMillis = from.jitterMillis;
+    }
+
     /** A copy for another thread (the instance keeps a reusable buffer). */
     public BenchEvents copy() {
-        return new BenchEvents(
-                seed,
-                workload,
-                counters,
-                users,
-                count,
-                parallelism,
-                startTs,
-                eventsPerSecond,
-                jitterMillis,
-                redeliveryRate,
-                touchPass);
+        return new BenchEvents(this, redeliveryRate, touchPass);
     }
 
     /**
@@ -105,18 +109,7 @@ public final class BenchEvents implements Serializable {
      * job that does not deduplicate counts the same sums (the "same outputs" test of the references).
      */
     public BenchEvents withoutRedeliveries() {
-        return new BenchEvents(
-                seed,
-                workload,
-                counters,
-                users,
-                count,
-                parallelism,
-                startTs,
-                eventsPerSecond,
-                jitterMillis,
-                0,
-                touchPass);
+        return new BenchEvents(this, 0, touchPass);
     }
 
     /**
@@ -128,18 +121,7 @@ public final class BenchEvents implements Serializable {
     public BenchEvents withTouchPass() {
         if (count / parallelism < (counters + parallelism - 1) / parallelism)
             throw new IllegalArgumentException(count + " events cannot touch " + counters + " counters");
-        return new BenchEvents(
-                seed,
-                workload,
-                counters,
-                users,
-                count,
-                parallelism,
-                startTs,
-                eventsPerSecond,
-                jitterMillis,
-                redeliveryRate,
-                true);
+        return new BenchEvents(this, redeliveryRate, true);
     }
 
     /** Events of each part that belong to the touch pass (0 without one). */

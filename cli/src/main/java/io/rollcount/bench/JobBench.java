@@ -5,12 +5,10 @@ import io.rollcount.job.RollcountJob;
 import io.rollcount.job.files.DeadLetterFileSink;
 import io.rollcount.job.gen.EventGenerator.Workload;
 import io.rollcount.job.kafka.EventDeserializer;
-import io.rollcount.job.kafka.KafkaIO;
 import io.rollcount.job.metrics.RollcountMetrics;
 import io.rollcount.job.model.Event;
 import io.rollcount.job.ops.DropDuplicates;
 import io.rollcount.job.ops.PreAggregate;
-import io.rollcount.job.redis.RedisEndpoint;
 import io.rollcount.job.redis.RedisKeys;
 import io.rollcount.job.redis.RedisSink;
 import java.io.IOException;
@@ -483,15 +481,22 @@ public final class JobBench {
     java.util.SortedMap<String, String> countKeys() {
         java.util.SortedMap<String, String> counts = new java.util.TreeMap<>();
         try (Jedis jedis = new Jedis(redisHost, redisPort)) {
-            String cursor = ScanParams.SCAN_POINTER_START;
-            ScanParams params = new ScanParams().match(keys.everyKeyPattern()).count(10_000);
-            do {
-                ScanResult<String> r = jedis.scan(cursor, params);
-                for (String key : r.getResult()) if (keys.isCount(key)) counts.put(key, jedis.get(key));
-                cursor = r.getCursor();
-            } while (!cursor.equals(ScanParams.SCAN_POINTER_START));
+            scanKeys(jedis, 10_000, batch -> {
+                for (String key : batch) if (keys.isCount(key)) counts.put(key, jedis.get(key));
+            });
         }
         return counts;
+    }
+
+    /** Every key under this bench's prefix, by SCAN of {@code count} keys a call, one batch (a SCAN's reply) at a time. */
+    void scanKeys(Jedis jedis, int count, java.util.function.Consumer<List<String>> batch) {
+        String cursor = ScanParams.SCAN_POINTER_START;
+        ScanParams params = new ScanParams().match(keys.everyKeyPattern()).count(count);
+        do {
+            ScanResult<String> r = jedis.scan(cursor, params);
+            if (!r.getResult().isEmpty()) batch.accept(r.getResult());
+            cursor = r.getCursor();
+        } while (!cursor.equals(ScanParams.SCAN_POINTER_START));
     }
 
     String prefix() {
@@ -580,15 +585,8 @@ public final class JobBench {
         JobOptions o = options();
         StreamExecutionEnvironment env = environment(RollcountJob.configuration(o));
         RedisSink sink = plainFloor
-                ? RedisSink.builder()
-                        .setEndpoint(RedisEndpoint.fromOptions(o))
-                        .setKeyPrefix(o.redisKeyPrefix)
-                        .setRetryTimeout(o.redisRetryTimeout)
-                        .setCountersPerCall(RedisSink.JOB_COUNTERS_PER_CALL)
-                        .setMaxBufferedKeys(RedisSink.JOB_MAX_BUFFERED_KEYS)
-                        .setPlainWritesOnly(true)
-                        .build()
-                : RedisSink.fromOptions(o);
+                ? RollcountJob.redisSinkBuilder(o).setPlainWritesOnly(true).build()
+                : RollcountJob.redisSink(o);
         RollcountJob.build(
                 env,
                 o,
@@ -640,7 +638,7 @@ public final class JobBench {
                 redisHost,
                 redisPort,
                 keys,
-                kafkaOptions == null ? null : KafkaIO.rollups(kafkaOptions),
+                kafkaOptions == null ? null : RollcountJob.rollupsSink(kafkaOptions),
                 ROLLUP_RESOLUTIONS);
     }
 
@@ -681,12 +679,12 @@ public final class JobBench {
                 o,
                 GeneratedEvents.paced(ev, rate, probeEvery),
                 new RollcountJob.Outputs(
-                        new StampingSink<>(RedisSink.fromOptions(o)),
+                        new StampingSink<>(RollcountJob.redisSink(o)),
                         new DeadLetterFileSink(o.dlq),
                         1,
                         null,
                         null,
-                        RedisSink.fromOptions(o).withoutWatermark()));
+                        RollcountJob.redisSink(o).withoutWatermark()));
         List<Long> latencies = new ArrayList<>();
         List<long[]> progress = new ArrayList<>();
         try (Jedis jedis = new Jedis(redisHost, redisPort)) {
@@ -738,14 +736,8 @@ public final class JobBench {
                     "workload",
                     "zipf-paced");
             long active = activeCounters(ev, progress, run.lastCheckpointTriggerMillis, probeEvery);
-            long dedup = run.stateBytesByOperator.entrySet().stream()
-                    .filter(e -> e.getKey().contains("drop-duplicates"))
-                    .mapToLong(Map.Entry::getValue)
-                    .sum();
-            long counting = run.stateBytesByOperator.entrySet().stream()
-                    .filter(e -> e.getKey().contains("count-per-counter"))
-                    .mapToLong(Map.Entry::getValue)
-                    .sum();
+            long dedup = run.stateBytesOf("drop-duplicates");
+            long counting = run.stateBytesOf("count-per-counter");
             result(
                     "job.state",
                     "bytes_per_active_counter",
@@ -784,8 +776,12 @@ public final class JobBench {
         }
     }
 
-    /** Distinct counters among the events made before the checkpoint was triggered. */
-    private static long activeCounters(BenchEvents ev, List<long[]> progress, long triggerMillis, long probeEvery) {
+    /**
+     * Distinct counters among the events each generator part had made when the last checkpoint was triggered
+     * (probe events, every {@code probeEvery}-th, count one each; {@code probeEvery} 0: none); -1 without a
+     * checkpoint. {@code progress}: samples {time, last index of part 0, last index of part 1}.
+     */
+    static long activeCounters(BenchEvents ev, List<long[]> progress, long triggerMillis, long probeEvery) {
         if (triggerMillis < 0) return -1;
         long[] at = null;
         for (long[] s : progress) if (s[0] <= triggerMillis) at = s;
@@ -797,7 +793,7 @@ public final class JobBench {
             if (last < 0) continue;
             long from = last / ev.partSize() * ev.partSize();
             for (long i = from; i <= last; i++) {
-                if (i % probeEvery == 0) probes++;
+                if (probeEvery > 0 && i % probeEvery == 0) probes++;
                 else ranks.set(ev.rank(i));
             }
         }
@@ -820,19 +816,19 @@ public final class JobBench {
             produce(broker.clientProperties(), topic, ev);
             BenchClock.brokerCpu = broker::cpuNanos;
             JobOptions o = kafkaOptions(broker.bootstrap(), topic, prefix);
-            KafkaIO.ensureOutputTopics(o);
+            RollcountJob.ensureOutputTopics(o);
             StreamExecutionEnvironment env = environment(RollcountJob.configuration(o));
             RollcountJob.build(
                     env,
                     o,
                     kafkaSource(o, "ours"),
                     new RollcountJob.Outputs(
-                            new StampingSink<>(RedisSink.fromOptions(o)),
-                            KafkaIO.deadLetters(o),
+                            new StampingSink<>(RollcountJob.redisSink(o)),
+                            RollcountJob.deadLetterSink(o),
                             0,
-                            KafkaIO.rollups(o),
+                            RollcountJob.rollupsSink(o),
                             null,
-                            RedisSink.fromOptions(o).withoutWatermark()));
+                            RollcountJob.redisSink(o).withoutWatermark()));
             Measured ours = measured(
                     () -> cluster.run(env, "rollcount-kafka", PARALLELISM, true, timeout(ev.count, 1_000), null));
             cleanRedis();
@@ -899,7 +895,7 @@ public final class JobBench {
 
     private static Source<Event, ?, ?> kafkaSource(JobOptions o, String group) {
         return KafkaSource.<Event>builder()
-                .setProperties(io.rollcount.job.kafka.KafkaClients.properties(o))
+                .setProperties(RollcountJob.kafkaProperties(o))
                 .setTopics(o.kafkaTopic)
                 .setGroupId(o.kafkaGroupId + "-" + group)
                 .setStartingOffsets(OffsetsInitializer.earliest())
@@ -967,13 +963,7 @@ public final class JobBench {
 
     void cleanRedis() {
         try (Jedis jedis = new Jedis(redisHost, redisPort)) {
-            String cursor = ScanParams.SCAN_POINTER_START;
-            ScanParams params = new ScanParams().match(keys.everyKeyPattern()).count(20_000);
-            do {
-                ScanResult<String> r = jedis.scan(cursor, params);
-                if (!r.getResult().isEmpty()) jedis.unlink(r.getResult().toArray(String[]::new));
-                cursor = r.getCursor();
-            } while (!cursor.equals(ScanParams.SCAN_POINTER_START));
+            scanKeys(jedis, 20_000, batch -> jedis.unlink(batch.toArray(String[]::new)));
         } catch (RuntimeException e) {
             out.println("  (could not delete the bench keys " + prefix + ":*: " + e.getMessage() + ")");
         }

@@ -4,13 +4,9 @@ import io.rollcount.job.gen.EventGenerator.Workload;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.BitSet;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import redis.clients.jedis.Jedis;
-import redis.clients.jedis.params.ScanParams;
-import redis.clients.jedis.resps.ScanResult;
 
 /**
  * The zipf workload of {@code bench job} once more under a namespace policy file (by default
@@ -140,9 +136,9 @@ final class PolicyBench {
         double cmds = (bench.commandsSent() - commands) / (double) ev.count;
         long keys = countKeys();
         BenchCluster.Run run = m.run();
-        long active = activeCounters(ev, progress, run.lastCheckpointTriggerMillis);
-        long counting = stateOf(run, "count-per-counter");
-        long dedup = stateOf(run, "drop-duplicates");
+        long active = JobBench.activeCounters(ev, progress, run.lastCheckpointTriggerMillis, 0);
+        long counting = run.stateBytesOf("count-per-counter");
+        long dedup = run.stateBytesOf("drop-duplicates");
         long perActive = active <= 0 || run.lastCheckpointFullBytes < 0 ? -1 : run.lastCheckpointFullBytes / active;
         bench.cleanRedis();
         return new Figures(
@@ -158,41 +154,13 @@ final class PolicyBench {
                 active);
     }
 
-    private static long stateOf(BenchCluster.Run run, String operator) {
-        return run.stateBytesByOperator.entrySet().stream()
-                .filter(e -> e.getKey().contains(operator))
-                .mapToLong(Map.Entry::getValue)
-                .sum();
-    }
-
     /** Every key under the bench's prefix (windows, totals, uniques, lists, bookkeeping). */
     private long countKeys() {
-        long n = 0;
+        long[] n = {0};
         try (Jedis jedis = new Jedis(bench.redisHost, bench.redisPort)) {
-            String cursor = ScanParams.SCAN_POINTER_START;
-            ScanParams params = new ScanParams().match(bench.prefix + ":*").count(20_000);
-            do {
-                ScanResult<String> r = jedis.scan(cursor, params);
-                n += r.getResult().size();
-                cursor = r.getCursor();
-            } while (!cursor.equals(ScanParams.SCAN_POINTER_START));
+            bench.scanKeys(jedis, 20_000, batch -> n[0] += batch.size());
         }
-        return n;
-    }
-
-    /** Distinct counters among the events each generator part had made when the last checkpoint was triggered; -1 without one. */
-    private static long activeCounters(BenchEvents ev, List<long[]> progress, long triggerMillis) {
-        if (triggerMillis < 0) return -1;
-        long[] at = null;
-        for (long[] s : progress) if (s[0] <= triggerMillis) at = s;
-        if (at == null) return -1;
-        BitSet ranks = new BitSet(ev.counters);
-        for (int k = 1; k <= 2; k++) {
-            long last = at[k];
-            if (last < 0) continue;
-            for (long i = last / ev.partSize() * ev.partSize(); i <= last; i++) ranks.set(ev.rank(i));
-        }
-        return ranks.cardinality();
+        return n[0];
     }
 
     /** Field by field, the median of the runs. */

@@ -2,6 +2,7 @@ package io.rollcount.chaos;
 
 import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.gen.EventGenerator.Generated;
+import io.rollcount.job.kafka.TopicReader;
 import io.rollcount.job.ops.RecentEventTimes;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -28,7 +29,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.regex.Pattern;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.kafka.clients.admin.Admin;
@@ -37,17 +37,13 @@ import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import redis.clients.jedis.Jedis;
-import redis.clients.jedis.params.ScanParams;
-import redis.clients.jedis.resps.ScanResult;
 
 /**
  * A chaos run: the job on the multi-process Flink cluster of {@code deploy/local-cluster/} ({@link LocalCluster}),
@@ -65,7 +61,6 @@ public final class ChaosRun implements AutoCloseable {
     private static final int PARTITIONS = 4;
     private static final String TOPIC = "counter-events";
     private static final String PREFIX = "rc";
-    private static final Pattern COUNT_KEY = Pattern.compile("\\{([^}]*)\\}:(total|(5s|1m|5m|1h|1d):\\d+)");
 
     /** What a run does. */
     public record Options(
@@ -259,27 +254,8 @@ public final class ChaosRun implements AutoCloseable {
     }
 
     private List<String> jobArgs(int p) {
-        return List.of(
-                "--kafka.bootstrap",
-                broker.bootstrap(),
-                "--kafka.topic",
-                TOPIC,
-                "--kafka.group-id",
-                "g-" + id,
-                "--kafka.starting-offsets",
-                "earliest",
-                "--kafka.transactional-id-prefix",
-                "t-" + id,
-                "--redis",
-                redis.url(),
-                "--redis.key-prefix",
-                PREFIX,
-                "--checkpoint.interval",
-                "2s",
-                "--allowed-lateness",
-                "5s",
-                "--parallelism",
-                Integer.toString(p));
+        return LocalCluster.kafkaJobArgs(
+                broker.bootstrap(), TOPIC, id, redis.url(), PREFIX, p, "--allowed-lateness", "5s");
     }
 
     private Properties adminProperties() {
@@ -609,15 +585,7 @@ public final class ChaosRun implements AutoCloseable {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(240);
         try (Jedis j = new Jedis("127.0.0.1", redis.port, 10_000)) {
             while (true) {
-                Map<String, String> actual = redisCounts(j);
-                List<String> w = new ArrayList<>();
-                for (var e : expected.entrySet()) {
-                    String v = actual.get(e.getKey());
-                    if (v == null || Long.parseLong(v) != e.getValue())
-                        w.add(e.getKey() + " expected " + e.getValue() + " got " + v);
-                }
-                for (String k : actual.keySet())
-                    if (!expected.containsKey(k)) w.add(k + " should not exist (" + actual.get(k) + ")");
+                List<String> w = ClusterTruth.wrongKeys(expected, ClusterTruth.redisCounts(j, PREFIX));
                 wrongKeys = w;
                 String wm = j.get(PREFIX + ":meta:watermark");
                 watermark = wm == null ? Long.MIN_VALUE : Long.parseLong(wm);
@@ -740,91 +708,20 @@ public final class ChaosRun implements AutoCloseable {
         return new Outcome(result, report, chart, pass, problems);
     }
 
-    private Map<String, String> redisCounts(Jedis j) {
-        Map<String, String> out = new HashMap<>();
-        List<String> keys = new ArrayList<>();
-        String cursor = ScanParams.SCAN_POINTER_START;
-        ScanParams params = new ScanParams().match(PREFIX + ":{*").count(1000);
-        do {
-            ScanResult<String> r = j.scan(cursor, params);
-            keys.addAll(r.getResult());
-            cursor = r.getCursor();
-        } while (!cursor.equals(ScanParams.SCAN_POINTER_START));
-        List<String> counts = keys.stream()
-                .filter(k -> COUNT_KEY.matcher(k.substring(PREFIX.length() + 1)).matches())
-                .toList();
-        for (int i = 0; i < counts.size(); i += 500) {
-            List<String> batch = counts.subList(i, Math.min(counts.size(), i + 500));
-            List<String> values = j.mget(batch.toArray(String[]::new));
-            for (int k = 0; k < batch.size(); k++) out.put(batch.get(k), values.get(k));
-        }
-        return out;
-    }
-
     /** counter-rollups: no duplicate, revisions without gap, true sums and event counts, every closed window present. Returns the windows wrong. */
     private int checkRollups(long watermark, long[] lostDup, List<String> problems) throws Exception {
-        Map<ClusterTruth.Window, long[]> closed = new HashMap<>();
-        truth.windows.forEach((w, v) -> {
-            if (!w.res().equals("5s")
-                    && !w.res().equals("5m")
-                    && w.start() + ClusterTruth.sizeMillis(w.res()) - 1 <= watermark) closed.put(w, v);
-        });
+        Map<ClusterTruth.Window, long[]> closed = truth.closedRollupWindows(watermark);
         List<String> wrong = new ArrayList<>();
         long lost = 0, dup = 0;
         int records = 0;
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
         while (true) {
             wrong.clear();
-            lost = 0;
-            dup = 0;
-            Map<ClusterTruth.Window, List<JsonNode>> got = new HashMap<>();
             List<ConsumerRecord<byte[], byte[]>> all = readCommitted("counter-rollups");
             records = all.size();
-            for (ConsumerRecord<byte[], byte[]> r : all) {
-                JsonNode n = JSON.readTree(r.value());
-                got.computeIfAbsent(
-                                new ClusterTruth.Window(
-                                        n.path("counter").asText(),
-                                        n.path("res").asText(),
-                                        n.path("start").asLong()),
-                                k -> new ArrayList<>())
-                        .add(n);
-            }
-            for (var e : got.entrySet()) {
-                long[] t = truth.windows.get(e.getKey());
-                if (t == null) {
-                    wrong.add("rollup of a window without events: " + e.getValue());
-                    continue;
-                }
-                Set<Integer> revisions = new java.util.HashSet<>();
-                JsonNode latest = null;
-                for (JsonNode n : e.getValue()) {
-                    if (!revisions.add(n.path("revision").asInt())) {
-                        wrong.add("duplicate: " + n);
-                        if (e.getKey().res().equals("1m"))
-                            dup += n.path("events").asLong();
-                    }
-                    if (latest == null
-                            || n.path("revision").asInt()
-                                    > latest.path("revision").asInt()) latest = n;
-                }
-                for (int r = 0; r < revisions.size(); r++)
-                    if (!revisions.contains(r)) wrong.add("revision gap in " + e.getValue());
-                if (latest.path("sum").asLong() != t[0] || latest.path("events").asLong() != t[1]) {
-                    wrong.add("wrong sum: " + latest + " expected sum " + t[0] + " events " + t[1]);
-                }
-                if (e.getKey().res().equals("1m")) {
-                    long d = latest.path("events").asLong() - t[1];
-                    if (d > 0) dup += d;
-                    else lost -= d;
-                }
-            }
-            for (var w : closed.entrySet()) {
-                if (!got.containsKey(w.getKey())) {
-                    wrong.add("missing rollup of closed " + w.getKey());
-                    if (w.getKey().res().equals("1m")) lost += w.getValue()[1];
-                }
-            }
+            long[] lostAndDup = truth.checkRollups(all, closed, wrong);
+            lost = lostAndDup[0];
+            dup = lostAndDup[1];
             if (wrong.isEmpty() || System.nanoTime() > deadline) break;
             Thread.sleep(2000);
         }
@@ -874,29 +771,7 @@ public final class ChaosRun implements AutoCloseable {
     private List<ConsumerRecord<byte[], byte[]>> readCommitted(String topic) {
         Properties p = new Properties();
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrap());
-        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
-        p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "5000");
-        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
-        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
-        List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
-        try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(p)) {
-            var infos = c.partitionsFor(topic, Duration.ofSeconds(30));
-            if (infos == null || infos.isEmpty()) return out;
-            List<TopicPartition> parts = infos.stream()
-                    .map(pi -> new TopicPartition(topic, pi.partition()))
-                    .toList();
-            c.assign(parts);
-            c.seekToBeginning(parts);
-            Map<TopicPartition, Long> end = c.endOffsets(parts, Duration.ofSeconds(30));
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-            while (parts.stream().anyMatch(tp -> c.position(tp) < end.get(tp))) {
-                if (System.nanoTime() > deadline)
-                    throw new IllegalStateException("reading " + topic + " did not reach " + end);
-                for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) out.add(r);
-            }
-        }
-        return out;
+        return TopicReader.read(p, topic, Map.of(), "read_committed");
     }
 
     @Override

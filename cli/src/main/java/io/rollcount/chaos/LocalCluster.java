@@ -184,6 +184,42 @@ public final class LocalCluster implements AutoCloseable {
         return ok(Duration.ofMinutes(3), "flink", args);
     }
 
+    /**
+     * The arguments of a job reading {@code topic} of the broker at {@code bootstrap} from its earliest offsets
+     * (group {@code g-<id>}, transactional ids {@code t-<id>}) into {@code prefix} of the Redis at {@code redisUrl},
+     * checkpointing every 2 s at {@code parallelism}, then {@code more}.
+     */
+    public static List<String> kafkaJobArgs(
+            String bootstrap,
+            String topic,
+            String id,
+            String redisUrl,
+            String prefix,
+            int parallelism,
+            String... more) {
+        List<String> args = new java.util.ArrayList<>(List.of(
+                "--kafka.bootstrap",
+                bootstrap,
+                "--kafka.topic",
+                topic,
+                "--kafka.group-id",
+                "g-" + id,
+                "--kafka.starting-offsets",
+                "earliest",
+                "--kafka.transactional-id-prefix",
+                "t-" + id,
+                "--redis",
+                redisUrl,
+                "--redis.key-prefix",
+                prefix,
+                "--checkpoint.interval",
+                "2s",
+                "--parallelism",
+                Integer.toString(parallelism)));
+        args.addAll(List.of(more));
+        return args;
+    }
+
     /** {@code flink run -d [extra] jar jobArgs}; returns the job id. */
     public String submit(List<String> runOptions, List<String> jobArgs) {
         List<String> args = new ArrayList<>(List.of("run", "-d"));

@@ -202,7 +202,7 @@ public final class DemoCommand implements Callable<Integer> {
         }
 
         // Redis first: without it nothing starts.
-        RedisEndpoint endpoint = RedisEndpoint.fromOptions(options);
+        RedisEndpoint endpoint = RollcountJob.redisEndpoint(options);
         UnifiedJedis jedis;
         try {
             endpoint.checkMode();

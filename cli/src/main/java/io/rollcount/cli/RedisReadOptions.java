@@ -2,6 +2,7 @@ package io.rollcount.cli;
 
 import io.rollcount.job.JobOptions;
 import io.rollcount.job.RedisOptions;
+import io.rollcount.job.RollcountJob;
 import io.rollcount.job.redis.RedisEndpoint;
 import redis.clients.jedis.UnifiedJedis;
 
@@ -21,7 +22,7 @@ final class RedisReadOptions extends RedisOptions {
     }
 
     RedisEndpoint endpoint() {
-        return RedisEndpoint.fromOptions(this);
+        return RollcountJob.redisEndpoint(this);
     }
 
     /**

@@ -363,7 +363,7 @@ final class RunCommand implements Callable<Integer> {
     /** The writers give the lease up when they close; this is for a job that ended before they could. */
     private static void releaseLease(JobOptions options) {
         if (options.leaseToken == null) return;
-        try (UnifiedJedis jedis = RedisEndpoint.fromOptions(options).client()) {
+        try (UnifiedJedis jedis = RollcountJob.redisEndpoint(options).client()) {
             new PrefixGuard(options.redisKeyPrefix).release(jedis, options.leaseToken);
         } catch (RuntimeException e) {
             // it expires on its own
@@ -375,7 +375,7 @@ final class RunCommand implements Callable<Integer> {
      * otherwise one line naming the node(s) and the option.
      */
     static void checkRedis(JobOptions options) {
-        RedisEndpoint endpoint = RedisEndpoint.fromOptions(options);
+        RedisEndpoint endpoint = RollcountJob.redisEndpoint(options);
         try {
             endpoint.checkMode();
         } catch (IllegalArgumentException e) {

@@ -14,6 +14,21 @@ import org.junit.jupiter.api.io.TempDir;
 /** `bench job` in its tiny mode prints every RESULT line with every field (figures are not checked beyond having been measured: they mean nothing here). */
 class JobBenchTest {
 
+    /** The first RESULT line that starts with {@code RESULT <name>}. */
+    private static String line(List<String> results, String name) {
+        return results.stream()
+                .filter(l -> l.startsWith("RESULT " + name))
+                .findFirst()
+                .orElseThrow(() -> new AssertionError("no line RESULT " + name + " in " + results));
+    }
+
+    /** Some RESULT line starts with {@code RESULT <start>} and has every one of {@code fields}. */
+    private static void assertHasLine(List<String> results, String text, String start, String... fields) {
+        assertThat(results)
+                .as(text)
+                .anySatisfy(l -> assertThat(l).startsWith("RESULT " + start).contains(fields));
+    }
+
     @Test
     void printsEveryResultLine(@TempDir Path dir) throws Exception {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
@@ -27,32 +42,28 @@ class JobBenchTest {
                 .filter(l -> l.startsWith("RESULT "))
                 .toList();
         for (String w : List.of("uniform", "zipf", "viral")) {
-            assertThat(results)
-                    .as(text)
-                    .anySatisfy(l -> assertThat(l)
-                            .startsWith("RESULT job." + w + " ours_eps=")
-                            .contains(
-                                    " naive_eps=",
-                                    " ratio_naive=",
-                                    " sql_eps=",
-                                    " ratio_sql=",
-                                    " redis_eps=",
-                                    " limit_eps=",
-                                    " ratio_limit=",
-                                    " redis_cmds_per_event=",
-                                    " redis_cpu_us_per_event=",
-                                    " naive_redis_eps=",
-                                    " ratio_naive_redis=",
-                                    " sql_redis_eps=",
-                                    " ratio_sql_redis=",
-                                    " job_cpu_us_per_event=",
-                                    " redis_bytes_per_counter=",
-                                    " redis_floor_us_per_event="));
+            assertHasLine(
+                    results,
+                    text,
+                    "job." + w + " ours_eps=",
+                    " naive_eps=",
+                    " ratio_naive=",
+                    " sql_eps=",
+                    " ratio_sql=",
+                    " redis_eps=",
+                    " limit_eps=",
+                    " ratio_limit=",
+                    " redis_cmds_per_event=",
+                    " redis_cpu_us_per_event=",
+                    " naive_redis_eps=",
+                    " ratio_naive_redis=",
+                    " sql_redis_eps=",
+                    " ratio_sql_redis=",
+                    " job_cpu_us_per_event=",
+                    " redis_bytes_per_counter=",
+                    " redis_floor_us_per_event=");
         }
-        String kafka = results.stream()
-                .filter(l -> l.startsWith("RESULT job.kafka.zipf "))
-                .findFirst()
-                .orElseThrow();
+        String kafka = line(results, "job.kafka.zipf ");
         assertThat(kafka)
                 .contains(
                         " ratio_naive=",
@@ -61,10 +72,7 @@ class JobBenchTest {
                         " broker_cpu_us_per_event=",
                         " all_cpu_us_per_event=",
                         " cores_per_million_eps=");
-        String reads = results.stream()
-                .filter(l -> l.startsWith("RESULT job.read_latency "))
-                .findFirst()
-                .orElseThrow();
+        String reads = line(results, "job.read_latency ");
         assertThat(reads)
                 .matches("RESULT job\\.read_latency p50_ms=[0-9.]+ p99_ms=[0-9.]+ max_ms=[0-9.]+ reads=[1-9][0-9]* .*");
         // the CPU figures were measured (a job that ran took CPU), not left at zero
@@ -88,22 +96,18 @@ class JobBenchTest {
         }
         // the zipf workload once more under samples/policies.yaml, beside the default
         for (String v : List.of("default", "policies")) {
-            assertThat(results)
-                    .as(text)
-                    .anySatisfy(l -> assertThat(l)
-                            .startsWith("RESULT job.policies variant=" + v + " ")
-                            .contains(
-                                    " eps=",
-                                    " job_cpu_us_per_event=",
-                                    " redis_cpu_us_per_event=",
-                                    " redis_keys_per_counter=",
-                                    " redis_bytes_per_counter=",
-                                    " state_bytes_per_active_counter="));
+            assertHasLine(
+                    results,
+                    text,
+                    "job.policies variant=" + v + " ",
+                    " eps=",
+                    " job_cpu_us_per_event=",
+                    " redis_cpu_us_per_event=",
+                    " redis_keys_per_counter=",
+                    " redis_bytes_per_counter=",
+                    " state_bytes_per_active_counter=");
         }
-        String savings = results.stream()
-                .filter(l -> l.startsWith("RESULT job.policies.savings "))
-                .findFirst()
-                .orElseThrow();
+        String savings = line(results, "job.policies.savings ");
         assertThat(savings)
                 .contains(
                         " redis_keys_ratio=",

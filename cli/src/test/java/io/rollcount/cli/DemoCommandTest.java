@@ -6,8 +6,6 @@ import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.redis.RedisKeys;
 import io.rollcount.job.support.RedisTestSupport;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Files;
 import java.time.Duration;
 import java.util.List;
@@ -44,12 +42,8 @@ class DemoCommandTest {
         Set<String> before = brokerThreads();
         try (RedisTestSupport redis = new RedisTestSupport()) {
             DemoCommand demo = new DemoCommand();
-            StringWriter out = new StringWriter();
-            StringWriter err = new StringWriter();
-            CommandLine cli = new CommandLine(demo);
-            cli.setOut(new PrintWriter(out, true));
-            cli.setErr(new PrintWriter(err, true));
-            int rc = cli.execute(
+            CliRun run = CliRun.of(
+                    demo,
                     "--duration",
                     "15s",
                     "--rate",
@@ -64,10 +58,10 @@ class DemoCommandTest {
                     redis.url(),
                     "--redis.key-prefix",
                     redis.prefix);
-            String text = out.toString();
+            String text = run.out();
             System.out.println(text);
-            System.out.println(err);
-            assertThat(rc).as("exit code; stderr: %s", err).isZero();
+            System.out.println(run.err());
+            assertThat(run.code()).as("exit code; stderr: %s", run.err()).isZero();
 
             // The view printed one line a second (stdout is not a terminal here), and the summary.
             long viewLines = text.lines()
@@ -117,18 +111,13 @@ class DemoCommandTest {
     @Test
     void saysInOneLineWhatToDoWhenRedisIsNotThere() {
         DemoCommand demo = new DemoCommand();
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        CommandLine cli = new CommandLine(demo);
-        cli.setOut(new PrintWriter(out, true));
-        cli.setErr(new PrintWriter(err, true));
         // metrics off: a note about a busy default metrics port (another process on 9249) would be a second line
-        int rc = cli.execute("--duration", "5s", "--redis", "redis://127.0.0.1:1", "--metrics.port", "0");
-        assertThat(rc).isEqualTo(1);
-        assertThat(err.toString().strip().lines().count()).isEqualTo(1);
-        assertThat(err.toString()).contains("cannot reach Redis", "start redis-server", "ROLLCOUNT_REDIS");
+        CliRun run = CliRun.of(demo, "--duration", "5s", "--redis", "redis://127.0.0.1:1", "--metrics.port", "0");
+        assertThat(run.code()).isEqualTo(1);
+        assertThat(run.err().strip().lines().count()).isEqualTo(1);
+        assertThat(run.err()).contains("cannot reach Redis", "start redis-server", "ROLLCOUNT_REDIS");
         assertThat(demo.workDir).as("nothing started").isNull();
-        assertThat(out.toString()).isEmpty();
+        assertThat(run.out()).isEmpty();
     }
 
     @Test

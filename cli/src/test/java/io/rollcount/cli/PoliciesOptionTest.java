@@ -2,13 +2,10 @@ package io.rollcount.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
 
 /**
  * {@code --policies} of {@code ./rollcount run} and {@code ./rollcount demo}: a bad file is one line naming
@@ -18,16 +15,8 @@ class PoliciesOptionTest {
     @TempDir
     Path dir;
 
-    private record Outcome(int exit, String out, String err) {}
-
-    private static Outcome run(String... args) {
-        CommandLine cli = Main.commandLine();
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        cli.setOut(new PrintWriter(out, true));
-        cli.setErr(new PrintWriter(err, true));
-        int exit = cli.execute(args);
-        return new Outcome(exit, out.toString(), err.toString());
+    private static CliRun run(String... args) {
+        return CliRun.of(Main.commandLine(), args);
     }
 
     @Test
@@ -39,7 +28,7 @@ class PoliciesOptionTest {
         String expected = "rollcount: " + bad
                 + ": rule 2 (line 3): field 'resolutions': unknown resolution '2m': expected 5s, 1m, 5m, 1h, 1d";
 
-        Outcome run = run(
+        CliRun run = run(
                 "run",
                 "--input",
                 input.toString(),
@@ -47,30 +36,30 @@ class PoliciesOptionTest {
                 bad.toString(),
                 "--dlq",
                 dir.resolve("dlq.jsonl").toString());
-        assertThat(run.exit()).isEqualTo(2);
+        assertThat(run.code()).isEqualTo(2);
         assertThat(run.err()).isEqualTo(expected + System.lineSeparator());
         assertThat(dir.resolve("dlq.jsonl")).doesNotExist();
 
-        Outcome demo = run("demo", "--policies", bad.toString(), "--metrics.port", "0");
-        assertThat(demo.exit()).isEqualTo(2);
+        CliRun demo = run("demo", "--policies", bad.toString(), "--metrics.port", "0");
+        assertThat(demo.code()).isEqualTo(2);
         assertThat(demo.err()).isEqualTo(expected.replace("rollcount: ", "rollcount demo: ") + System.lineSeparator());
         assertThat(demo.out()).isEmpty();
 
         Files.writeString(bad, "not: [yaml");
-        Outcome notYaml = run("run", "--input", input.toString(), "--policies", bad.toString());
-        assertThat(notYaml.exit()).isEqualTo(2);
+        CliRun notYaml = run("run", "--input", input.toString(), "--policies", bad.toString());
+        assertThat(notYaml.code()).isEqualTo(2);
         assertThat(notYaml.err())
                 .startsWith("rollcount: " + bad + ": not YAML: ")
                 .doesNotContain("\n" + "rollcount")
                 .hasLineCount(1);
 
-        Outcome missing = run(
+        CliRun missing = run(
                 "run",
                 "--input",
                 input.toString(),
                 "--policies",
                 dir.resolve("none.yaml").toString());
-        assertThat(missing.exit()).isEqualTo(2);
+        assertThat(missing.code()).isEqualTo(2);
         assertThat(missing.err())
                 .startsWith("rollcount: " + dir.resolve("none.yaml") + ": cannot read the policies file")
                 .hasLineCount(1);

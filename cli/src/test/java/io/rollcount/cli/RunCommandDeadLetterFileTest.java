@@ -3,14 +3,11 @@ package io.rollcount.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rollcount.job.support.OtherProcessFileLock;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
 import redis.clients.jedis.Jedis;
 
 /**
@@ -31,10 +28,8 @@ class RunCommandDeadLetterFileTest {
                 Jedis redis = new Jedis("127.0.0.1", 6379)) {
             redis.set(prefix + ":_job", "an earlier job"); // what --fresh would delete
 
-            StringWriter err = new StringWriter();
-            CommandLine cli = new CommandLine(new RunCommand());
-            cli.setErr(new PrintWriter(err, true));
-            int exit = cli.execute(
+            CliRun run = CliRun.of(
+                    new RunCommand(),
                     "--input",
                     input.toString(),
                     "--dlq",
@@ -45,8 +40,8 @@ class RunCommandDeadLetterFileTest {
                     "--checkpoint.dir",
                     dir.resolve("chk").toUri().toString());
 
-            assertThat(exit).isEqualTo(RunCommand.EXIT_REFUSED);
-            assertThat(err.toString().strip())
+            assertThat(run.code()).isEqualTo(RunCommand.EXIT_REFUSED);
+            assertThat(run.err().strip())
                     .isEqualTo(
                             "rollcount: --dlq " + dlq + " is in use by another running job (it holds " + dlq
                                     + ".lock): give this job a dead-letter file of its own with --dlq PATH, or stop the other job");

@@ -36,10 +36,8 @@ class RunCommandMetricsTest {
             int port = taken.getLocalPort();
             Path input = dir.resolve("in.jsonl");
             Files.writeString(input, "{\"counter\":\"a:b\",\"ts\":1000}\n");
-            StringWriter err = new StringWriter();
-            CommandLine cli = new CommandLine(new RunCommand());
-            cli.setErr(new PrintWriter(err, true));
-            int exit = cli.execute(
+            CliRun run = CliRun.of(
+                    new RunCommand(),
                     "--input",
                     input.toString(),
                     "--metrics.port",
@@ -48,8 +46,8 @@ class RunCommandMetricsTest {
                     dir.resolve("dlq.jsonl").toString(),
                     "--checkpoint.dir",
                     dir.resolve("chk").toUri().toString());
-            assertThat(exit).isEqualTo(RunCommand.EXIT_REFUSED);
-            assertThat(err.toString().strip())
+            assertThat(run.code()).isEqualTo(RunCommand.EXIT_REFUSED);
+            assertThat(run.err().strip())
                     .isEqualTo("rollcount: --metrics.port " + port
                             + ": the port is in use (another process listens on it); choose another port");
         }
@@ -59,14 +57,16 @@ class RunCommandMetricsTest {
     void theDemoRefusesAnExplicitMetricsPortInUseBeforeStartingAnything() throws Exception {
         try (ServerSocket taken = new ServerSocket(0)) {
             int port = taken.getLocalPort();
-            StringWriter err = new StringWriter();
-            CommandLine cli = new CommandLine(new DemoCommand());
-            cli.setErr(new PrintWriter(err, true));
-            cli.setOut(new PrintWriter(new StringWriter(), true));
-            int exit = cli.execute(
-                    "--duration", "5s", "--metrics.port", Integer.toString(port), "--redis", "redis://127.0.0.1:1");
-            assertThat(exit).isEqualTo(2);
-            assertThat(err.toString().strip())
+            CliRun demo = CliRun.of(
+                    new DemoCommand(),
+                    "--duration",
+                    "5s",
+                    "--metrics.port",
+                    Integer.toString(port),
+                    "--redis",
+                    "redis://127.0.0.1:1");
+            assertThat(demo.code()).isEqualTo(2);
+            assertThat(demo.err().strip())
                     .isEqualTo("rollcount demo: --metrics.port " + port
                             + ": the port is in use (another process listens on it); choose another port");
         }

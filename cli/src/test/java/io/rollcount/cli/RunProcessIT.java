@@ -36,19 +36,7 @@ class RunProcessIT {
             Files.writeString(stale.resolve("leftover"), "x".repeat(1000));
             Path input = writeEvents(dir.resolve("in.jsonl"), 3_000, 100);
 
-            Process p = start(
-                    root,
-                    "run",
-                    "--input",
-                    input.toString(),
-                    "--redis",
-                    redis.url(),
-                    "--redis.key-prefix",
-                    redis.prefix,
-                    "--parallelism",
-                    "1",
-                    "--dlq",
-                    dir.resolve("dlq.jsonl").toString());
+            Process p = startRun(root, input, redis, redis.prefix, "dlq.jsonl");
             assertThat(p.waitFor(120, TimeUnit.SECONDS)).isTrue();
             String err = Files.readString(dir.resolve("err.txt"));
             assertThat(p.exitValue()).as("stderr: %s", err).isZero();
@@ -63,19 +51,7 @@ class RunProcessIT {
             // Stopped midway (SIGTERM, as Ctrl-C): the shutdown hook deletes the run's temporary folder.
             // big enough to outlast the first progress lines: a million events now take the job about 6 s
             Path big = writeEvents(dir.resolve("big.jsonl"), 8_000_000, 1_000);
-            Process q = start(
-                    root,
-                    "run",
-                    "--input",
-                    big.toString(),
-                    "--redis",
-                    redis.url(),
-                    "--redis.key-prefix",
-                    redis.prefix + "b",
-                    "--parallelism",
-                    "1",
-                    "--dlq",
-                    dir.resolve("dlq-b.jsonl").toString());
+            Process q = startRun(root, big, redis, redis.prefix + "b", "dlq-b.jsonl");
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
             while (q.isAlive()
                     && System.nanoTime() < deadline
@@ -106,23 +82,16 @@ class RunProcessIT {
         try (RedisTestSupport redis = new RedisTestSupport()) {
             Path root = dir.resolve("tmp-root");
             Path input = writeEvents(dir.resolve("in.jsonl"), 400_000, 200_000);
-            Process p = start(
+            Process p = startRun(
                     root,
-                    "run",
-                    "--input",
-                    input.toString(),
-                    "--redis",
-                    redis.url(),
-                    "--redis.key-prefix",
+                    input,
+                    redis,
                     redis.prefix,
-                    "--parallelism",
-                    "1",
+                    "dlq.jsonl",
                     "--checkpoint.interval",
                     "1s",
                     "--checkpoint.dir",
-                    disk.toUri().toString(),
-                    "--dlq",
-                    dir.resolve("dlq.jsonl").toString());
+                    disk.toUri().toString());
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(100);
             String err = "";
             while (System.nanoTime() < deadline && !err.contains("No space left on device") && p.isAlive()) {
@@ -172,6 +141,29 @@ class RunProcessIT {
             for (int i = 0; i < events; i++) w.write("{\"counter\":\"c:" + (i % counters) + "\",\"delta\":1}\n");
         }
         return file;
+    }
+
+    /**
+     * {@code run} of {@code input} at parallelism 1 into {@code prefix} of {@code redis}, dead letters to
+     * {@code dir/dlq}, with {@code more} options, started as the rollcount script starts it ({@link #start}).
+     */
+    private Process startRun(
+            Path tmpRoot, Path input, RedisTestSupport redis, String prefix, String dlq, String... more)
+            throws IOException {
+        List<String> args = new ArrayList<>(List.of(
+                "run",
+                "--input",
+                input.toString(),
+                "--redis",
+                redis.url(),
+                "--redis.key-prefix",
+                prefix,
+                "--parallelism",
+                "1",
+                "--dlq",
+                dir.resolve(dlq).toString()));
+        args.addAll(List.of(more));
+        return start(tmpRoot, args.toArray(String[]::new));
     }
 
     /** As the rollcount script: {@code exec java -Djava.io.tmpdir=<root>/run-$$ ... io.rollcount.cli.Main <args>}. */

@@ -5,6 +5,8 @@ import io.rollcount.job.files.InputFiles;
 import io.rollcount.job.files.JsonLinesFormat;
 import io.rollcount.job.files.LocalInputEnumerator;
 import io.rollcount.job.files.PathOrderSplitAssigner;
+import io.rollcount.job.kafka.CaughtUpIdlenessSource;
+import io.rollcount.job.kafka.KafkaClients;
 import io.rollcount.job.kafka.KafkaIO;
 import io.rollcount.job.model.CounterUpdate;
 import io.rollcount.job.model.Event;
@@ -30,6 +32,7 @@ import io.rollcount.job.parse.EventParser;
 import io.rollcount.job.policy.Policies;
 import io.rollcount.job.policy.PoliciesException;
 import io.rollcount.job.redis.CounterUpdateWrites;
+import io.rollcount.job.redis.InvalidSettingException;
 import io.rollcount.job.redis.PrefixGuard;
 import io.rollcount.job.redis.RedisEndpoint;
 import io.rollcount.job.redis.RedisKeys;
@@ -38,7 +41,11 @@ import io.rollcount.job.redis.RedisSink;
 import io.rollcount.job.redis.RedisWrite;
 import io.rollcount.job.redis.RollupsRebuild;
 import io.rollcount.job.redis.TopListWrites;
+import java.nio.file.Paths;
 import java.time.Duration;
+import java.util.Map;
+import java.util.Properties;
+import java.util.function.Supplier;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.connector.sink2.Sink;
@@ -49,11 +56,17 @@ import org.apache.flink.configuration.PipelineOptions;
 import org.apache.flink.configuration.StateBackendOptions;
 import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.connector.file.src.FileSource;
+import org.apache.flink.connector.kafka.sink.KafkaSink;
+import org.apache.flink.connector.kafka.source.KafkaSource;
+import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
 import org.apache.flink.core.execution.CheckpointingMode;
 import org.apache.flink.core.fs.Path;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.util.function.SerializableFunction;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.OffsetResetStrategy;
 import picocli.CommandLine;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisException;
@@ -272,7 +285,7 @@ public final class RollcountJob {
         if (!(outputs.redis() instanceof RedisSink r) || outputs.rollups() == null || !options.kafkaConfigured())
             return null;
         return new RollupsRebuild(
-                io.rollcount.job.kafka.KafkaClients.properties(options),
+                kafkaProperties(options),
                 KafkaIO.ROLLUPS_TOPIC,
                 r.endpoint(),
                 options.redisKeyPrefix,
@@ -416,7 +429,7 @@ public final class RollcountJob {
      */
     public static String checkPrefix(JobOptions options, boolean restoring, String resumeHint) {
         PrefixGuard guard = new PrefixGuard(options.redisKeyPrefix);
-        RedisEndpoint endpoint = RedisEndpoint.fromOptions(options);
+        RedisEndpoint endpoint = redisEndpoint(options);
         endpoint.checkMode();
         try (UnifiedJedis jedis = endpoint.client()) {
             String refusal = guard.refusal(jedis, restoring, options.fresh, options.leaseToken, resumeHint);
@@ -438,23 +451,158 @@ public final class RollcountJob {
     public static void assemble(StreamExecutionEnvironment env, JobOptions options) {
         Source<Event, ?, ?> source = switch (options.sourceKind()) {
             case files -> fileSource(options);
-            case kafka -> KafkaIO.source(options);
+            case kafka -> kafkaSource(options);
         };
         boolean kafka = options.kafkaConfigured();
-        if (kafka) KafkaIO.ensureOutputTopics(options);
+        if (kafka) ensureOutputTopics(options);
         // Another running job's dead-letter file is refused before this one starts (its writer would be refused
         // anyway).
         else DeadLetterFileSink.refuseIfLocked(options.dlq);
         // One job per key prefix: the counts' writers hold its lease (the sorted sets' writers need not).
-        RedisSink redis = RedisSink.fromOptions(options).holdingLease(options.leaseToken);
+        RedisSink redis = redisSink(options).holdingLease(options.leaseToken);
         Outputs outputs = kafka
                 ? new Outputs(
                         redis,
-                        KafkaIO.deadLetters(options),
+                        deadLetterSink(options),
                         0,
-                        KafkaIO.rollups(options),
-                        KafkaIO.trending(options, t -> t.ns, Json::topList))
+                        rollupsSink(options),
+                        trendingSink(options, t -> t.ns, Json::topList))
                 : new Outputs(redis, new DeadLetterFileSink(options.dlq), 1, null);
         build(env, options, source, outputs);
+    }
+
+    // ------------------------------------------------ the options mapped to the connectors' builders
+    // The connectors (io.rollcount.job.redis, io.rollcount.job.kafka) know nothing of the options: this is the
+    // one place that maps them, for the job, its tests and the commands of the command line.
+
+    /** The setters of the Redis builders and the options (or environment variables) that set them, for messages. */
+    static final Map<String, String> REDIS_SETTING_OPTIONS = Map.of(
+            "setUrl", "--redis",
+            "setEndpoint", "--redis",
+            "setCluster", "--redis.cluster",
+            "setPasswordFile", "--redis.password-file",
+            "setFallbackPassword", "$" + RedisEndpoint.PASSWORD_ENV,
+            "setCaCertificatePem", "$" + RedisEndpoint.CA_ENV,
+            "setKeyPrefix", "--redis.key-prefix",
+            "setRetryTimeout", "--redis.retry-timeout");
+
+    /**
+     * The endpoint of {@code --redis} (or {@code $ROLLCOUNT_REDIS}, default {@code redis://127.0.0.1:6379}) and
+     * {@code --redis.cluster}, with the password of {@code --redis.password-file} or
+     * {@code $ROLLCOUNT_REDIS_PASSWORD} where the URL has none, and the TLS CA certificate of
+     * {@code $ROLLCOUNT_REDIS_CA} if that is set. A refused setting is an {@link IllegalArgumentException} naming
+     * the option, e.g. {@code --redis: the port must be a number in redis://h:port}.
+     */
+    public static RedisEndpoint redisEndpoint(RedisOptions options) {
+        return redisEndpoint(options, System.getenv());
+    }
+
+    static RedisEndpoint redisEndpoint(RedisOptions options, Map<String, String> env) {
+        return namingOptions(() -> {
+            RedisEndpoint.Builder b = RedisEndpoint.builder().setCluster(options.redisCluster);
+            b.setUrl(options.redisUrl());
+            if (options.redisPasswordFile != null && !options.redisPasswordFile.isBlank()) {
+                b.setPasswordFile(Paths.get(options.redisPasswordFile));
+            }
+            String envPassword = env.get(RedisEndpoint.PASSWORD_ENV);
+            if (envPassword != null && !envPassword.isEmpty()) b.setFallbackPassword(envPassword);
+            String ca = env.get(RedisEndpoint.CA_ENV);
+            if (ca != null && !ca.isBlank()) b.setCaCertificatePem(Paths.get(ca));
+            return b.build();
+        });
+    }
+
+    /**
+     * The job's Redis sink: {@link #redisSinkBuilder} built.
+     */
+    public static RedisSink redisSink(JobOptions options) {
+        return redisSinkBuilder(options).build();
+    }
+
+    /**
+     * The builder of the job's Redis sink: {@link #redisEndpoint}, {@code --redis.key-prefix},
+     * {@code --redis.retry-timeout}; {@value RedisSink#JOB_COUNTERS_PER_CALL} counters per script call, a buffer of
+     * {@value RedisSink#JOB_MAX_BUFFERED_KEYS} keys, flush interval at its default (the benchmark sets more).
+     */
+    public static RedisSink.Builder redisSinkBuilder(JobOptions options) {
+        RedisEndpoint endpoint = redisEndpoint(options);
+        return namingOptions(() -> RedisSink.builder()
+                .setEndpoint(endpoint)
+                .setKeyPrefix(options.redisKeyPrefix)
+                .setRetryTimeout(options.redisRetryTimeout)
+                .setCountersPerCall(RedisSink.JOB_COUNTERS_PER_CALL)
+                .setMaxBufferedKeys(RedisSink.JOB_MAX_BUFFERED_KEYS));
+    }
+
+    /** {@code make()}, a setting it refuses named by its option ({@link #REDIS_SETTING_OPTIONS}). */
+    private static <T> T namingOptions(Supplier<T> make) {
+        try {
+            return make.get();
+        } catch (InvalidSettingException e) {
+            // no cause: the command line prints a message with its causes, and this one says all
+            throw new IllegalArgumentException(e.messageNaming(REDIS_SETTING_OPTIONS));
+        }
+    }
+
+    /** The settings of every Kafka client of the job: {@code --kafka.properties} and {@code --kafka.bootstrap}. */
+    public static Properties kafkaProperties(JobOptions options) {
+        return KafkaClients.properties(options.kafkaBootstrap, options.kafkaProperties);
+    }
+
+    /**
+     * The job's Kafka source: {@link #plainKafkaSource} with each partition holding the watermark until it is read
+     * and idle ({@code --idle-timeout}) only when read to its end ({@link CaughtUpIdlenessSource}).
+     */
+    public static CaughtUpIdlenessSource kafkaSource(JobOptions options) {
+        Properties clients = kafkaProperties(options);
+        clients.put(ConsumerConfig.GROUP_ID_CONFIG, options.kafkaGroupId);
+        return new CaughtUpIdlenessSource(plainKafkaSource(options), clients, options.idleTimeout);
+    }
+
+    /** Flink's Kafka source of {@code --kafka.topic}, {@code --kafka.group-id}, {@code --kafka.starting-offsets}, {@code --bounded}, {@code --max-future}. */
+    public static KafkaSource<Event> plainKafkaSource(JobOptions options) {
+        return KafkaIO.source(
+                kafkaProperties(options),
+                options.kafkaTopic,
+                options.kafkaGroupId,
+                startingOffsets(options.kafkaStartingOffsets),
+                options.maxFuture,
+                options.bounded);
+    }
+
+    /** {@code committed} falls back to the earliest offset for a partition the group has not committed. */
+    @SuppressWarnings("deprecation") // OffsetResetStrategy is what the connector's API takes
+    static OffsetsInitializer startingOffsets(JobOptions.StartingOffsets s) {
+        return switch (s == null ? JobOptions.StartingOffsets.committed : s) {
+            case committed -> OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST);
+            case earliest -> OffsetsInitializer.earliest();
+            case latest -> OffsetsInitializer.latest();
+        };
+    }
+
+    /** The producer settings of the job's Kafka sinks: {@link #kafkaProperties} and {@code --kafka.transaction-timeout}. */
+    public static Properties kafkaProducerProperties(JobOptions options) {
+        return KafkaIO.producerProperties(kafkaProperties(options), options.kafkaTransactionTimeout);
+    }
+
+    /** The {@code counter-rollups} sink, transactional ids of {@code --kafka.transactional-id-prefix}. */
+    public static KafkaSink<Rollup> rollupsSink(JobOptions options) {
+        return KafkaIO.rollups(kafkaProducerProperties(options), options.kafkaTransactionalIdPrefix);
+    }
+
+    /** The {@code counter-events-dlq} sink, transactional ids of {@code --kafka.transactional-id-prefix}. */
+    public static KafkaSink<Event> deadLetterSink(JobOptions options) {
+        return KafkaIO.deadLetters(kafkaProducerProperties(options), options.kafkaTransactionalIdPrefix);
+    }
+
+    /** The {@code counter-trending} sink, transactional ids of {@code --kafka.transactional-id-prefix}. */
+    public static <T> KafkaSink<T> trendingSink(
+            JobOptions options, SerializableFunction<T, String> namespace, SerializableFunction<T, byte[]> value) {
+        return KafkaIO.trending(kafkaProducerProperties(options), options.kafkaTransactionalIdPrefix, namespace, value);
+    }
+
+    /** Checks the brokers of the options and creates the job's output topics that are missing ({@link KafkaIO#ensureOutputTopics}). */
+    public static void ensureOutputTopics(JobOptions options) {
+        KafkaIO.ensureOutputTopics(kafkaProperties(options));
     }
 }

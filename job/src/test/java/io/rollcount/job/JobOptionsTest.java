@@ -14,7 +14,8 @@ import picocli.CommandLine;
  */
 class JobOptionsTest {
 
-    private static JobOptions parse(String... args) {
+    /** The job's options of {@code --input events.jsonl} and {@code args}, parsed, not validated. */
+    static JobOptions parse(String... args) {
         JobOptions o = new JobOptions();
         String[] all = new String[args.length + 2];
         all[0] = "--input";

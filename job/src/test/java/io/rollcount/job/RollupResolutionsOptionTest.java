@@ -5,18 +5,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.rollcount.job.model.Resolution;
 import org.junit.jupiter.api.Test;
-import picocli.CommandLine;
 
 /** {@code --rollups.resolutions}: default 1m, 1h, 1d; any comma list of the five labels; one clear refusal naming the option. */
 class RollupResolutionsOptionTest {
     private static JobOptions parse(String... args) {
-        JobOptions o = new JobOptions();
-        String[] all = new String[args.length + 2];
-        all[0] = "--input";
-        all[1] = "events.jsonl";
-        System.arraycopy(args, 0, all, 2, args.length);
-        new CommandLine(o).parseArgs(all);
-        return o;
+        return JobOptionsTest.parse(args);
     }
 
     private static int mask(Resolution... rs) {

@@ -3,12 +3,9 @@ package io.rollcount.job.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rollcount.job.JobOptions;
-import io.rollcount.job.RollcountJob;
-import io.rollcount.job.files.DeadLetterFileSink;
 import io.rollcount.job.model.Resolution;
-import io.rollcount.job.redis.RedisSink;
-import io.rollcount.job.support.MiniClusters;
-import io.rollcount.job.support.RedisTestSupport;
+import io.rollcount.job.support.JobOnMiniClusterTest;
+import io.rollcount.job.support.JobRuns;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -24,15 +21,9 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.apache.flink.configuration.Configuration;
-import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
-import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Issue 7 item 4: counter ids that look like attacks (CRLF and RESP injection, Lua, glob patterns such as
@@ -42,28 +33,15 @@ import org.junit.jupiter.api.io.TempDir;
  * the whole job against the real Redis: each id gets its own distinct delta so that a count under a wrong
  * key would show.
  */
-class AttackCounterIdsTest {
+class AttackCounterIdsTest extends JobOnMiniClusterTest {
     private static final long TS =
             io.rollcount.job.support.RecentTime.HOUR_START; // window keys expire at end + retention
 
-    @RegisterExtension
-    static final MiniClusterExtension FLINK = MiniClusters.slots(2);
-
-    @TempDir
-    Path dir;
-
-    private RedisTestSupport redis;
     private final String sentinel = "pwned-" + UUID.randomUUID().toString().substring(0, 8);
 
-    @BeforeEach
-    void connect() {
-        redis = new RedisTestSupport();
-    }
-
     @AfterEach
-    void cleanUp() {
+    void deleteSentinel() {
         redis.jedis.del(sentinel);
-        redis.close();
     }
 
     /** The ids, as JSON string contents (escapes allowed), each to be sent once with its own delta. */
@@ -195,24 +173,10 @@ class AttackCounterIdsTest {
         }
         Files.write(input, out.toByteArray());
 
-        JobOptions o = new JobOptions();
-        o.input = input.toString();
-        o.redis = redis.url();
-        o.redisKeyPrefix = redis.prefix;
-        o.checkpointInterval = Duration.ofSeconds(1);
-        o.dlq = dir.resolve("dlq.jsonl").toString();
-        o.validate();
-        Configuration conf = RollcountJob.configuration(o);
-        conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
-        conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 2);
-        conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(200));
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
-        env.setParallelism(2);
-        RollcountJob.build(
-                env,
-                o,
-                RollcountJob.fileSource(o),
-                new RollcountJob.Outputs(RedisSink.fromOptions(o), new DeadLetterFileSink(o.dlq), 1, null));
+        JobOptions o =
+                JobRuns.fileOptions(input, redis, Duration.ofSeconds(1), dir).validate();
+        StreamExecutionEnvironment env = JobRuns.environment(o, 2, 2, null);
+        JobRuns.buildFromFiles(env, o);
         env.execute("attack-counter-ids");
 
         // Dead letters by line.

@@ -8,6 +8,7 @@ import io.rollcount.chaos.OwnRedis;
 import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.gen.EventGenerator.Generated;
 import io.rollcount.job.kafka.KafkaBroker;
+import io.rollcount.job.kafka.TopicReader;
 import io.rollcount.job.ops.RecentEventTimes;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -27,17 +28,12 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.regex.Pattern;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -70,7 +66,6 @@ class ClusterFaultIT {
     private static final int EVENTS = 30_000;
     private static final int COUNTERS = 400;
     private static final int HOT = 40;
-    private static final Pattern COUNT_KEY = Pattern.compile("\\{([^}]*)\\}:(total|(5s|1m|5m|1h|1d):\\d+)");
 
     private static LocalCluster cluster;
     private static Path work;
@@ -171,27 +166,15 @@ class ClusterFaultIT {
 
         /** The job's arguments after the jar. */
         List<String> jobArgs(int parallelism) {
-            return List.of(
-                    "--kafka.bootstrap",
+            return LocalCluster.kafkaJobArgs(
                     broker.bootstrap(),
-                    "--kafka.topic",
                     "counter-events",
-                    "--kafka.group-id",
-                    "g-" + id,
-                    "--kafka.starting-offsets",
-                    "earliest",
-                    "--kafka.transactional-id-prefix",
-                    "t-" + id,
-                    "--redis",
+                    id,
                     redisUrl,
-                    "--redis.key-prefix",
                     prefix,
-                    "--checkpoint.interval",
-                    "2s",
+                    parallelism,
                     "--allowed-lateness",
-                    "5s",
-                    "--parallelism",
-                    Integer.toString(parallelism));
+                    "5s");
         }
 
         /** Starts producing EVENTS events at RATE per second in the background (event times follow the clock). */
@@ -292,29 +275,6 @@ class ClusterFaultIT {
             return maxSeen.values().stream().mapToLong(Long::longValue).sum();
         }
 
-        /** Every key under the prefix. */
-        Map<String, String> redisCounts(Jedis j) {
-            Map<String, String> out = new HashMap<>();
-            List<String> keys = new ArrayList<>();
-            String cursor = ScanParams.SCAN_POINTER_START;
-            ScanParams params = new ScanParams().match(prefix + ":{*").count(1000);
-            do {
-                ScanResult<String> r = j.scan(cursor, params);
-                keys.addAll(r.getResult());
-                cursor = r.getCursor();
-            } while (!cursor.equals(ScanParams.SCAN_POINTER_START));
-            List<String> counts = keys.stream()
-                    .filter(k ->
-                            COUNT_KEY.matcher(k.substring(prefix.length() + 1)).matches())
-                    .toList();
-            for (int i = 0; i < counts.size(); i += 500) {
-                List<String> batch = counts.subList(i, Math.min(counts.size(), i + 500));
-                List<String> values = j.mget(batch.toArray(String[]::new));
-                for (int k = 0; k < batch.size(); k++) out.put(batch.get(k), values.get(k));
-            }
-            return out;
-        }
-
         /**
          * Waits until every total and window sum in Redis equals the ground truth and no other count key
          * exists, and the watermark passed the tick's closing point; then checks the rollups and the poller.
@@ -326,16 +286,7 @@ class ClusterFaultIT {
             long watermark;
             try (Jedis j = new Jedis(redisHost, redisPort)) {
                 while (true) {
-                    Map<String, String> actual = redisCounts(j);
-                    List<String> w = new ArrayList<>();
-                    for (var e : expected.entrySet()) {
-                        String v = actual.get(e.getKey());
-                        if (v == null || Long.parseLong(v) != e.getValue())
-                            w.add(e.getKey() + " expected " + e.getValue() + " got " + v);
-                    }
-                    for (String k : actual.keySet())
-                        if (!expected.containsKey(k)) w.add(k + " should not exist (" + actual.get(k) + ")");
-                    wrong = w;
+                    wrong = ClusterTruth.wrongKeys(expected, ClusterTruth.redisCounts(j, prefix));
                     String wm = j.get(prefix + ":meta:watermark");
                     watermark = wm == null ? Long.MIN_VALUE : Long.parseLong(wm);
                     if (wrong.isEmpty() && watermark >= lastTs + 10_000) break;
@@ -401,57 +352,15 @@ class ClusterFaultIT {
 
         /** counter-rollups, read_committed: no duplicate, revisions 0..n without gap, true sums, every closed window present. */
         void assertRollups(long watermark) throws Exception {
-            Map<ClusterTruth.Window, long[]> closed = new HashMap<>();
-            truth.windows.forEach((w, v) -> {
-                // the default --rollups.resolutions: 1m, 1h and 1d
-                if (!w.res().equals("5s")
-                        && !w.res().equals("5m")
-                        && w.start() + ClusterTruth.sizeMillis(w.res()) - 1 <= watermark) closed.put(w, v);
-            });
+            Map<ClusterTruth.Window, long[]> closed = truth.closedRollupWindows(watermark);
             long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
             List<String> problems;
             int records;
             while (true) {
                 problems = new ArrayList<>();
-                Map<ClusterTruth.Window, List<JsonNode>> got = new HashMap<>();
                 List<ConsumerRecord<byte[], byte[]>> all = readCommitted("counter-rollups");
                 records = all.size();
-                for (ConsumerRecord<byte[], byte[]> r : all) {
-                    JsonNode n = JSON.readTree(r.value());
-                    String counter = n.path("counter").asText();
-                    if (!counter.equals(new String(r.key(), StandardCharsets.UTF_8)))
-                        problems.add("key is not the counter: " + n);
-                    got.computeIfAbsent(
-                                    new ClusterTruth.Window(
-                                            counter,
-                                            n.path("res").asText(),
-                                            n.path("start").asLong()),
-                                    k -> new ArrayList<>())
-                            .add(n);
-                }
-                for (var e : got.entrySet()) {
-                    long[] t = truth.windows.get(e.getKey());
-                    if (t == null) {
-                        problems.add("rollup of a window without events: " + e.getValue());
-                        continue;
-                    }
-                    Set<Integer> revisions = new HashSet<>();
-                    JsonNode latest = null;
-                    for (JsonNode n : e.getValue()) {
-                        if (!revisions.add(n.path("revision").asInt())) problems.add("duplicate: " + n);
-                        if (latest == null
-                                || n.path("revision").asInt()
-                                        > latest.path("revision").asInt()) latest = n;
-                    }
-                    for (int r = 0; r < revisions.size(); r++)
-                        if (!revisions.contains(r)) problems.add("revision gap in " + e.getValue());
-                    if (latest.path("sum").asLong() != t[0]
-                            || latest.path("events").asLong() != t[1]) {
-                        problems.add("wrong sum: " + latest + " expected sum " + t[0] + " events " + t[1]);
-                    }
-                }
-                for (ClusterTruth.Window w : closed.keySet())
-                    if (!got.containsKey(w)) problems.add("missing rollup of closed " + w);
+                truth.checkRollups(all, closed, problems);
                 if (problems.isEmpty() || System.nanoTime() > deadline) break;
                 Thread.sleep(1000);
             }
@@ -464,28 +373,7 @@ class ClusterFaultIT {
         }
 
         List<ConsumerRecord<byte[], byte[]>> readCommitted(String topic) {
-            Properties p = new Properties();
-            p.putAll(broker.adminProperties());
-            p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-            p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
-            p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
-            p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
-            List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
-            try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(p)) {
-                List<TopicPartition> parts = c.partitionsFor(topic, Duration.ofSeconds(30)).stream()
-                        .map(pi -> new TopicPartition(topic, pi.partition()))
-                        .toList();
-                c.assign(parts);
-                c.seekToBeginning(parts);
-                Map<TopicPartition, Long> end = c.endOffsets(parts, Duration.ofSeconds(30));
-                long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-                while (parts.stream().anyMatch(tp -> c.position(tp) < end.get(tp))) {
-                    if (System.nanoTime() > deadline)
-                        throw new AssertionError("reading " + topic + " did not reach " + end);
-                    for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) out.add(r);
-                }
-            }
-            return out;
+            return TopicReader.read(broker.adminProperties(), topic, Map.of(), "read_committed");
         }
 
         @Override
@@ -525,6 +413,20 @@ class ClusterFaultIT {
                 + cluster.taskManagersOf(job));
         s.startProducing();
         return job;
+    }
+
+    /** Submits the job again from {@code from} (a checkpoint or savepoint) and waits until every task runs. */
+    static String resume(Stream s, String from, int parallelism) throws Exception {
+        String resumed = cluster.submit(List.of("-s", from), s.jobArgs(parallelism));
+        cluster.awaitAllRunning(resumed, Duration.ofMinutes(3));
+        return resumed;
+    }
+
+    /** The time since {@code t0}, recorded as the result {@code name} (seconds). */
+    static Duration recordSince(String name, long t0) {
+        Duration d = Duration.ofNanos(System.nanoTime() - t0);
+        RESULTS.put(name, seconds(d));
+        return d;
     }
 
     /** Waits until the job has failed over (left "every task RUNNING"), then until it runs again; the time from {@code t0}. */
@@ -578,10 +480,8 @@ class ClusterFaultIT {
             log("jm-kill: JobManager back after " + seconds(Duration.ofNanos(System.nanoTime() - t0)) + " s");
             Path checkpoint = cluster.latestCheckpoint(job)
                     .orElseThrow(() -> new AssertionError("no retained checkpoint of " + job));
-            String resumed = cluster.submit(List.of("-s", checkpoint.toUri().toString()), s.jobArgs(2));
-            cluster.awaitAllRunning(resumed, Duration.ofMinutes(3));
-            Duration recovery = Duration.ofNanos(System.nanoTime() - t0);
-            RESULTS.put("jm_kill_s", seconds(recovery));
+            String resumed = resume(s, checkpoint.toUri().toString(), 2);
+            Duration recovery = recordSince("jm_kill_s", t0);
             log("jm-kill: job resumed from " + checkpoint.getFileName() + " as " + resumed + ", running "
                     + seconds(recovery) + " s after the kill");
             s.finishAndTick();
@@ -620,8 +520,7 @@ class ClusterFaultIT {
                 states.add(cluster.jobState(job));
                 Thread.sleep(50);
             }
-            Duration resumed = Duration.ofNanos(System.nanoTime() - t0);
-            RESULTS.put("redis_outage_s", seconds(resumed));
+            Duration resumed = recordSince("redis_outage_s", t0);
             log("redis-outage: writes resumed " + seconds(resumed)
                     + " s after Redis came back; job states seen during the outage: " + states);
             s.finishAndTick();
@@ -642,10 +541,8 @@ class ClusterFaultIT {
             log("savepoint: job " + job + " stopped with savepoint " + savepoint + " after " + s.produced
                     + " events; state " + cluster.jobState(job));
             assertThat(cluster.jobState(job)).isEqualTo("FINISHED");
-            String resumed = cluster.submit(List.of("-s", savepoint), s.jobArgs(3));
-            cluster.awaitAllRunning(resumed, Duration.ofMinutes(3));
-            Duration downtime = Duration.ofNanos(System.nanoTime() - t0);
-            RESULTS.put("savepoint_rescale_s", seconds(downtime));
+            String resumed = resume(s, savepoint, 3);
+            Duration downtime = recordSince("savepoint_rescale_s", t0);
             JsonNode detail = cluster.rest("/jobs/" + resumed).orElseThrow();
             List<Integer> parallelism = new ArrayList<>();
             for (JsonNode v : detail.path("vertices"))

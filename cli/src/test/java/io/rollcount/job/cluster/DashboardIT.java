@@ -86,23 +86,8 @@ class DashboardIT {
                 broker.createTopics(2, "counter-events");
                 String job = cluster.submit(
                         List.of(),
-                        List.of(
-                                "--kafka.bootstrap",
-                                broker.bootstrap(),
-                                "--kafka.group-id",
-                                "g-" + id,
-                                "--kafka.starting-offsets",
-                                "earliest",
-                                "--kafka.transactional-id-prefix",
-                                "t-" + id,
-                                "--redis",
-                                redis.url(),
-                                "--redis.key-prefix",
-                                redis.prefix,
-                                "--checkpoint.interval",
-                                "2s",
-                                "--parallelism",
-                                "2"));
+                        LocalCluster.kafkaJobArgs(
+                                broker.bootstrap(), "counter-events", id, redis.url(), redis.prefix, 2));
                 cluster.awaitAllRunning(job, Duration.ofMinutes(2));
                 log("job running after " + seconds(t0) + " s");
 

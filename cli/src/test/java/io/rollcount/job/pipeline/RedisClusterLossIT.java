@@ -8,13 +8,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.rollcount.job.JobOptions;
 import io.rollcount.job.RollcountJob;
 import io.rollcount.job.kafka.KafkaBroker;
-import io.rollcount.job.kafka.KafkaIO;
 import io.rollcount.job.metrics.LocalMetrics;
 import io.rollcount.job.metrics.RollcountMetrics;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.pipeline.RedisLossIT.Compared;
 import io.rollcount.job.redis.RedisClusterProcesses;
-import io.rollcount.job.redis.RedisSink;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;
@@ -29,10 +27,7 @@ import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -99,7 +94,7 @@ class RedisClusterLossIT {
         long finishedBefore = METRICS.sum(RollcountMetrics.REDIS_REBUILDS_FINISHED);
         long keysBefore = METRICS.sum(RollcountMetrics.REDIS_REBUILD_KEYS);
         StreamExecutionEnvironment env = environment(options);
-        RollcountJob.build(env, options, KafkaIO.source(options), outputs(options));
+        RollcountJob.build(env, options, RollcountJob.kafkaSource(options), outputs(options));
         JobClient job = env.executeAsync("redis-cluster-loss");
         try {
             await("the first records read and in a checkpoint", Duration.ofSeconds(120), () -> committed(options), job);
@@ -212,7 +207,7 @@ class RedisClusterLossIT {
         java.nio.file.Files.writeString(policies, "- match: api\n  topk: false\n- match: post\n  topk: 5\n");
         JobOptions options = options(topic, policies.toString());
         StreamExecutionEnvironment env = environment(options);
-        RollcountJob.build(env, options, KafkaIO.source(options), outputs(options));
+        RollcountJob.build(env, options, RollcountJob.kafkaSource(options), outputs(options));
         JobClient job = env.executeAsync("redis-cluster-stopped");
         try {
             await("all input read and in a checkpoint", Duration.ofSeconds(120), () -> committed(options), job);
@@ -349,7 +344,7 @@ class RedisClusterLossIT {
         o.checkpointInterval = Duration.ofMillis(300);
         o.idleTimeout = Duration.ofMinutes(10);
         o.validate();
-        KafkaIO.ensureOutputTopics(o);
+        RollcountJob.ensureOutputTopics(o);
         return o;
     }
 
@@ -365,25 +360,16 @@ class RedisClusterLossIT {
 
     private static RollcountJob.Outputs outputs(JobOptions options) {
         return new RollcountJob.Outputs(
-                RedisSink.fromOptions(options),
-                KafkaIO.deadLetters(options),
+                RollcountJob.redisSink(options),
+                RollcountJob.deadLetterSink(options),
                 0,
-                KafkaIO.rollups(options),
+                RollcountJob.rollupsSink(options),
                 null,
-                RedisSink.fromOptions(options).withoutWatermark());
+                RollcountJob.redisSink(options).withoutWatermark());
     }
 
     /** The job's consumer group has committed (on a completed checkpoint) the end offset of every input partition. */
     private boolean committed(JobOptions options) throws Exception {
-        Map<TopicPartition, Long> end =
-                KafkaOutputs.endOffsets(broker.adminProperties(), options.kafkaTopic, "read_committed");
-        try (Admin admin = Admin.create(broker.adminProperties())) {
-            Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(options.kafkaGroupId)
-                    .partitionsToOffsetAndMetadata()
-                    .get(30, TimeUnit.SECONDS);
-            return end.entrySet().stream()
-                    .allMatch(e -> committed.get(e.getKey()) != null
-                            && committed.get(e.getKey()).offset() >= e.getValue());
-        }
+        return KafkaOutputs.committedToEnd(broker.adminProperties(), options.kafkaTopic, options.kafkaGroupId);
     }
 }

@@ -7,13 +7,12 @@ import io.rollcount.job.JobOptions;
 import io.rollcount.job.RollcountJob;
 import io.rollcount.job.gen.EventGenerator.Generated;
 import io.rollcount.job.kafka.KafkaBroker;
-import io.rollcount.job.kafka.KafkaIO;
 import io.rollcount.job.metrics.LocalMetrics;
 import io.rollcount.job.metrics.RollcountMetrics;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.pipeline.FailureInjection.Place;
 import io.rollcount.job.redis.RedisServerProcess;
-import io.rollcount.job.redis.RedisSink;
+import io.rollcount.job.support.JobRuns;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;
@@ -29,17 +28,13 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.flink.configuration.Configuration;
-import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -160,7 +155,7 @@ class RedisLossIT {
             produce(in, BEFORE);
             JobOptions options = options(server, topic, false);
             StreamExecutionEnvironment env = environment(options, null);
-            RollcountJob.build(env, options, KafkaIO.source(options), outputs(options));
+            RollcountJob.build(env, options, RollcountJob.kafkaSource(options), outputs(options));
             JobClient job = env.executeAsync("redis-loss-d1");
             await("all input read and in a checkpoint", Duration.ofSeconds(120), () -> allInputCommitted(options), job);
             String savepoint = job.stopWithSavepoint(
@@ -185,30 +180,19 @@ class RedisLossIT {
             cli = new CommandLine(new io.rollcount.cli.Main());
             cli.setOut(new PrintWriter(out));
             long t0 = System.nanoTime();
-            int code = cli.execute(
-                    "rebuild-redis",
-                    "--kafka.bootstrap",
-                    broker.bootstrap(),
-                    "--redis",
-                    server.url(),
-                    "--redis.key-prefix",
-                    PREFIX,
+            int code = cli.execute(rebuildArgs(
+                    server,
                     "--from",
                     java.time.Instant.ofEpochMilli(Resolution.D1.windowStart(in.startTs))
                             .toString()
                             .replace("Z", "+00:00"),
                     "--to",
-                    Long.toString(System.currentTimeMillis()));
+                    Long.toString(System.currentTimeMillis())));
             double seconds = (System.nanoTime() - t0) / 1e9;
             assertThat(code).as("rebuild-redis exit code; it said " + out).isZero();
             assertThat(out.toString()).contains("keys written");
             Compared cli1 = compare(jedis, in.truth, false);
-            assertThat(cli1.wrong)
-                    .as("keys with a wrong value after rebuild-redis, e.g. " + first(cli1.wrong))
-                    .isEmpty();
-            assertThat(cli1.missingWindows)
-                    .as("closed 1m/5m/1h/1d windows missing after rebuild-redis, e.g. " + first(cli1.missingWindows))
-                    .isEmpty();
+            cli1.assertExact("after rebuild-redis", false);
             assertThat(cli1.missingTotals)
                     .as("totals are in the job's state, not in counter-rollups")
                     .isNotEmpty();
@@ -219,15 +203,7 @@ class RedisLossIT {
             System.out.printf("RedisLossIT d: %d window top-K lists rebuilt as the job wrote them%n", lists);
             // running it again changes nothing (guarded writes, idempotent)
             Map<String, String> once = snapshot(jedis);
-            assertThat(new CommandLine(new io.rollcount.cli.Main())
-                            .execute(
-                                    "rebuild-redis",
-                                    "--kafka.bootstrap",
-                                    broker.bootstrap(),
-                                    "--redis",
-                                    server.url(),
-                                    "--redis.key-prefix",
-                                    PREFIX))
+            assertThat(new CommandLine(new io.rollcount.cli.Main()).execute(rebuildArgs(server)))
                     .isZero();
             assertThat(snapshot(jedis)).isEqualTo(once);
             System.out.printf("RESULT redis.rebuild-cli keys=%d seconds=%.2f%n", once.size(), seconds);
@@ -237,7 +213,7 @@ class RedisLossIT {
             // end)
             JobOptions resumed = options(server, topic, false);
             StreamExecutionEnvironment env2 = environment(resumed, savepoint);
-            RollcountJob.build(env2, resumed, KafkaIO.source(resumed), outputs(resumed));
+            RollcountJob.build(env2, resumed, RollcountJob.kafkaSource(resumed), outputs(resumed));
             JobClient job2 = env2.executeAsync("redis-loss-d2");
             try {
                 // its two subtasks of count-per-counter, and the rebuild from counter-rollups
@@ -252,13 +228,7 @@ class RedisLossIT {
             }
             assertThat(rebuildsStarted()).as("the restored job saw the loss").isPositive();
             Compared after = compare(jedis, in.truth, false);
-            assertThat(after.wrong)
-                    .as("keys with a wrong value, e.g. " + first(after.wrong))
-                    .isEmpty();
-            assertThat(after.missingTotals)
-                    .as("totals missing after the restored job's rebuild")
-                    .isEmpty();
-            assertThat(after.missingWindows).as("1m/5m/1h/1d windows missing").isEmpty();
+            after.assertExact("after the restored job's rebuild", true);
             System.out.printf(
                     "RedisLossIT d: %,d keys before the loss, %,d after rebuild-redis and the restored job; %s%n",
                     before.size(), snapshot(jedis).size(), after);
@@ -280,7 +250,10 @@ class RedisLossIT {
             FailureInjection.reset(Place.NONE, true);
             StreamExecutionEnvironment env = environment(options, null);
             RollcountJob.build(
-                    env, options, new GatedSource<>(KafkaIO.source(options), Long.MAX_VALUE), outputs(options));
+                    env,
+                    options,
+                    new GatedSource<>(RollcountJob.kafkaSource(options), Long.MAX_VALUE),
+                    outputs(options));
             JobClient job = env.executeAsync("redis-loss-" + loss);
             Freshness fresh = new Freshness(server.port);
             try {
@@ -352,15 +325,7 @@ class RedisLossIT {
                 }
                 int lists = assertTopListsAsBefore(listsBefore, topLists(server.port));
                 System.out.printf("RedisLossIT %s: %d window top-K lists as the job wrote them%n", loss, lists);
-                assertThat(c.wrong)
-                        .as("keys with a wrong value, e.g. " + first(c.wrong))
-                        .isEmpty();
-                assertThat(c.missingTotals)
-                        .as("totals missing, e.g. " + first(c.missingTotals))
-                        .isEmpty();
-                assertThat(c.missingWindows)
-                        .as("1m/5m/1h/1d windows missing, e.g. " + first(c.missingWindows))
-                        .isEmpty();
+                c.assertExact("after the run", true);
                 assertThat(c.sketchesDiffering)
                         .as("1h/1d uniques whose count differs from PFADD of their users, e.g. "
                                 + first(c.sketchesDiffering))
@@ -411,6 +376,23 @@ class RedisLossIT {
         int values;
         int sketches;
         long probes;
+
+        /**
+         * No key with a wrong value and no closed 1m/5m/1h/1d window missing ({@code when}: for the message), and
+         * with {@code totals} no total missing either.
+         */
+        void assertExact(String when, boolean totals) {
+            assertThat(wrong)
+                    .as("keys with a wrong value " + when + ", e.g. " + first(wrong))
+                    .isEmpty();
+            assertThat(missingWindows)
+                    .as("closed 1m/5m/1h/1d windows missing " + when + ", e.g. " + first(missingWindows))
+                    .isEmpty();
+            if (totals)
+                assertThat(missingTotals)
+                        .as("totals missing " + when + ", e.g. " + first(missingTotals))
+                        .isEmpty();
+        }
 
         @Override
         public String toString() {
@@ -672,57 +654,42 @@ class RedisLossIT {
     }
 
     private JobOptions options(RedisServerProcess server, String topic, boolean bounded) {
-        JobOptions o = new JobOptions();
-        o.source = JobOptions.SourceKind.kafka;
-        o.kafkaBootstrap = broker.bootstrap();
-        o.kafkaTopic = topic;
-        o.kafkaGroupId = "rl-" + id;
-        o.kafkaStartingOffsets = JobOptions.StartingOffsets.earliest;
-        o.kafkaTransactionalIdPrefix = "rl-" + id;
-        o.bounded = bounded;
-        o.redis = server.url();
-        o.redisKeyPrefix = PREFIX;
-        o.checkpointInterval = Duration.ofMillis(300);
+        JobOptions o = JobRuns.kafkaOptions(
+                broker.bootstrap(), topic, "rl-" + id, bounded, server.url(), PREFIX, Duration.ofMillis(300));
         // the watermark is the minimum over every partition (no idleness): no record of the stream is late
         o.idleTimeout = Duration.ofMinutes(10);
         o.validate();
-        KafkaIO.ensureOutputTopics(o);
+        RollcountJob.ensureOutputTopics(o);
         return o;
     }
 
     private static StreamExecutionEnvironment environment(JobOptions options, String savepoint) {
-        Configuration conf = RollcountJob.configuration(options);
+        Configuration conf = JobRuns.configuration(options, 3, Duration.ofSeconds(1));
         if (savepoint != null) conf.set(org.apache.flink.configuration.StateRecoveryOptions.SAVEPOINT_PATH, savepoint);
-        conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
-        conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 3);
-        conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofSeconds(1));
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
-        env.setParallelism(2);
-        return env;
+        return JobRuns.environment(conf, 2);
     }
 
     private static RollcountJob.Outputs outputs(JobOptions options) {
-        return new RollcountJob.Outputs(
-                RedisSink.fromOptions(options),
-                KafkaIO.deadLetters(options),
-                0,
-                KafkaIO.rollups(options),
-                null,
-                RedisSink.fromOptions(options).withoutWatermark());
+        return JobRuns.kafkaOutputs(options);
     }
 
     /** The job's consumer group has committed (on a completed checkpoint) the end offset of every input partition. */
     private boolean allInputCommitted(JobOptions options) throws Exception {
-        Map<TopicPartition, Long> end =
-                KafkaOutputs.endOffsets(broker.adminProperties(), options.kafkaTopic, "read_committed");
-        try (Admin admin = Admin.create(broker.adminProperties())) {
-            Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(options.kafkaGroupId)
-                    .partitionsToOffsetAndMetadata()
-                    .get(30, TimeUnit.SECONDS);
-            return end.entrySet().stream()
-                    .allMatch(e -> committed.get(e.getKey()) != null
-                            && committed.get(e.getKey()).offset() >= e.getValue());
-        }
+        return KafkaOutputs.committedToEnd(broker.adminProperties(), options.kafkaTopic, options.kafkaGroupId);
+    }
+
+    /** {@code rebuild-redis} of this class's broker into {@code PREFIX} of {@code server}, then {@code more}. */
+    private String[] rebuildArgs(RedisServerProcess server, String... more) {
+        List<String> args = new ArrayList<>(List.of(
+                "rebuild-redis",
+                "--kafka.bootstrap",
+                broker.bootstrap(),
+                "--redis",
+                server.url(),
+                "--redis.key-prefix",
+                PREFIX));
+        args.addAll(List.of(more));
+        return args.toArray(String[]::new);
     }
 
     static String first(java.util.Collection<?> items) {

@@ -1,6 +1,5 @@
 package io.rollcount.job.kafka;
 
-import io.rollcount.job.JobOptions;
 import io.rollcount.job.model.DeadLetterPayload;
 import io.rollcount.job.model.Event;
 import io.rollcount.job.model.Json;
@@ -63,13 +62,16 @@ public final class DeadLetterRecords implements KafkaRecordSerializationSchema<E
         this.limit = limit;
     }
 
-    /** The limits of the job's producer ({@code --kafka.properties}) and of the topic as the brokers report it. */
-    public static DeadLetterRecords forTopic(JobOptions options, Properties producer, String topic) {
+    /**
+     * The limits of the job's producer ({@code producer}: {@code --kafka.properties}) and of the topic as the
+     * brokers report it (asked with the same settings).
+     */
+    public static DeadLetterRecords forTopic(Properties producer, String topic) {
         int request = intSetting(
                 producer.getProperty(ProducerConfig.MAX_REQUEST_SIZE_CONFIG),
                 DEFAULT_MAX_REQUEST_SIZE,
                 "max.request.size of --kafka.properties");
-        int message = topicMaxMessageBytes(options, topic);
+        int message = topicMaxMessageBytes(producer, topic);
         int limit = Math.min(request, message);
         if (limit < MIN_LIMIT) {
             throw new IllegalArgumentException((request <= message
@@ -112,8 +114,11 @@ public final class DeadLetterRecords implements KafkaRecordSerializationSchema<E
     }
 
     /** The topic's effective {@code max.message.bytes}; the broker default when it cannot be read (no DescribeConfigs right). */
-    private static int topicMaxMessageBytes(JobOptions options, String topic) {
-        Properties p = KafkaClients.properties(options);
+    private static int topicMaxMessageBytes(Properties producer, String topic) {
+        Properties p = new Properties();
+        p.putAll(producer);
+        // the setting KafkaIO.producerProperties adds for the sinks; an admin client does not take it
+        p.remove(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG);
         p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "30000");
         p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
         p.putIfAbsent(AdminClientConfig.CLIENT_ID_CONFIG, "rollcount-admin");

@@ -1,6 +1,5 @@
 package io.rollcount.job.kafka;
 
-import io.rollcount.job.JobOptions;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -38,26 +37,25 @@ public final class KafkaClients {
 
     private KafkaClients() {}
 
-    /** The settings of the properties file (empty without one) plus {@code bootstrap.servers}. */
-    public static Properties properties(JobOptions options) {
+    /**
+     * The settings of the properties file {@code propertiesFile} ({@code --kafka.properties}; none when null or
+     * blank) plus {@code bootstrap.servers} of {@code bootstrap} ({@code --kafka.bootstrap}), which wins over one
+     * in the file; one of the two must give it.
+     */
+    public static Properties properties(String bootstrap, String propertiesFile) {
         Properties p = new Properties();
-        if (options.kafkaProperties != null && !options.kafkaProperties.isBlank()) {
-            p.putAll(loadFile(Paths.get(options.kafkaProperties)));
+        if (propertiesFile != null && !propertiesFile.isBlank()) {
+            p.putAll(loadFile(Paths.get(propertiesFile)));
         }
-        if (options.kafkaBootstrap == null || options.kafkaBootstrap.isBlank()) {
+        if (bootstrap == null || bootstrap.isBlank()) {
             if (!p.containsKey(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG)) {
                 throw new IllegalArgumentException(
                         "--kafka.bootstrap is required for Kafka (or bootstrap.servers in --kafka.properties)");
             }
         } else {
-            p.put(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, options.kafkaBootstrap.trim());
+            p.put(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, bootstrap.trim());
         }
         return p;
-    }
-
-    /** {@code --kafka.bootstrap}, or {@code bootstrap.servers} of the properties file. */
-    public static String bootstrap(JobOptions options) {
-        return properties(options).getProperty(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG);
     }
 
     static Properties loadFile(Path file) {
@@ -73,12 +71,13 @@ public final class KafkaClients {
     }
 
     /**
-     * Checks that the brokers of {@code --kafka.bootstrap} answer (with the settings of {@code --kafka.properties})
-     * and creates the topics that do not exist yet, with the broker's default partition count and
-     * replication factor. Fails with a message that names the setting at fault.
+     * Checks that the brokers of {@code clients} ({@link #properties}: {@code --kafka.bootstrap} with the settings
+     * of {@code --kafka.properties}) answer and creates the topics that do not exist yet, with the broker's default
+     * partition count and replication factor. Fails with a message that names the setting at fault.
      */
-    public static void ensureTopics(JobOptions options, Duration timeout, String... topics) {
-        Properties p = properties(options);
+    public static void ensureTopics(Properties clients, Duration timeout, String... topics) {
+        Properties p = new Properties();
+        p.putAll(clients);
         String bootstrap = p.getProperty(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG);
         int ms = (int) Math.min(Integer.MAX_VALUE, timeout.toMillis());
         p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, String.valueOf(ms));
@@ -89,8 +88,9 @@ public final class KafkaClients {
             admin = Admin.create(p);
         } catch (KafkaException e) {
             throw new IllegalArgumentException(
-                    "--kafka.bootstrap " + bootstrap + " (with --kafka.properties " + options.kafkaProperties
-                            + "): cannot make a Kafka client: " + rootMessage(e),
+                    "--kafka.bootstrap " + bootstrap
+                            + " (with the settings of --kafka.properties): cannot make a Kafka client: "
+                            + rootMessage(e),
                     e);
         }
         try (admin) {

@@ -1,6 +1,5 @@
 package io.rollcount.job.kafka;
 
-import io.rollcount.job.JobOptions;
 import io.rollcount.job.model.Event;
 import io.rollcount.job.model.Json;
 import io.rollcount.job.model.Rollup;
@@ -16,16 +15,17 @@ import org.apache.flink.connector.kafka.source.KafkaSourceBuilder;
 import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
 import org.apache.flink.util.function.SerializableFunction;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.OffsetResetStrategy;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 
 /**
  * The job's Kafka source and its exactly-once Kafka sinks (contract sections 1 and 4).
  *
+ * Each factory takes the values it needs, not the job's options: {@code RollcountJob} maps the options to them
+ * (its {@code kafkaSource}, {@code rollupsSink}, {@code deadLetterSink}, {@code trendingSink}).
  * <ul>
- *   <li>{@link #source}: {@code --kafka.topic}, group {@code --kafka.group-id}, {@code --kafka.starting-offsets},
- *       {@code --bounded}; offsets live in Flink's checkpoints (and are committed to the group on each
+ *   <li>{@link #source}: the topic ({@code --kafka.topic}), group ({@code --kafka.group-id}), starting offsets
+ *       ({@code --kafka.starting-offsets}), bounded or not ({@code --bounded}); offsets live in Flink's checkpoints (and are committed to the group on each
  *       checkpoint, for lag monitoring only); every record becomes one {@link Event} through
  *       {@link EventDeserializer}.</li>
  *   <li>{@link #rollups}, {@link #deadLetters}, {@link #trending}: {@link DeliveryGuarantee#EXACTLY_ONCE}
@@ -33,7 +33,9 @@ import org.apache.kafka.clients.producer.ProducerRecord;
  *       {@code isolation.level=read_committed}); transactional ids {@code <--kafka.transactional-id-prefix>-rollups},
  *       {@code -dlq}, {@code -trending}; {@code transaction.timeout.ms} from {@code --kafka.transaction-timeout}.</li>
  * </ul>
- * Every client gets the settings of {@code --kafka.properties} ({@link KafkaClients#properties}).
+ * Every client gets the settings of {@code --kafka.properties} ({@link KafkaClients#properties}): the
+ * {@code clients} argument of the source and of {@link #ensureOutputTopics}; the sinks take
+ * {@link #producerProperties} of them.
  * {@link #ensureOutputTopics}, called once before the graph is built, checks that the brokers answer and creates
  * the output topics that are missing, so a wrong {@code --kafka.bootstrap} fails the job's start with a message
  * rather than hanging it; the sink factories make no admin call of their own.
@@ -53,109 +55,113 @@ public final class KafkaIO {
     // ---------------------------------------------------------------- source
 
     /**
-     * The input of the job: every record of {@code --kafka.topic} as an {@link Event} (valid or dead letter), each
-     * partition holding the watermark until it is read and idle ({@code --idle-timeout}) only when read to its end
-     * ({@link CaughtUpIdlenessSource}).
+     * The input of the job: every record of {@code topic} as an {@link Event} (valid or dead letter; events more
+     * than {@code maxFuture} ahead of the wall clock are dead letters), read with the client settings
+     * {@code clients} as group {@code groupId} from {@code startingOffsets}; {@code bounded}: up to the end
+     * offsets found at start.
      */
-    public static CaughtUpIdlenessSource source(JobOptions options) {
-        Properties client = KafkaClients.properties(options);
-        client.put(ConsumerConfig.GROUP_ID_CONFIG, options.kafkaGroupId);
-        return new CaughtUpIdlenessSource(kafkaSource(options), client, options.idleTimeout);
-    }
-
-    /** Flink's Kafka source of {@link #source}, without the idleness that only a partition read to its end has. */
-    public static KafkaSource<Event> kafkaSource(JobOptions options) {
+    public static KafkaSource<Event> source(
+            Properties clients,
+            String topic,
+            String groupId,
+            OffsetsInitializer startingOffsets,
+            Duration maxFuture,
+            boolean bounded) {
         KafkaSourceBuilder<Event> b = KafkaSource.<Event>builder()
-                .setProperties(KafkaClients.properties(options))
-                .setTopics(options.kafkaTopic)
-                .setGroupId(options.kafkaGroupId)
-                .setStartingOffsets(startingOffsets(options.kafkaStartingOffsets))
-                .setDeserializer(new EventDeserializer(options.maxFuture.toMillis()))
+                .setProperties(clients)
+                .setTopics(topic)
+                .setGroupId(groupId)
+                .setStartingOffsets(startingOffsets)
+                .setDeserializer(new EventDeserializer(maxFuture.toMillis()))
                 // Offsets are restored from Flink's checkpoints; the group's committed offsets are for
                 // monitoring (consumer lag) and for --kafka.starting-offsets committed on a fresh start.
                 .setProperty("commit.offsets.on.checkpoint", "true")
                 .setProperty(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
-        if (options.bounded) b.setBounded(OffsetsInitializer.latest());
+        if (bounded) b.setBounded(OffsetsInitializer.latest());
         return b.build();
-    }
-
-    /** {@code committed} falls back to the earliest offset for a partition the group has not committed. */
-    @SuppressWarnings("deprecation") // OffsetResetStrategy is what the connector's API takes
-    public static OffsetsInitializer startingOffsets(JobOptions.StartingOffsets s) {
-        return switch (s == null ? JobOptions.StartingOffsets.committed : s) {
-            case committed -> OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST);
-            case earliest -> OffsetsInitializer.earliest();
-            case latest -> OffsetsInitializer.latest();
-        };
     }
 
     // ---------------------------------------------------------------- sinks
 
-    /** {@code counter-rollups}: key = counter id, value = {@link Json#rollup}. */
-    public static KafkaSink<Rollup> rollups(JobOptions options) {
-        return exactlyOnce(options, ROLLUPS_TOPIC, "rollups", r -> utf8(r.counter), Json::rollup);
+    /** {@code counter-rollups}: key = counter id, value = {@link Json#rollup}; transactional ids {@code <prefix>-rollups}. */
+    public static KafkaSink<Rollup> rollups(Properties producer, String transactionalIdPrefix) {
+        return exactlyOnce(
+                producer, transactionalIdPrefix, ROLLUPS_TOPIC, "rollups", r -> utf8(r.counter), Json::rollup);
     }
 
     /**
      * {@code counter-events-dlq}: key = the input record's key (may be null), value = {@link Json#deadLetter};
-     * every record fits the producer's and the topic's size limits ({@link DeadLetterRecords}).
+     * every record fits the producer's and the topic's size limits ({@link DeadLetterRecords}); transactional
+     * ids {@code <prefix>-dlq}.
      */
-    public static KafkaSink<Event> deadLetters(JobOptions options) {
+    public static KafkaSink<Event> deadLetters(Properties producer, String transactionalIdPrefix) {
         return exactlyOnce(
-                options, "dlq", DeadLetterRecords.forTopic(options, producerProperties(options), DEAD_LETTER_TOPIC));
+                producer, transactionalIdPrefix, "dlq", DeadLetterRecords.forTopic(producer, DEAD_LETTER_TOPIC));
     }
 
-    /** {@code counter-trending}: key = the namespace, value = the bytes the caller makes. */
+    /** {@code counter-trending}: key = the namespace, value = the bytes the caller makes; transactional ids {@code <prefix>-trending}. */
     public static <T> KafkaSink<T> trending(
-            JobOptions options, SerializableFunction<T, String> namespace, SerializableFunction<T, byte[]> value) {
-        return exactlyOnce(options, TRENDING_TOPIC, "trending", t -> utf8(namespace.apply(t)), value);
+            Properties producer,
+            String transactionalIdPrefix,
+            SerializableFunction<T, String> namespace,
+            SerializableFunction<T, byte[]> value) {
+        return exactlyOnce(
+                producer, transactionalIdPrefix, TRENDING_TOPIC, "trending", t -> utf8(namespace.apply(t)), value);
     }
 
     /**
      * An exactly-once sink to {@code topic} (which must exist: {@link #ensureOutputTopics}) with transactional ids
-     * {@code <prefix>-<idSuffix>}: every sink of one job needs its own suffix, and every job on one Kafka cluster its own prefix.
+     * {@code <transactionalIdPrefix>-<idSuffix>}: every sink of one job needs its own suffix, and every job on one
+     * Kafka cluster its own prefix.
      */
     public static <T> KafkaSink<T> exactlyOnce(
-            JobOptions options,
+            Properties producer,
+            String transactionalIdPrefix,
             String topic,
             String idSuffix,
             SerializableFunction<T, byte[]> key,
             SerializableFunction<T, byte[]> value) {
-        return exactlyOnce(options, idSuffix, new Serializer<>(topic, key, value));
+        return exactlyOnce(producer, transactionalIdPrefix, idSuffix, new Serializer<>(topic, key, value));
     }
 
     /** An exactly-once sink with the given records. */
     static <T> KafkaSink<T> exactlyOnce(
-            JobOptions options, String idSuffix, KafkaRecordSerializationSchema<T> records) {
+            Properties producer,
+            String transactionalIdPrefix,
+            String idSuffix,
+            KafkaRecordSerializationSchema<T> records) {
         return KafkaSink.<T>builder()
-                .setKafkaProducerConfig(producerProperties(options))
+                .setKafkaProducerConfig(producer)
                 .setDeliveryGuarantee(DeliveryGuarantee.EXACTLY_ONCE)
-                .setTransactionalIdPrefix(transactionalIdPrefix(options, idSuffix))
+                .setTransactionalIdPrefix(transactionalIdPrefix(transactionalIdPrefix, idSuffix))
                 .setRecordSerializer(records)
                 .build();
     }
 
-    /** The producer settings of the sinks: {@code --kafka.properties}, the bootstrap and the transaction timeout. */
-    public static Properties producerProperties(JobOptions options) {
-        Properties p = KafkaClients.properties(options);
-        Duration timeout = options.kafkaTransactionTimeout;
-        p.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, String.valueOf(timeout.toMillis()));
+    /**
+     * The producer settings of the sinks: the client settings {@code clients} ({@code --kafka.properties} and the
+     * bootstrap) and the transaction timeout ({@code --kafka.transaction-timeout}).
+     */
+    public static Properties producerProperties(Properties clients, Duration transactionTimeout) {
+        Properties p = new Properties();
+        p.putAll(clients);
+        p.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, String.valueOf(transactionTimeout.toMillis()));
         return p;
     }
 
-    public static String transactionalIdPrefix(JobOptions options, String suffix) {
-        String prefix = options.kafkaTransactionalIdPrefix == null || options.kafkaTransactionalIdPrefix.isBlank()
-                ? "rollcount"
-                : options.kafkaTransactionalIdPrefix.trim();
-        return prefix + "-" + suffix;
+    /** {@code <prefix>-<suffix>}, the prefix {@code rollcount} when none is given. */
+    public static String transactionalIdPrefix(String prefix, String suffix) {
+        String p = prefix == null || prefix.isBlank() ? "rollcount" : prefix.trim();
+        return p + "-" + suffix;
     }
 
     /**
-     * Checks the brokers and creates the output topics that are missing: once per job, before its graph is built
-     * ({@code RollcountJob.assemble}); the sink factories above expect their topic to exist and make no admin call.
+     * Checks the brokers of {@code clients} and creates the output topics that are missing: once per job, before
+     * its graph is built ({@code RollcountJob.assemble}); the sink factories above expect their topic to exist and
+     * make no admin call.
      */
-    public static void ensureOutputTopics(JobOptions options) {
-        KafkaClients.ensureTopics(options, KafkaClients.DEFAULT_CHECK_TIMEOUT, OUTPUT_TOPICS.toArray(String[]::new));
+    public static void ensureOutputTopics(Properties clients) {
+        KafkaClients.ensureTopics(clients, KafkaClients.DEFAULT_CHECK_TIMEOUT, OUTPUT_TOPICS.toArray(String[]::new));
     }
 
     private static byte[] utf8(String s) {

@@ -110,8 +110,8 @@ public final class TrendWeight {
         }
     }
 
-    /** Flink's type information for {@link TrendWeight}: its {@link Serializer}. */
-    public static final class Info extends TypeInformation<TrendWeight> {
+    /** Flink's type information for {@link TrendWeight} ({@link HandSerializedTypeInfo}): its {@link Serializer}. */
+    public static final class Info extends HandSerializedTypeInfo<TrendWeight> {
         private static final long serialVersionUID = 1L;
         public static final Info INSTANCE = new Info();
 
@@ -124,59 +124,13 @@ public final class TrendWeight {
             }
         }
 
-        @Override
-        public boolean isBasicType() {
-            return false;
-        }
-
-        @Override
-        public boolean isTupleType() {
-            return false;
-        }
-
-        @Override
-        public int getArity() {
-            return 1;
-        }
-
-        @Override
-        public int getTotalFields() {
-            return 1;
-        }
-
-        @Override
-        public Class<TrendWeight> getTypeClass() {
-            return TrendWeight.class;
-        }
-
-        @Override
-        public boolean isKeyType() {
-            return false;
+        private Info() {
+            super(TrendWeight.class);
         }
 
         @Override
         public TypeSerializer<TrendWeight> createSerializer(SerializerConfig config) {
             return Serializer.INSTANCE;
-        }
-
-        @Override
-        public String toString() {
-            return "TrendWeight";
-        }
-
-        @Override
-        public boolean equals(Object o) {
-            return o instanceof Info;
-        }
-
-        @Override
-        public int hashCode() {
-            return Info.class.hashCode();
-        }
-
-        @Override
-        public boolean canEqual(Object o) {
-            return o instanceof Info;
         }
     }
 }

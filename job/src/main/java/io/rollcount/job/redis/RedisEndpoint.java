@@ -1,6 +1,5 @@
 package io.rollcount.job.redis;
 
-import io.rollcount.job.RedisOptions;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.Serializable;
@@ -15,7 +14,6 @@ import java.security.cert.CertificateFactory;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLParameters;
@@ -54,8 +52,12 @@ import redis.clients.jedis.exceptions.JedisDataException;
  * <p>TLS ({@code rediss://}) verifies the server's certificate chain and host name (endpoint
  * identification {@code HTTPS}) against the JVM's default trust store ({@code -Djavax.net.ssl.trustStore}),
  * or against one CA certificate given as PEM ({@link Builder#setCaCertificatePem}, or the file named by
- * {@code $ROLLCOUNT_REDIS_CA} in {@link #fromOptions}). The CA certificate's bytes are kept in this object,
+ * {@code $ROLLCOUNT_REDIS_CA} for the job). The CA certificate's bytes are kept in this object,
  * so it travels with the job to every TaskManager.
+ *
+ * <p>The setters of {@link #builder()} check what they are given at once and name themselves in their
+ * messages ({@link InvalidSettingException}); {@code RollcountJob.redisEndpoint} maps the command line's
+ * {@code --redis*} options to them.
  *
  * <p>Instances are immutable and {@link Serializable}: the sink ships one to each of its writers, which
  * open their own connections with {@link #connect()}.
@@ -106,31 +108,6 @@ public final class RedisEndpoint implements Serializable {
     /** Parses a URL that carries its password, if any, itself. */
     public static RedisEndpoint parse(String url) {
         return builder().setUrl(url).build();
-    }
-
-    /**
-     * The endpoint of {@code --redis} (or {@code $ROLLCOUNT_REDIS}, default {@code redis://127.0.0.1:6379}),
-     * with the password of {@code --redis.password-file} or {@code $ROLLCOUNT_REDIS_PASSWORD} where the URL
-     * has none, and the TLS CA certificate of {@code $ROLLCOUNT_REDIS_CA} if that is set.
-     */
-    public static RedisEndpoint fromOptions(RedisOptions options) {
-        return fromOptions(options, System.getenv());
-    }
-
-    static RedisEndpoint fromOptions(RedisOptions options, Map<String, String> env) {
-        Builder b = builder().setUrl(options.redisUrl()).setCluster(options.redisCluster);
-        if (options.redisPasswordFile != null && !options.redisPasswordFile.isBlank()) {
-            b.setPasswordFile(Path.of(options.redisPasswordFile));
-        }
-        String envPassword = env.get(PASSWORD_ENV);
-        if (envPassword != null && !envPassword.isEmpty()) {
-            b.setFallbackPassword(envPassword);
-        }
-        String ca = env.get(CA_ENV);
-        if (ca != null && !ca.isBlank()) {
-            b.setCaCertificatePem(Path.of(ca));
-        }
-        return b.build();
     }
 
     public String host() {
@@ -394,11 +371,15 @@ public final class RedisEndpoint implements Serializable {
     }
 
     /**
-     * Builds a {@link RedisEndpoint}; {@link #build()} checks every setting and names the one at fault.
-     * A password in the URL and a password file at the same time is an error (which one would be meant?);
-     * the fallback password ({@code $ROLLCOUNT_REDIS_PASSWORD}) is used only where neither gives one.
+     * Builds a {@link RedisEndpoint}. Each setter checks its value at once and names itself when it refuses
+     * one ({@link InvalidSettingException}); {@link #build()} checks what depends on several settings: the URL
+     * against {@link #setCluster} (a list of nodes, a database), and a password in the URL and a password file
+     * at the same time (which one would be meant?). The fallback password ({@code $ROLLCOUNT_REDIS_PASSWORD})
+     * is used only where neither gives one.
      */
     public static final class Builder {
+        static final String NAME = "RedisEndpoint.builder()";
+
         private String url;
         private String host;
         private int port = DEFAULT_PORT;
@@ -408,7 +389,6 @@ public final class RedisEndpoint implements Serializable {
         private String urlPassword;
         private String filePassword;
         private String fallbackPassword;
-        private Path passwordFile;
         private boolean tls;
         private byte[] caCertificatePem;
         private boolean verifyHostname = true;
@@ -417,28 +397,61 @@ public final class RedisEndpoint implements Serializable {
         private boolean cluster;
         private final List<String> seedHosts = new ArrayList<>();
         private final List<Integer> seedPorts = new ArrayList<>();
-        private RuntimeException deferred;
+        /** Whether {@link #parseUrl} checks the URL's syntax only, whatever {@link #cluster} says (in {@link #setUrl}). */
+        private boolean syntaxOnly;
 
         private Builder() {}
 
-        /** {@code redis://[user[:password]@]host[:port][/db]} or {@code rediss://...}; user and password percent-encoded. */
+        private static InvalidSettingException invalid(String setter, String problem) {
+            return new InvalidSettingException(NAME, setter, problem);
+        }
+
+        /**
+         * {@code redis://[user[:password]@]host[:port][/db]} or {@code rediss://...}, user and password
+         * percent-encoded; with {@link #setCluster} a list of seed nodes. Checks the syntax at once; whether a
+         * list or a database fits {@link #setCluster} is checked by {@link #build()}.
+         */
         public Builder setUrl(String url) {
+            if (url == null || url.isBlank()) {
+                throw invalid("setUrl", "the Redis URL must be set (redis://host:port or rediss://host:port)");
+            }
             this.url = url;
+            syntaxOnly = true;
+            try {
+                parseUrl(url.trim());
+            } finally {
+                syntaxOnly = false;
+            }
             return this;
         }
 
         /**
-         * {@code --redis.cluster}: the URL's host list {@code host:port,host2:port2,...} are seed nodes of a
-         * Redis Cluster (user, password and TLS of the first apply to all; database 0 only).
+         * The URL's host list {@code host:port,host2:port2,...} are seed nodes of a Redis Cluster (user, password
+         * and TLS of the first apply to all; database 0 only).
          */
         public Builder setCluster(boolean cluster) {
             this.cluster = cluster;
             return this;
         }
 
-        /** Reads the password from the first line of this file (trailing newline and spaces removed). */
+        /** Reads the password from the first line of this file now (trailing newline and spaces removed); null for none. */
         public Builder setPasswordFile(Path file) {
-            this.passwordFile = file;
+            if (file == null) {
+                filePassword = null;
+                return this;
+            }
+            String text;
+            try {
+                text = Files.readString(file, StandardCharsets.UTF_8);
+            } catch (IOException e) {
+                throw invalid(
+                        "setPasswordFile",
+                        "cannot read " + file + ": " + e.getClass().getSimpleName());
+            }
+            int nl = text.indexOf('\n');
+            String read = (nl >= 0 ? text.substring(0, nl) : text).strip();
+            if (read.isEmpty()) throw invalid("setPasswordFile", file + " is empty");
+            filePassword = read;
             return this;
         }
 
@@ -448,13 +461,12 @@ public final class RedisEndpoint implements Serializable {
             return this;
         }
 
-        /** Trust exactly the CA certificate(s) in this PEM file for {@code rediss://}, instead of the JVM's trust store. */
+        /** Trust exactly the CA certificate(s) in this PEM file (read now) for {@code rediss://}, instead of the JVM's trust store. */
         public Builder setCaCertificatePem(Path file) {
             try {
                 this.caCertificatePem = Files.readAllBytes(file);
             } catch (IOException e) {
-                deferred = new IllegalArgumentException(
-                        "redis CA certificate: cannot read " + file + ": " + e.getMessage(), e);
+                throw invalid("setCaCertificatePem", "cannot read " + file + ": " + e.getMessage());
             }
             return this;
         }
@@ -471,55 +483,42 @@ public final class RedisEndpoint implements Serializable {
             return this;
         }
 
+        /** How long connecting may take (default 2 s); positive. */
         public Builder setConnectTimeoutMillis(int millis) {
+            if (millis <= 0) throw invalid("setConnectTimeoutMillis", "must be positive, got " + millis + " ms");
             this.connectTimeoutMillis = millis;
             return this;
         }
 
-        /** How long one reply may take before the connection counts as broken (default 10 s). */
+        /** How long one reply may take before the connection counts as broken (default 10 s); positive. */
         public Builder setSocketTimeoutMillis(int millis) {
+            if (millis <= 0) throw invalid("setSocketTimeoutMillis", "must be positive, got " + millis + " ms");
             this.socketTimeoutMillis = millis;
             return this;
         }
 
         public RedisEndpoint build() {
-            if (deferred != null) throw deferred;
-            if (url == null || url.isBlank()) {
-                throw new IllegalArgumentException(
-                        "--redis: the Redis URL must be set (redis://host:port or rediss://host:port)");
+            if (url == null) {
+                throw invalid("setUrl", "the Redis URL must be set (redis://host:port or rediss://host:port)");
             }
             parseUrl(url.trim());
-            if (passwordFile != null) {
-                try {
-                    String text = Files.readString(passwordFile, StandardCharsets.UTF_8);
-                    int nl = text.indexOf('\n');
-                    filePassword = (nl >= 0 ? text.substring(0, nl) : text).strip();
-                } catch (IOException e) {
-                    throw new IllegalArgumentException(
-                            "--redis.password-file: cannot read " + passwordFile + ": "
-                                    + e.getClass().getSimpleName(),
-                            e);
-                }
-                if (filePassword.isEmpty()) {
-                    throw new IllegalArgumentException("--redis.password-file: " + passwordFile + " is empty");
-                }
-            }
             if (urlPassword != null && filePassword != null) {
-                throw new IllegalArgumentException(
-                        "--redis.password-file: the --redis URL carries a password already; give it in one place only");
+                throw invalid(
+                        "setPasswordFile", "the {setUrl} URL carries a password already; give it in one place only");
             }
             password = urlPassword != null
                     ? urlPassword
                     : filePassword != null
                             ? filePassword
                             : (fallbackPassword != null && !fallbackPassword.isEmpty() ? fallbackPassword : null);
-            if (connectTimeoutMillis <= 0) throw new IllegalArgumentException("redis connect timeout must be positive");
-            if (socketTimeoutMillis <= 0) throw new IllegalArgumentException("redis socket timeout must be positive");
             return new RedisEndpoint(this);
         }
 
         /** Parses by hand: java.net.URI would quote the whole URL, password included, in its errors. */
         private void parseUrl(String u) {
+            user = null;
+            urlPassword = null;
+            database = 0;
             String rest;
             if (u.regionMatches(true, 0, "redis://", 0, 8)) {
                 tls = false;
@@ -528,8 +527,7 @@ public final class RedisEndpoint implements Serializable {
                 tls = true;
                 rest = u.substring(9);
             } else {
-                throw new IllegalArgumentException(
-                        "--redis must start with redis:// or rediss:// (got " + schemeOf(u) + ")");
+                throw invalid("setUrl", "must start with redis:// or rediss:// (got " + schemeOf(u) + ")");
             }
             // a cluster's user info belongs to the first seed: it ends before the first ',' (percent-encode a ',' in
             // it)
@@ -545,13 +543,14 @@ public final class RedisEndpoint implements Serializable {
                 urlPassword = p1 == null || p1.isEmpty() ? null : decode(p1, "password");
             }
             if (rest.indexOf('?') >= 0 || rest.indexOf('#') >= 0) {
-                throw new IllegalArgumentException("--redis: query parameters are not supported in " + redactedUrl());
+                throw invalid("setUrl", "query parameters are not supported in " + redactedUrl());
             }
             String[] nodes = rest.split(",", -1);
-            if (nodes.length > 1 && !cluster) {
-                throw new IllegalArgumentException(
-                        "--redis: a list of nodes is the seed list of a Redis Cluster: add --redis.cluster (got "
-                                + redactedUrl() + ")");
+            if (nodes.length > 1 && !cluster && !syntaxOnly) {
+                throw invalid(
+                        "setUrl",
+                        "a list of nodes is the seed list of a Redis Cluster: add {setCluster} (got " + redactedUrl()
+                                + ")");
             }
             String hostPort = nodes[0];
             String path = "";
@@ -572,14 +571,18 @@ public final class RedisEndpoint implements Serializable {
                 String scheme = tls ? "rediss://" : "redis://";
                 if (n.regionMatches(true, 0, "redis://", 0, 8) || n.regionMatches(true, 0, "rediss://", 0, 9)) {
                     if (!n.regionMatches(true, 0, scheme, 0, scheme.length())) {
-                        throw new IllegalArgumentException("--redis: every seed node takes the scheme of the first ("
-                                + scheme + ") in " + redactedUrl());
+                        throw invalid(
+                                "setUrl",
+                                "every seed node takes the scheme of the first (" + scheme + ") in " + redactedUrl());
                     }
                     n = n.substring(scheme.length());
                 }
                 if (n.indexOf('@') >= 0 || n.indexOf('/') >= 0) {
-                    throw new IllegalArgumentException("--redis: seed node " + (i + 1)
-                            + " must be host:port (user, password and TLS come from the first) in " + redactedUrl());
+                    throw invalid(
+                            "setUrl",
+                            "seed node " + (i + 1)
+                                    + " must be host:port (user, password and TLS come from the first) in "
+                                    + redactedUrl());
                 }
                 Object[] hp = hostAndPort(n);
                 seedHosts.add((String) hp[0]);
@@ -589,16 +592,14 @@ public final class RedisEndpoint implements Serializable {
                 try {
                     database = Integer.parseInt(path);
                 } catch (NumberFormatException e) {
-                    throw new IllegalArgumentException(
-                            "--redis: the database after '/' must be a number in " + redactedUrl());
+                    throw invalid("setUrl", "the database after '/' must be a number in " + redactedUrl());
                 }
-                if (database < 0)
-                    throw new IllegalArgumentException(
-                            "--redis: the database must not be negative in " + redactedUrl());
+                if (database < 0) throw invalid("setUrl", "the database must not be negative in " + redactedUrl());
             }
-            if (cluster && database != 0) {
-                throw new IllegalArgumentException("--redis: a Redis Cluster has database 0 only: remove '/" + database
-                        + "' (--redis.cluster is set)");
+            if (cluster && !syntaxOnly && database != 0) {
+                throw invalid(
+                        "setUrl",
+                        "a Redis Cluster has database 0 only: remove '/" + database + "' ({setCluster} is set)");
             }
         }
 
@@ -609,27 +610,25 @@ public final class RedisEndpoint implements Serializable {
             int p = DEFAULT_PORT;
             if (hostPort.startsWith("[")) {
                 int close = hostPort.indexOf(']');
-                if (close < 0)
-                    throw new IllegalArgumentException("--redis: unclosed '[' in the host of " + redactedUrl());
+                if (close < 0) throw invalid("setUrl", "unclosed '[' in the host of " + redactedUrl());
                 h = hostPort.substring(1, close);
                 String after = hostPort.substring(close + 1);
                 if (after.startsWith(":")) portText = after.substring(1);
                 else if (!after.isEmpty())
-                    throw new IllegalArgumentException("--redis: unexpected text after the host in " + redactedUrl());
+                    throw invalid("setUrl", "unexpected text after the host in " + redactedUrl());
             } else {
                 int colon = hostPort.lastIndexOf(':');
                 h = colon >= 0 ? hostPort.substring(0, colon) : hostPort;
                 if (colon >= 0) portText = hostPort.substring(colon + 1);
             }
-            if (h.isEmpty()) throw new IllegalArgumentException("--redis: the host is missing in " + redactedUrl());
+            if (h.isEmpty()) throw invalid("setUrl", "the host is missing in " + redactedUrl());
             if (portText != null) {
                 try {
                     p = Integer.parseInt(portText);
                 } catch (NumberFormatException e) {
-                    throw new IllegalArgumentException("--redis: the port must be a number in " + redactedUrl());
+                    throw invalid("setUrl", "the port must be a number in " + redactedUrl());
                 }
-                if (p < 1 || p > 65535)
-                    throw new IllegalArgumentException("--redis: the port must be 1 to 65535 in " + redactedUrl());
+                if (p < 1 || p > 65535) throw invalid("setUrl", "the port must be 1 to 65535 in " + redactedUrl());
             }
             return new Object[] {h, p};
         }
@@ -638,8 +637,7 @@ public final class RedisEndpoint implements Serializable {
             try {
                 return URLDecoder.decode(s.replace("+", "%2B"), StandardCharsets.UTF_8);
             } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException(
-                        "--redis: bad percent-encoding in the " + what + " of " + redactedUrl());
+                throw invalid("setUrl", "bad percent-encoding in the " + what + " of " + redactedUrl());
             }
         }
 

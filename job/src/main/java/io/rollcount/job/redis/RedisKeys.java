@@ -25,10 +25,16 @@ public final class RedisKeys implements Serializable {
      * change the Redis Cluster hash tag of every key). Returns the prefix, or fails naming {@code --redis.key-prefix}.
      */
     public static String checkPrefix(String prefix) {
-        if (prefix == null || prefix.isBlank() || prefix.indexOf('{') >= 0 || prefix.indexOf('}') >= 0) {
-            throw new IllegalArgumentException("--redis.key-prefix must be non-empty and free of '{' and '}'");
-        }
+        if (!validPrefix(prefix)) throw new IllegalArgumentException("--redis.key-prefix " + PREFIX_RULE);
         return prefix;
+    }
+
+    /** What a key prefix must be, for messages. */
+    public static final String PREFIX_RULE = "must be non-empty and free of '{' and '}'";
+
+    /** Whether {@code prefix} keeps the rule of a key prefix ({@link #PREFIX_RULE}). */
+    public static boolean validPrefix(String prefix) {
+        return prefix != null && !prefix.isBlank() && prefix.indexOf('{') < 0 && prefix.indexOf('}') < 0;
     }
 
     public String prefix() {

@@ -1,11 +1,9 @@
 package io.rollcount.job.redis;
 
-import io.rollcount.job.JobOptions;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
-import java.util.Objects;
 import java.util.UUID;
 import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.api.connector.sink2.SinkWriter;
@@ -93,9 +91,10 @@ import org.apache.flink.core.io.SimpleVersionedSerializer;
  * (a master without a replica is not waited for). That needs {@code +wait}, {@code +info} and
  * {@code +cluster|slots} as well.
  *
- * <p>Create it with {@link #builder()} or {@link #fromOptions(JobOptions)}:
+ * <p>Create it with {@link #builder()}, whose setters check their values at once and name themselves when they
+ * refuse one ({@link InvalidSettingException}); {@code RollcountJob.redisSink} maps the job's options to it:
  * <pre>{@code
- * stream.sinkTo(RedisSink.fromOptions(options)).name("redis");
+ * stream.sinkTo(RedisSink.builder().setUrl("redis://127.0.0.1:6379").setKeyPrefix("rc").build()).name("redis");
  * }</pre>
  */
 public final class RedisSink implements Sink<RedisWrite>, SupportsWriterState<RedisWrite, RedisWriterState> {
@@ -106,7 +105,7 @@ public final class RedisSink implements Sink<RedisWrite>, SupportsWriterState<Re
     public static final Duration DEFAULT_FLUSH_INTERVAL = Duration.ofMillis(200);
     public static final Duration DEFAULT_RETRY_TIMEOUT = Duration.ofSeconds(60);
     public static final int DEFAULT_MAX_WRITES_PER_CALL = 500;
-    /** Counters per script call of the job's sink: see {@link Builder#setCountersPerCall}. */
+    /** Counters per script call of the job's sink ({@code RollcountJob.redisSink}): see {@link Builder#setCountersPerCall}. */
     public static final int JOB_COUNTERS_PER_CALL = 64;
     /**
      * Keys the job's sink buffers before it flushes early (it also flushes every 200 ms and at every
@@ -196,22 +195,6 @@ public final class RedisSink implements Sink<RedisWrite>, SupportsWriterState<Re
         return new Builder();
     }
 
-    /**
-     * The sink of the job's options: {@code --redis} (with {@code --redis.password-file} or
-     * {@code $ROLLCOUNT_REDIS_PASSWORD}), {@code --redis.key-prefix} and {@code --redis.retry-timeout};
-     * {@value #JOB_COUNTERS_PER_CALL} counters per script call, a buffer of {@value #JOB_MAX_BUFFERED_KEYS}
-     * keys, flush interval at its default.
-     */
-    public static RedisSink fromOptions(JobOptions options) {
-        return builder()
-                .setEndpoint(RedisEndpoint.fromOptions(options))
-                .setKeyPrefix(options.redisKeyPrefix)
-                .setRetryTimeout(options.redisRetryTimeout)
-                .setCountersPerCall(JOB_COUNTERS_PER_CALL)
-                .setMaxBufferedKeys(JOB_MAX_BUFFERED_KEYS)
-                .build();
-    }
-
     @Override
     public StatefulSinkWriter<RedisWrite, RedisWriterState> createWriter(WriterInitContext context) throws IOException {
         return new RedisSinkWriter(this, context, leaseToken, false, List.of());
@@ -250,8 +233,14 @@ public final class RedisSink implements Sink<RedisWrite>, SupportsWriterState<Re
         return "RedisSink{" + endpoint + ", prefix=" + keyPrefix + "}";
     }
 
-    /** Builds a {@link RedisSink}; {@link #build()} checks every setting and names the one at fault. */
+    /**
+     * Builds a {@link RedisSink}. Each setter checks its value at once and names itself when it refuses one
+     * ({@link InvalidSettingException}, e.g. {@code RedisSink.builder().setFlushInterval: must be at least 1 ms,
+     * got 0 ms}); {@link #build()} refuses a sink without {@link #setEndpoint endpoint}.
+     */
     public static final class Builder {
+        static final String NAME = "RedisSink.builder()";
+
         private RedisEndpoint endpoint;
         private String keyPrefix = "rc";
         private int maxBufferedKeys = DEFAULT_MAX_BUFFERED_KEYS;
@@ -266,69 +255,105 @@ public final class RedisSink implements Sink<RedisWrite>, SupportsWriterState<Re
 
         private Builder() {}
 
+        private static InvalidSettingException invalid(String setter, String problem) {
+            return new InvalidSettingException(NAME, setter, problem);
+        }
+
+        private static String millis(Duration d) {
+            return d == null ? "none" : d.toMillis() + " ms";
+        }
+
         /** Where to write (required). */
         public Builder setEndpoint(RedisEndpoint endpoint) {
+            if (endpoint == null) throw invalid("setEndpoint", "the Redis endpoint must be set");
             this.endpoint = endpoint;
             return this;
         }
 
-        /** Shorthand for {@code setEndpoint(RedisEndpoint.parse(url))}. */
+        /** Shorthand for {@code setEndpoint(RedisEndpoint.parse(url))}; the URL's errors name {@code RedisEndpoint.builder().setUrl}. */
         public Builder setUrl(String url) {
-            this.endpoint = RedisEndpoint.parse(url);
-            return this;
+            return setEndpoint(RedisEndpoint.parse(url));
         }
 
-        /** The key prefix ({@code --redis.key-prefix}, default {@code rc}): scratch keys go under {@code P:_} or {@code P:{C}:_}. */
+        /**
+         * The key prefix (default {@code rc}; the rule of {@link RedisKeys#validPrefix}): scratch keys go under
+         * {@code P:_} or {@code P:{C}:_}.
+         */
         public Builder setKeyPrefix(String keyPrefix) {
+            if (!RedisKeys.validPrefix(keyPrefix)) {
+                throw invalid(
+                        "setKeyPrefix",
+                        RedisKeys.PREFIX_RULE + ", got " + (keyPrefix == null ? "none" : "'" + keyPrefix + "'"));
+            }
             this.keyPrefix = keyPrefix;
             return this;
         }
 
-        /** Flush once this many distinct keys are buffered (default 2,000). */
+        /** Flush once this many distinct keys are buffered (default 2,000); at least 1. */
         public Builder setMaxBufferedKeys(int maxBufferedKeys) {
+            if (maxBufferedKeys < 1) throw invalid("setMaxBufferedKeys", "must be at least 1, got " + maxBufferedKeys);
             this.maxBufferedKeys = maxBufferedKeys;
             return this;
         }
 
-        /** Flush once users and sorted sets of about this many bytes are buffered (default 16 MiB). */
+        /** Flush once users and sorted sets of about this many bytes are buffered (default 16 MiB); at least 1. */
         public Builder setMaxBufferedBytes(long maxBufferedBytes) {
+            if (maxBufferedBytes < 1)
+                throw invalid("setMaxBufferedBytes", "must be at least 1 byte, got " + maxBufferedBytes);
             this.maxBufferedBytes = maxBufferedBytes;
             return this;
         }
 
-        /** Flush at least this often in processing time while writes are buffered (default 200 ms). */
+        /** Flush at least this often in processing time while writes are buffered (default 200 ms); at least 1 ms. */
         public Builder setFlushInterval(Duration flushInterval) {
+            if (flushInterval == null || flushInterval.toMillis() < 1) {
+                throw invalid("setFlushInterval", "must be at least 1 ms, got " + millis(flushInterval));
+            }
             this.flushInterval = flushInterval;
             return this;
         }
 
-        /** How long failing Redis calls are retried before the writer fails the job ({@code --redis.retry-timeout}, default 60 s). */
+        /** How long failing Redis calls are retried before the writer fails the job (default 60 s); not negative. */
         public Builder setRetryTimeout(Duration retryTimeout) {
+            if (retryTimeout == null || retryTimeout.isNegative()) {
+                throw invalid("setRetryTimeout", "must not be negative, got " + millis(retryTimeout));
+            }
             this.retryTimeout = retryTimeout;
             return this;
         }
 
-        /** First and largest pause between retries (default 50 ms doubling up to 5 s). */
+        /** First and largest pause between retries (default 50 ms doubling up to 5 s): initial at least 1 ms, max not below it. */
         public Builder setBackoff(Duration initial, Duration max) {
+            if (initial == null || initial.toMillis() < 1) {
+                throw invalid("setBackoff", "the initial pause must be at least 1 ms, got " + millis(initial));
+            }
+            if (max == null || max.compareTo(initial) < 0) {
+                throw invalid(
+                        "setBackoff",
+                        "the largest pause must not be below the initial " + millis(initial) + ", got " + millis(max));
+            }
             this.initialBackoff = initial;
             this.maxBackoff = max;
             return this;
         }
 
-        /** At most this many writes per script call, so that no one call blocks Redis for long (default 500). */
+        /** At most this many writes per script call, so that no one call blocks Redis for long (default 500); at least 1. */
         public Builder setMaxWritesPerCall(int maxWritesPerCall) {
+            if (maxWritesPerCall < 1)
+                throw invalid("setMaxWritesPerCall", "must be at least 1, got " + maxWritesPerCall);
             this.maxWritesPerCall = maxWritesPerCall;
             return this;
         }
 
         /**
          * Pack the script writes (guarded counts, sorted sets) of up to this many counters into one script
-         * call (default 1). On a single Redis server, where a script may touch keys of any slot, packing cuts
-         * the commands per flush by about that factor; in Redis Cluster each call holds one counter, whatever
-         * this says. Each counter's script writes stay atomic together. The job's sink
-         * ({@link RedisSink#fromOptions}) packs {@value #JOB_COUNTERS_PER_CALL}.
+         * call (default 1; at least 1). On a single Redis server, where a script may touch keys of any slot,
+         * packing cuts the commands per flush by about that factor; in Redis Cluster each call holds one counter,
+         * whatever this says. Each counter's script writes stay atomic together. The job's sink
+         * ({@code RollcountJob.redisSink}) packs {@value #JOB_COUNTERS_PER_CALL}.
          */
         public Builder setCountersPerCall(int countersPerCall) {
+            if (countersPerCall < 1) throw invalid("setCountersPerCall", "must be at least 1, got " + countersPerCall);
             this.countersPerCall = countersPerCall;
             return this;
         }
@@ -345,33 +370,7 @@ public final class RedisSink implements Sink<RedisWrite>, SupportsWriterState<Re
         }
 
         public RedisSink build() {
-            if (endpoint == null) throw new IllegalArgumentException("--redis: the Redis endpoint must be set");
-            RedisKeys.checkPrefix(keyPrefix);
-            if (maxBufferedKeys < 1)
-                throw new IllegalArgumentException(
-                        "redis sink: maxBufferedKeys must be at least 1, got " + maxBufferedKeys);
-            if (maxBufferedBytes < 1)
-                throw new IllegalArgumentException(
-                        "redis sink: maxBufferedBytes must be positive, got " + maxBufferedBytes);
-            Objects.requireNonNull(flushInterval, "redis sink: flushInterval");
-            if (flushInterval.isZero() || flushInterval.isNegative()) {
-                throw new IllegalArgumentException("redis sink: flushInterval must be positive, got " + flushInterval);
-            }
-            if (retryTimeout == null || retryTimeout.isNegative()) {
-                throw new IllegalArgumentException("--redis.retry-timeout must not be negative, got " + retryTimeout);
-            }
-            if (initialBackoff == null
-                    || maxBackoff == null
-                    || initialBackoff.toMillis() < 1
-                    || maxBackoff.compareTo(initialBackoff) < 0) {
-                throw new IllegalArgumentException("redis sink: backoff must be at least 1 ms and max >= initial");
-            }
-            if (countersPerCall < 1)
-                throw new IllegalArgumentException(
-                        "redis sink: countersPerCall must be at least 1, got " + countersPerCall);
-            if (maxWritesPerCall < 1)
-                throw new IllegalArgumentException(
-                        "redis sink: maxWritesPerCall must be at least 1, got " + maxWritesPerCall);
+            if (endpoint == null) throw invalid("setEndpoint", "the Redis endpoint must be set");
             return new RedisSink(this);
         }
     }

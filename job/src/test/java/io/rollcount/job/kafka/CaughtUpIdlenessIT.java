@@ -129,7 +129,7 @@ class CaughtUpIdlenessIT {
             }
             producer.flush();
         }
-        assertThat(lateEvents(KafkaIO.source(options(topic, true, Duration.ofSeconds(10)))))
+        assertThat(lateEvents(io.rollcount.job.RollcountJob.kafkaSource(options(topic, true, Duration.ofSeconds(10)))))
                 .as("late events")
                 .isZero();
     }
@@ -144,7 +144,7 @@ class CaughtUpIdlenessIT {
         env.getConfig().setAutoWatermarkInterval(50);
         MAX_WATERMARK.set(Long.MIN_VALUE);
         env.fromSource(
-                        KafkaIO.source(options(topic, false, Duration.ofSeconds(1))),
+                        io.rollcount.job.RollcountJob.kafkaSource(options(topic, false, Duration.ofSeconds(1))),
                         ValidEventsWatermarks.strategy(Duration.ofSeconds(1), Duration.ZERO),
                         "kafka",
                         TypeInformation.of(Event.class))

@@ -60,7 +60,7 @@ class CaughtUpIdlenessSourceTest {
 
     @Test
     void theCheckIntervalIsAQuarterOfTheTimeoutWithinBounds() {
-        var kafka = KafkaIO.kafkaSource(options());
+        var kafka = io.rollcount.job.RollcountJob.plainKafkaSource(options());
         assertThat(new CaughtUpIdlenessSource(kafka, new java.util.Properties(), java.time.Duration.ofSeconds(10))
                         .checkIntervalMillis())
                 .isEqualTo(1000);

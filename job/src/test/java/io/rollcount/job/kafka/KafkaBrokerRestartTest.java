@@ -3,6 +3,7 @@ package io.rollcount.job.kafka;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rollcount.job.JobOptions;
+import io.rollcount.job.RollcountJob;
 import io.rollcount.job.kafka.KafkaTestSupport.KV;
 import io.rollcount.job.model.Json;
 import io.rollcount.job.model.Rollup;
@@ -50,7 +51,7 @@ class KafkaBrokerRestartTest {
             JobOptions o = new JobOptions();
             o.kafkaBootstrap = broker.bootstrap();
             o.kafkaTransactionalIdPrefix = "restart-test";
-            KafkaIO.ensureOutputTopics(o);
+            RollcountJob.ensureOutputTopics(o);
 
             StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
             env.setParallelism(2);
@@ -66,7 +67,7 @@ class KafkaBrokerRestartTest {
                             "numbers")
                     .map(KafkaBrokerRestartTest::rollup)
                     .returns(Rollup.class)
-                    .sinkTo(KafkaIO.rollups(o))
+                    .sinkTo(RollcountJob.rollupsSink(o))
                     .name("rollups");
             JobClient job = env.executeAsync("broker restart");
 

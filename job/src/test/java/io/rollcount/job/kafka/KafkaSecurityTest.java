@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.rollcount.job.JobOptions;
+import io.rollcount.job.RollcountJob;
 import io.rollcount.job.kafka.KafkaTestSupport.KV;
 import io.rollcount.job.model.Event;
 import java.io.IOException;
@@ -174,16 +175,16 @@ class KafkaSecurityTest {
     void theJobReadsAndWritesThroughSaslSslWithOnlyAPropertiesFile() throws Exception {
         assertThat(broker.clientProtocol().name).isEqualTo("SASL_SSL");
         JobOptions o = options(clientProperties);
-        KafkaIO.ensureOutputTopics(o);
+        RollcountJob.ensureOutputTopics(o);
         Map<TopicPartition, Long> from = Map.of();
 
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(2);
         env.enableCheckpointing(200);
         env.configure(KafkaTestSupport.boundedRestarts());
-        env.fromSource(KafkaIO.source(o), WatermarkStrategy.noWatermarks(), "kafka")
+        env.fromSource(RollcountJob.kafkaSource(o), WatermarkStrategy.noWatermarks(), "kafka")
                 .filter(Event::isDeadLetter)
-                .sinkTo(KafkaIO.deadLetters(o))
+                .sinkTo(RollcountJob.deadLetterSink(o))
                 .name("dead letters");
         env.execute("secured kafka");
 
@@ -200,8 +201,8 @@ class KafkaSecurityTest {
     void aWrongPasswordFailsEarlyWithoutShowingIt() throws Exception {
         String wrong = "not-the-password-" + Long.toHexString(System.nanoTime());
         Path file = writeClientProperties("wrong.properties", wrong, dir.resolve("client-trust.p12"));
-        assertThatThrownBy(() ->
-                        KafkaClients.ensureTopics(options(file), Duration.ofSeconds(10), KafkaIO.DEAD_LETTER_TOPIC))
+        assertThatThrownBy(() -> KafkaClients.ensureTopics(
+                        RollcountJob.kafkaProperties(options(file)), Duration.ofSeconds(10), KafkaIO.DEAD_LETTER_TOPIC))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("--kafka.bootstrap " + broker.bootstrap())
                 .satisfies(e -> {
@@ -214,7 +215,8 @@ class KafkaSecurityTest {
         // Without the properties file the secured listener is not reachable at all.
         JobOptions plain = options(clientProperties);
         plain.kafkaProperties = null;
-        assertThatThrownBy(() -> KafkaClients.ensureTopics(plain, Duration.ofSeconds(3), KafkaIO.DEAD_LETTER_TOPIC))
+        assertThatThrownBy(() -> KafkaClients.ensureTopics(
+                        RollcountJob.kafkaProperties(plain), Duration.ofSeconds(3), KafkaIO.DEAD_LETTER_TOPIC))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("--kafka.bootstrap");
     }

@@ -4,6 +4,7 @@ import static io.rollcount.job.kafka.KafkaTestSupport.utf8;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rollcount.job.JobOptions;
+import io.rollcount.job.RollcountJob;
 import io.rollcount.job.kafka.KafkaTestSupport.KV;
 import io.rollcount.job.model.Event;
 import io.rollcount.job.model.Json;
@@ -27,7 +28,6 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.common.TopicPartition;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -47,6 +47,9 @@ class KafkaSinkTest {
     @TempDir
     static Path dir;
 
+    @RegisterExtension
+    static final KafkaBrokerExtension KAFKA = new KafkaBrokerExtension();
+
     static KafkaBroker broker;
 
     /** Set by a test to make the job fail once; cleared by the failure. */
@@ -56,14 +59,9 @@ class KafkaSinkTest {
 
     @BeforeAll
     static void startBroker() throws Exception {
-        broker = new KafkaBroker(0, dir.resolve("kafka")).start();
+        broker = KAFKA.broker();
         // Fewer partitions than the default would do too; two show that keys spread and nothing is lost.
         broker.createTopics(2, KafkaIO.ROLLUPS_TOPIC, KafkaIO.DEAD_LETTER_TOPIC);
-    }
-
-    @AfterAll
-    static void stopBroker() {
-        if (broker != null) broker.close();
     }
 
     static Rollup rollup(long i) {
@@ -99,7 +97,7 @@ class KafkaSinkTest {
 
     /** Writes RECORDS rollups and dead letters at a bounded rate, with checkpoints every 200 ms. */
     private void runJob(JobOptions o, int failAfter, double perSecond) throws Exception {
-        KafkaIO.ensureOutputTopics(o);
+        RollcountJob.ensureOutputTopics(o);
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(2);
         env.enableCheckpointing(200);
@@ -114,17 +112,17 @@ class KafkaSinkTest {
         numbers.filter(i -> !isDeadLetter(i))
                 .map(KafkaSinkTest::rollup)
                 .returns(Rollup.class)
-                .sinkTo(KafkaIO.rollups(o))
+                .sinkTo(RollcountJob.rollupsSink(o))
                 .name("rollups");
         numbers.filter(KafkaSinkTest::isDeadLetter)
                 .map(KafkaSinkTest::deadLetter)
                 .returns(Event.class)
-                .sinkTo(KafkaIO.deadLetters(o))
+                .sinkTo(RollcountJob.deadLetterSink(o))
                 .name("dead letters");
         // The trending topic is not created by the test: the sink factory creates it.
         numbers.filter(i -> i % 50 == 0)
                 .returns(Types.LONG)
-                .sinkTo(KafkaIO.<Long>trending(o, i -> "ns" + (i % 3), KafkaSinkTest::trendingValue))
+                .sinkTo(RollcountJob.<Long>trendingSink(o, i -> "ns" + (i % 3), KafkaSinkTest::trendingValue))
                 .name("trending");
         env.execute("kafka sink test");
     }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.rollcount.job.JobOptions;
+import io.rollcount.job.RollcountJob;
 import io.rollcount.job.model.Event;
 import io.rollcount.job.parse.EventParser;
 import java.net.ServerSocket;
@@ -31,7 +32,6 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -47,6 +47,9 @@ class KafkaSourceTest {
     @TempDir
     static Path dir;
 
+    @RegisterExtension
+    static final KafkaBrokerExtension KAFKA = new KafkaBrokerExtension();
+
     static KafkaBroker broker;
     /** What was produced: by source string {@code topic/partition/offset}. */
     static final Map<String, ProducerRecord<byte[], byte[]>> PRODUCED = new HashMap<>();
@@ -56,7 +59,7 @@ class KafkaSourceTest {
 
     @BeforeAll
     static void startBroker() throws Exception {
-        broker = new KafkaBroker(0, dir.resolve("kafka")).start();
+        broker = KAFKA.broker();
         broker.createTopics(2, TOPIC);
         producedAt = System.currentTimeMillis();
         List<ProducerRecord<byte[], byte[]>> records = List.of(
@@ -86,11 +89,6 @@ class KafkaSourceTest {
         }
     }
 
-    @AfterAll
-    static void stopBroker() {
-        if (broker != null) broker.close();
-    }
-
     private static ProducerRecord<byte[], byte[]> record(String key, byte[] value) {
         return new ProducerRecord<>(TOPIC, utf8(key), value);
     }
@@ -110,7 +108,8 @@ class KafkaSourceTest {
         env.setParallelism(2);
         env.enableCheckpointing(200);
         List<Event> out = new ArrayList<>();
-        try (CloseableIterator<Event> it = env.fromSource(KafkaIO.source(o), WatermarkStrategy.noWatermarks(), "kafka")
+        try (CloseableIterator<Event> it = env.fromSource(
+                        RollcountJob.kafkaSource(o), WatermarkStrategy.noWatermarks(), "kafka")
                 .executeAndCollect()) {
             it.forEachRemaining(out::add);
         }
@@ -198,7 +197,8 @@ class KafkaSourceTest {
         JobOptions o = new JobOptions();
         o.kafkaBootstrap = "127.0.0.1:" + closedPort;
         long t0 = System.nanoTime();
-        assertThatThrownBy(() -> KafkaClients.ensureTopics(o, Duration.ofSeconds(2), "counter-rollups"))
+        assertThatThrownBy(() -> KafkaClients.ensureTopics(
+                        RollcountJob.kafkaProperties(o), Duration.ofSeconds(2), "counter-rollups"))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("--kafka.bootstrap 127.0.0.1:" + closedPort);
         assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(20));
@@ -206,7 +206,7 @@ class KafkaSourceTest {
         JobOptions missingFile = new JobOptions();
         missingFile.kafkaBootstrap = broker.bootstrap();
         missingFile.kafkaProperties = dir.resolve("no-such.properties").toString();
-        assertThatThrownBy(() -> KafkaIO.source(missingFile)).hasMessageContaining("--kafka.properties");
+        assertThatThrownBy(() -> RollcountJob.kafkaSource(missingFile)).hasMessageContaining("--kafka.properties");
     }
 
     @Test

@@ -8,7 +8,6 @@ import io.rollcount.job.model.Json;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.model.TopList;
 import io.rollcount.job.pipeline.TrendingIT;
-import io.rollcount.job.redis.RedisSink;
 import io.rollcount.job.support.RedisTestSupport;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -24,7 +23,6 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -43,16 +41,14 @@ class TrendingTopicIT {
     @TempDir
     static Path dir;
 
+    @RegisterExtension
+    static final KafkaBrokerExtension KAFKA = new KafkaBrokerExtension();
+
     static KafkaBroker broker;
 
     @BeforeAll
     static void startBroker() throws Exception {
-        broker = new KafkaBroker(0, dir.resolve("kafka")).start();
-    }
-
-    @AfterAll
-    static void stopBroker() {
-        if (broker != null) broker.close();
+        broker = KAFKA.broker();
     }
 
     @Test
@@ -70,7 +66,7 @@ class TrendingTopicIT {
             o.kafkaBootstrap = broker.bootstrap();
             o.kafkaTransactionalIdPrefix = "trending-topic-it";
             o.validate();
-            KafkaIO.ensureOutputTopics(o);
+            RollcountJob.ensureOutputTopics(o);
             StreamExecutionEnvironment env =
                     StreamExecutionEnvironment.getExecutionEnvironment(RollcountJob.configuration(o));
             env.setParallelism(2);
@@ -79,11 +75,11 @@ class TrendingTopicIT {
                     o,
                     RollcountJob.fileSource(o),
                     new RollcountJob.Outputs(
-                            RedisSink.fromOptions(o),
-                            KafkaIO.deadLetters(o),
+                            RollcountJob.redisSink(o),
+                            RollcountJob.deadLetterSink(o),
                             0,
-                            KafkaIO.rollups(o),
-                            KafkaIO.trending(o, t -> t.ns, Json::topList)));
+                            RollcountJob.rollupsSink(o),
+                            RollcountJob.trendingSink(o, t -> t.ns, Json::topList)));
             env.execute("trending-topic-it");
 
             List<ConsumerRecord<byte[], byte[]>> records = KafkaTestSupport.readCommitted(

@@ -38,7 +38,8 @@ class DropDuplicatesTest {
         return h;
     }
 
-    private static Event event(String counter, String id, long ts) {
+    /** An event of {@code counter} with id {@code id} at {@code ts} (delta 1, no user). */
+    static Event event(String counter, String id, long ts) {
         Event e = new Event();
         e.counter = counter;
         e.eventId = id;

@@ -157,11 +157,7 @@ class PolicyOperatorsTest {
     }
 
     private static Event event(String counter, String id, long ts) {
-        Event e = new Event();
-        e.counter = counter;
-        e.eventId = id;
-        e.ts = ts;
-        return e;
+        return DropDuplicatesTest.event(counter, id, ts);
     }
 
     @Test

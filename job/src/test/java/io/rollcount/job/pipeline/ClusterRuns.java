@@ -4,11 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rollcount.job.JobOptions;
 import io.rollcount.job.RollcountJob;
-import io.rollcount.job.files.DeadLetterFileSink;
 import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.gen.EventGenerator.Generated;
 import io.rollcount.job.redis.RedisClusterProcesses;
-import io.rollcount.job.redis.RedisSink;
+import io.rollcount.job.support.JobAwait;
+import io.rollcount.job.support.JobRuns;
 import java.io.IOException;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
@@ -25,8 +25,6 @@ import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 import org.apache.flink.api.common.JobStatus;
-import org.apache.flink.configuration.Configuration;
-import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import redis.clients.jedis.Jedis;
@@ -69,57 +67,46 @@ final class ClusterRuns {
     }
 
     JobOptions options() {
-        JobOptions o = new JobOptions();
-        o.input = dir.toString();
-        o.redis = cluster.url();
+        JobOptions o = JobRuns.fileOptions(dir, cluster.url(), prefix, Duration.ofMillis(300), dir);
         o.redisCluster = true;
-        o.redisKeyPrefix = prefix;
-        o.checkpointInterval = Duration.ofMillis(300);
-        o.dlq = dir.resolve("dlq.jsonl").toString();
         return o.validate();
     }
 
     /** Parallelism 2, a bounded number of restarts. */
     static StreamExecutionEnvironment environment(JobOptions o) {
-        Configuration conf = RollcountJob.configuration(o);
-        conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
-        conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 5);
-        conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(500));
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
-        env.setParallelism(2);
-        return env;
+        return JobRuns.environment(JobRuns.configuration(o, 5, Duration.ofMillis(500)), 2);
     }
 
     /** The job graph from the files (held after {@code holdAt} records per reader until the gate opens, if positive). */
     void build(StreamExecutionEnvironment env, JobOptions o, long holdAt) {
         var source = RollcountJob.fileSource(o);
-        RollcountJob.build(
-                env,
-                o,
-                holdAt > 0 ? new GatedSource<>(source, holdAt) : source,
-                new RollcountJob.Outputs(RedisSink.fromOptions(o), new DeadLetterFileSink(o.dlq), 1, null));
+        RollcountJob.build(env, o, holdAt > 0 ? new GatedSource<>(source, holdAt) : source, JobRuns.fileOutputs(o));
+    }
+
+    /**
+     * Starts the job from the files, its readers held after {@code holdAt} records each until the gate opens
+     * ({@link FailureInjection}, reset here).
+     */
+    JobClient startHeld(JobOptions o, long holdAt, String name) throws Exception {
+        FailureInjection.reset(FailureInjection.Place.NONE, false);
+        StreamExecutionEnvironment env = environment(o);
+        build(env, o, holdAt);
+        return env.executeAsync(name);
+    }
+
+    /** Waits up to 120 s for two completed checkpoints and at least {@code totals} hot totals seen by {@code poller}. */
+    static void awaitCheckpointsAndTotals(TotalsPoller poller, int totals, JobClient job) throws Exception {
+        JobAwait.await(
+                "two checkpoints and totals in Redis",
+                Duration.ofSeconds(120),
+                () -> FailureInjection.completedCheckpoints() >= 2 && poller.maxSeen.size() >= totals,
+                job);
     }
 
     /** Waits for the job's end, failing on a timeout or a failed job. */
     static void awaitFinished(JobClient job, Duration timeout) throws Exception {
         job.getJobExecutionResult().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
         assertThat(job.getJobStatus().get()).isEqualTo(JobStatus.FINISHED);
-    }
-
-    /** Waits for a condition while the job runs. */
-    static void await(String what, Duration timeout, java.util.function.BooleanSupplier condition, JobClient job)
-            throws Exception {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (!condition.getAsBoolean()) {
-            JobStatus status = job.getJobStatus().get(30, TimeUnit.SECONDS);
-            assertThat(status.isGloballyTerminalState())
-                    .as("the job ended (" + status + ") before: " + what)
-                    .isFalse();
-            assertThat(System.nanoTime())
-                    .as("waited " + timeout + " for: " + what)
-                    .isLessThan(deadline);
-            Thread.sleep(50);
-        }
     }
 
     /**

@@ -5,9 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.rollcount.job.JobOptions;
 import io.rollcount.job.RollcountJob;
 import io.rollcount.job.kafka.KafkaBroker;
+import io.rollcount.job.kafka.KafkaBrokerExtension;
 import io.rollcount.job.kafka.KafkaIO;
 import io.rollcount.job.model.DeadLetterPayload;
-import io.rollcount.job.redis.RedisSink;
+import io.rollcount.job.support.JobRuns;
 import io.rollcount.job.support.MiniClusters;
 import io.rollcount.job.support.RedisTestSupport;
 import java.nio.file.Path;
@@ -19,8 +20,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import org.apache.flink.configuration.Configuration;
-import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -28,7 +27,6 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -52,19 +50,17 @@ class DeadLetterSizeIT {
     @TempDir
     static Path dir;
 
+    @RegisterExtension
+    static final KafkaBrokerExtension KAFKA = new KafkaBrokerExtension();
+
     static KafkaBroker broker;
 
     @BeforeAll
     static void startBroker() throws Exception {
-        broker = new KafkaBroker(0, dir.resolve("kafka")).start();
+        broker = KAFKA.broker();
         broker.createTopics(1, INPUT);
         assertThat(KafkaOutputs.endOffsets(broker.adminProperties(), INPUT, "read_committed"))
                 .hasSize(1);
-    }
-
-    @AfterAll
-    static void stopBroker() {
-        if (broker != null) broker.close();
     }
 
     @Test
@@ -90,40 +86,17 @@ class DeadLetterSizeIT {
         }
 
         try (RedisTestSupport redis = new RedisTestSupport()) {
-            JobOptions o = new JobOptions();
             String id = UUID.randomUUID().toString().substring(0, 8);
-            o.source = JobOptions.SourceKind.kafka;
-            o.kafkaBootstrap = broker.bootstrap();
-            o.kafkaTopic = INPUT;
-            o.kafkaGroupId = "dlsize-" + id;
-            o.kafkaStartingOffsets = JobOptions.StartingOffsets.earliest;
-            o.kafkaTransactionalIdPrefix = "dlsize-" + id;
-            o.bounded = true;
-            o.redis = redis.url();
-            o.redisKeyPrefix = redis.prefix;
-            o.checkpointInterval = Duration.ofMillis(300);
+            JobOptions o = JobRuns.kafkaOptions(
+                    broker.bootstrap(), INPUT, "dlsize-" + id, true, redis.url(), redis.prefix, Duration.ofMillis(300));
             o.validate();
-            KafkaIO.ensureOutputTopics(o);
+            RollcountJob.ensureOutputTopics(o);
             Map<TopicPartition, Long> dlqFrom =
                     KafkaOutputs.endOffsets(broker.adminProperties(), KafkaIO.DEAD_LETTER_TOPIC, "read_committed");
 
-            Configuration conf = RollcountJob.configuration(o);
-            conf.set(
-                    RestartStrategyOptions.RESTART_STRATEGY,
-                    "none"); // one sink error fails the test, never hides in a restart
-            StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
-            env.setParallelism(2);
-            RollcountJob.build(
-                    env,
-                    o,
-                    KafkaIO.source(o),
-                    new RollcountJob.Outputs(
-                            RedisSink.fromOptions(o),
-                            KafkaIO.deadLetters(o),
-                            0,
-                            KafkaIO.rollups(o),
-                            null,
-                            RedisSink.fromOptions(o).withoutWatermark()));
+            // no restart: one sink error fails the test, never hides in a restart
+            StreamExecutionEnvironment env = JobRuns.environment(o, 2, 0, null);
+            RollcountJob.build(env, o, RollcountJob.kafkaSource(o), JobRuns.kafkaOutputs(o));
             long started = System.nanoTime();
             env.execute("dead-letter-size");
 

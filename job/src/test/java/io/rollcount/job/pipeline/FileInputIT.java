@@ -3,14 +3,11 @@ package io.rollcount.job.pipeline;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rollcount.job.JobOptions;
-import io.rollcount.job.RollcountJob;
-import io.rollcount.job.files.DeadLetterFileSink;
 import io.rollcount.job.files.InputFiles;
 import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.gen.EventGenerator.Generated;
-import io.rollcount.job.redis.RedisSink;
-import io.rollcount.job.support.MiniClusters;
-import io.rollcount.job.support.RedisTestSupport;
+import io.rollcount.job.support.JobOnMiniClusterTest;
+import io.rollcount.job.support.JobRuns;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -29,14 +26,9 @@ import java.util.regex.Pattern;
 import java.util.zip.Deflater;
 import java.util.zip.GZIPInputStream;
 import java.util.zip.GZIPOutputStream;
-import org.apache.flink.configuration.Configuration;
-import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
-import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Hostile and broken file input (issue 18, items 2 and 6) through the whole job on a MiniCluster against
@@ -44,43 +36,19 @@ import org.junit.jupiter.api.io.TempDir;
  * nothing late; a folder of broken files beside a good one counts the good one exactly, costs one
  * {@code unreadable_file} dead letter per broken file, skips what is not an input, and ends.
  */
-class FileInputIT {
+class FileInputIT extends JobOnMiniClusterTest {
     private static final long START =
             io.rollcount.job.support.RecentTime.HOUR_START; // keys expire at window end + retention
     private static final long YEAR_9999 = 253_402_300_000_000L;
 
-    @RegisterExtension
-    static final MiniClusterExtension FLINK = MiniClusters.slots(2);
-
-    @TempDir
-    Path dir;
-
-    @RegisterExtension
-    final RedisTestSupport redis = new RedisTestSupport();
-
     private JobOptions options(Path input) {
-        JobOptions o = new JobOptions();
-        o.input = input.toString();
-        o.redis = redis.url();
-        o.redisKeyPrefix = redis.prefix;
-        o.checkpointInterval = Duration.ofMillis(500);
-        o.dlq = dir.resolve("dlq.jsonl").toString();
-        return o.validate();
+        return JobRuns.fileOptions(input, redis, Duration.ofMillis(500), dir).validate();
     }
 
     /** Runs the production file pipeline to its end; fails if it takes longer than two minutes (a FIFO read hangs). */
     private void run(JobOptions o) throws Exception {
-        Configuration conf = RollcountJob.configuration(o);
-        conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
-        conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 2);
-        conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(200));
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
-        env.setParallelism(2);
-        RollcountJob.build(
-                env,
-                o,
-                RollcountJob.fileSource(o),
-                new RollcountJob.Outputs(RedisSink.fromOptions(o), new DeadLetterFileSink(o.dlq), 1, null));
+        StreamExecutionEnvironment env = JobRuns.environment(o, 2, 2, null);
+        JobRuns.buildFromFiles(env, o);
         JobClient job = env.executeAsync("file-input-it");
         try {
             job.getJobExecutionResult().get(2, TimeUnit.MINUTES);

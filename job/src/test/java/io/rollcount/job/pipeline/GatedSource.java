@@ -19,7 +19,7 @@ import org.apache.flink.core.io.InputStatus;
 import org.apache.flink.core.io.SimpleVersionedSerializer;
 
 /**
- * A test-only wrapper of the job's real source (the KafkaSource of {@code KafkaIO.source}): everything is
+ * A test-only wrapper of the job's real source (the KafkaSource of {@code RollcountJob.kafkaSource}): everything is
  * delegated, but each reader
  * <ul>
  *   <li>reports completed checkpoints to {@link FailureInjection};</li>
@@ -161,12 +161,12 @@ final class GatedSource<T, S extends SourceSplit, E> implements Source<T, S, E> 
         }
     }
 
-    /** Counts the records the real reader emits, through the reader output and every per-split output. */
-    private static final class CountingOutput<T> implements ReaderOutput<T> {
-        private final ReaderOutput<T> out;
-        private final Reader<T, ?> reader;
+    /** A source output that counts, for its reader, every record it passes on. */
+    private static class CountingSplitOutput<T> implements SourceOutput<T> {
+        private final SourceOutput<T> out;
+        final Reader<T, ?> reader;
 
-        CountingOutput(ReaderOutput<T> out, Reader<T, ?> reader) {
+        CountingSplitOutput(SourceOutput<T> out, Reader<T, ?> reader) {
             this.out = out;
             this.reader = reader;
         }
@@ -197,43 +197,25 @@ final class GatedSource<T, S extends SourceSplit, E> implements Source<T, S, E> 
         public void markActive() {
             out.markActive();
         }
+    }
+
+    /** The reader's output, and each split's, counting the records passed on. */
+    private static final class CountingOutput<T> extends CountingSplitOutput<T> implements ReaderOutput<T> {
+        private final ReaderOutput<T> readerOutput;
+
+        CountingOutput(ReaderOutput<T> out, Reader<T, ?> reader) {
+            super(out, reader);
+            this.readerOutput = out;
+        }
 
         @Override
         public SourceOutput<T> createOutputForSplit(String splitId) {
-            SourceOutput<T> split = out.createOutputForSplit(splitId);
-            return new SourceOutput<>() {
-                @Override
-                public void collect(T record) {
-                    reader.emitted++;
-                    split.collect(record);
-                }
-
-                @Override
-                public void collect(T record, long timestamp) {
-                    reader.emitted++;
-                    split.collect(record, timestamp);
-                }
-
-                @Override
-                public void emitWatermark(Watermark watermark) {
-                    split.emitWatermark(watermark);
-                }
-
-                @Override
-                public void markIdle() {
-                    split.markIdle();
-                }
-
-                @Override
-                public void markActive() {
-                    split.markActive();
-                }
-            };
+            return new CountingSplitOutput<>(readerOutput.createOutputForSplit(splitId), reader);
         }
 
         @Override
         public void releaseOutputForSplit(String splitId) {
-            out.releaseOutputForSplit(splitId);
+            readerOutput.releaseOutputForSplit(splitId);
         }
     }
 }

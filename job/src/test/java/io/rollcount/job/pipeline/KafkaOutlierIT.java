@@ -8,7 +8,7 @@ import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.gen.EventGenerator.Generated;
 import io.rollcount.job.kafka.KafkaBroker;
 import io.rollcount.job.kafka.KafkaIO;
-import io.rollcount.job.redis.RedisSink;
+import io.rollcount.job.support.JobRuns;
 import io.rollcount.job.support.MiniClusters;
 import io.rollcount.job.support.RedisTestSupport;
 import java.nio.charset.StandardCharsets;
@@ -17,8 +17,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import org.apache.flink.configuration.Configuration;
-import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -106,30 +104,22 @@ class KafkaOutlierIT {
             Map<TopicPartition, Long> dlqFrom =
                     KafkaOutputs.endOffsets(broker.adminProperties(), KafkaIO.DEAD_LETTER_TOPIC, "read_committed");
 
-            JobOptions o = new JobOptions();
-            o.source = JobOptions.SourceKind.kafka;
-            o.kafkaBootstrap = broker.bootstrap();
-            o.kafkaTopic = topic;
-            o.kafkaGroupId = "outlier-" + id;
-            o.kafkaStartingOffsets = JobOptions.StartingOffsets.earliest;
-            o.kafkaTransactionalIdPrefix = "outlier-" + id;
-            o.bounded = true;
-            o.redis = redis.url();
-            o.redisKeyPrefix = redis.prefix;
-            o.checkpointInterval = Duration.ofMillis(500);
+            JobOptions o = JobRuns.kafkaOptions(
+                    broker.bootstrap(),
+                    topic,
+                    "outlier-" + id,
+                    true,
+                    redis.url(),
+                    redis.prefix,
+                    Duration.ofMillis(500));
             o.validate();
-            Configuration conf = RollcountJob.configuration(o);
-            conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
-            conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 2);
-            conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(200));
-            StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
-            env.setParallelism(2);
-            KafkaIO.ensureOutputTopics(o);
+            StreamExecutionEnvironment env = JobRuns.environment(o, 2, 2, null);
+            RollcountJob.ensureOutputTopics(o);
             RollcountJob.build(
                     env,
                     o,
-                    KafkaIO.source(o),
-                    new RollcountJob.Outputs(RedisSink.fromOptions(o), KafkaIO.deadLetters(o), 0, null));
+                    RollcountJob.kafkaSource(o),
+                    new RollcountJob.Outputs(RollcountJob.redisSink(o), RollcountJob.deadLetterSink(o), 0, null));
             long started = System.nanoTime();
             env.execute("kafka-outlier-it");
             System.out.printf("KafkaOutlierIT: %,d records in %.1f s%n", RECORDS, (System.nanoTime() - started) / 1e9);

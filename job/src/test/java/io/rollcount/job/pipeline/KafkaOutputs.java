@@ -11,7 +11,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 
 /** Reading the job's output topics back, from given offsets on, as a consumer would. */
@@ -23,6 +26,22 @@ final class KafkaOutputs {
     /** The current end offsets of a topic for a reader of that isolation level (read_committed: last stable offsets). */
     static Map<TopicPartition, Long> endOffsets(Properties client, String topic, String isolation) {
         return TopicReader.endOffsets(client, topic, isolation);
+    }
+
+    /**
+     * Whether consumer group {@code group} has committed (the job's source does so on each completed checkpoint)
+     * the end offset of every partition of {@code topic}.
+     */
+    static boolean committedToEnd(Properties client, String topic, String group) throws Exception {
+        Map<TopicPartition, Long> end = endOffsets(client, topic, "read_committed");
+        try (Admin admin = Admin.create(client)) {
+            Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(group)
+                    .partitionsToOffsetAndMetadata()
+                    .get(30, TimeUnit.SECONDS);
+            return end.entrySet().stream()
+                    .allMatch(e -> committed.get(e.getKey()) != null
+                            && committed.get(e.getKey()).offset() >= e.getValue());
+        }
     }
 
     /** Every record of {@code topic} from the given offsets (0 for a partition not in the map) up to the current end. */

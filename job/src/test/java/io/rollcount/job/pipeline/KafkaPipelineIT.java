@@ -7,13 +7,14 @@ import io.rollcount.job.JobOptions;
 import io.rollcount.job.RollcountJob;
 import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.kafka.KafkaBroker;
+import io.rollcount.job.kafka.KafkaBrokerExtension;
 import io.rollcount.job.kafka.KafkaIO;
 import io.rollcount.job.model.Event;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.model.Rollup;
 import io.rollcount.job.pipeline.FailureInjection.Place;
-import io.rollcount.job.redis.RedisSink;
 import io.rollcount.job.redis.RedisWrite;
+import io.rollcount.job.support.JobRuns;
 import io.rollcount.job.support.MiniClusters;
 import io.rollcount.job.support.RedisTestSupport;
 import java.nio.file.Path;
@@ -30,18 +31,13 @@ import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.api.connector.source.Source;
-import org.apache.flink.configuration.Configuration;
-import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
-import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.common.TopicPartition;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -51,8 +47,8 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * The whole job through Kafka (issue 3 item 5): the in-process KRaft broker ({@link KafkaBroker}), the real
- * Redis, and {@link RollcountJob#build} with the production source and sinks ({@code KafkaIO.source},
- * {@code RedisSink.fromOptions}, {@code KafkaIO.deadLetters}, {@code KafkaIO.rollups}) on a MiniCluster with
+ * Redis, and {@link RollcountJob#build} with the production source and sinks ({@code RollcountJob.kafkaSource},
+ * {@code redisSink}, {@code deadLetterSink}, {@code rollupsSink}) on a MiniCluster with
  * RocksDB and 300 ms checkpoints. The expected results are computed by the test from the generated records
  * ({@link KafkaInput}, {@link GroundTruth}), never by the job's code.
  *
@@ -74,6 +70,9 @@ class KafkaPipelineIT {
     @TempDir
     static Path dir;
 
+    @RegisterExtension
+    static final KafkaBrokerExtension KAFKA = new KafkaBrokerExtension();
+
     static KafkaBroker broker;
     /** The inputs of tests a and b: produced once, read from the start by each run with a group of its own. */
     static KafkaInput input;
@@ -82,7 +81,7 @@ class KafkaPipelineIT {
 
     @BeforeAll
     static void startBrokerAndProduce() throws Exception {
-        broker = new KafkaBroker(0, dir.resolve("kafka")).start();
+        broker = KAFKA.broker();
         createTopic(3, INPUT);
         createTopic(3, INPUT_B);
         for (String t : KafkaIO.OUTPUT_TOPICS) createTopic(2, t);
@@ -112,11 +111,6 @@ class KafkaPipelineIT {
                 .hasSize(partitions);
     }
 
-    @AfterAll
-    static void stopBroker() {
-        if (broker != null) broker.close();
-    }
-
     // ------------------------------------------------------------------ a. ground truth
 
     /**
@@ -133,8 +127,8 @@ class KafkaPipelineIT {
             RollcountJob.build(
                     env,
                     run.options,
-                    KafkaIO.source(run.options),
-                    run.outputs(RedisSink.fromOptions(run.options), KafkaIO.rollups(run.options)));
+                    RollcountJob.kafkaSource(run.options),
+                    run.outputs(RollcountJob.redisSink(run.options), RollcountJob.rollupsSink(run.options)));
             env.execute("kafka-pipeline-a");
 
             assertRedisEqualsTruth(run.redis, input.truth);
@@ -176,11 +170,11 @@ class KafkaPipelineIT {
             FailureInjection.reset(place, true);
             StreamExecutionEnvironment env = run.environment(3, Duration.ofMillis(200));
             // Each reader holds after 3000 records until two checkpoints completed, so the failure lands mid-stream.
-            Source<Event, ?, ?> source = new GatedSource<>(KafkaIO.source(run.options), 3_000);
-            Sink<RedisWrite> redis = FailingSinks.redis(RedisSink.fromOptions(run.options), 500);
+            Source<Event, ?, ?> source = new GatedSource<>(RollcountJob.kafkaSource(run.options), 3_000);
+            Sink<RedisWrite> redis = FailingSinks.redis(RollcountJob.redisSink(run.options), 500);
             // every resolution rolled up here (--rollups.resolutions), the default elsewhere
             run.options.rollupsResolutions = "5s,1m,5m,1h,1d";
-            FailingSinks.Kafka<Rollup, ?, ?> rollups = new FailingSinks.Kafka<>(KafkaIO.rollups(run.options));
+            FailingSinks.Kafka<Rollup, ?, ?> rollups = new FailingSinks.Kafka<>(RollcountJob.rollupsSink(run.options));
             RollcountJob.build(env, run.options, source, run.outputs(redis, rollups));
             env.execute("kafka-pipeline-b-" + place);
             poller.close();
@@ -259,11 +253,11 @@ class KafkaPipelineIT {
             RollcountJob.build(
                     env,
                     run.options,
-                    new GatedSource<>(KafkaIO.source(run.options), 2_500),
+                    new GatedSource<>(RollcountJob.kafkaSource(run.options), 2_500),
                     // The pass-through wrapper (no failure planned) only counts writers restored from a checkpoint.
                     run.outputs(
-                            RedisSink.fromOptions(run.options),
-                            new FailingSinks.Kafka<>(KafkaIO.rollups(run.options))));
+                            RollcountJob.redisSink(run.options),
+                            new FailingSinks.Kafka<>(RollcountJob.rollupsSink(run.options))));
             JobClient job = env.executeAsync("kafka-pipeline-c");
             try {
                 // Mid-stream: records read and not yet read, transactions committed, the next ones open.
@@ -317,23 +311,21 @@ class KafkaPipelineIT {
     private static final class Run implements AutoCloseable {
         final String id = UUID.randomUUID().toString().substring(0, 8);
         final RedisTestSupport redis = new RedisTestSupport();
-        final JobOptions options = new JobOptions();
+        final JobOptions options;
         final Map<TopicPartition, Long> rollupsFrom;
         final Map<TopicPartition, Long> deadLettersFrom;
 
         Run(String topic, boolean bounded) {
-            options.source = JobOptions.SourceKind.kafka;
-            options.kafkaBootstrap = broker.bootstrap();
-            options.kafkaTopic = topic;
-            options.kafkaGroupId = "kpit-" + id;
-            options.kafkaStartingOffsets = JobOptions.StartingOffsets.earliest;
-            options.kafkaTransactionalIdPrefix = "kpit-" + id;
-            options.bounded = bounded;
-            options.redis = redis.url();
-            options.redisKeyPrefix = redis.prefix;
-            options.checkpointInterval = Duration.ofMillis(300);
+            options = JobRuns.kafkaOptions(
+                    broker.bootstrap(),
+                    topic,
+                    "kpit-" + id,
+                    bounded,
+                    redis.url(),
+                    redis.prefix,
+                    Duration.ofMillis(300));
             options.validate();
-            KafkaIO.ensureOutputTopics(options);
+            RollcountJob.ensureOutputTopics(options);
             rollupsFrom = KafkaOutputs.endOffsets(broker.adminProperties(), KafkaIO.ROLLUPS_TOPIC, "read_committed");
             deadLettersFrom =
                     KafkaOutputs.endOffsets(broker.adminProperties(), KafkaIO.DEAD_LETTER_TOPIC, "read_committed");
@@ -341,24 +333,12 @@ class KafkaPipelineIT {
         }
 
         StreamExecutionEnvironment environment(int attempts, Duration delay) {
-            Configuration conf = RollcountJob.configuration(options);
-            conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
-            conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, attempts);
-            conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, delay);
-            StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
-            env.setParallelism(2);
-            return env;
+            return JobRuns.environment(JobRuns.configuration(options, attempts, delay), 2);
         }
 
         /** The production outputs of a Kafka run (as {@code RollcountJob.assemble} makes them), with the given Redis and rollups sinks. */
         RollcountJob.Outputs outputs(Sink<RedisWrite> redisSink, Sink<Rollup> rollups) {
-            return new RollcountJob.Outputs(
-                    redisSink,
-                    KafkaIO.deadLetters(options),
-                    0,
-                    rollups,
-                    null,
-                    RedisSink.fromOptions(options).withoutWatermark());
+            return JobRuns.kafkaOutputs(redisSink, rollups, options);
         }
 
         /** Polls the totals of the 30 hottest counters outside the {@code user:} namespace (the only one with decrements). */
@@ -397,15 +377,7 @@ class KafkaPipelineIT {
 
         /** The job's consumer group has committed (on a completed checkpoint) the end offset of every input partition. */
         boolean allInputCommitted(String topic) throws Exception {
-            Map<TopicPartition, Long> end = KafkaOutputs.endOffsets(broker.adminProperties(), topic, "read_committed");
-            try (Admin admin = Admin.create(broker.adminProperties())) {
-                Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(options.kafkaGroupId)
-                        .partitionsToOffsetAndMetadata()
-                        .get(30, TimeUnit.SECONDS);
-                return end.entrySet().stream()
-                        .allMatch(e -> committed.get(e.getKey()) != null
-                                && committed.get(e.getKey()).offset() >= e.getValue());
-            }
+            return KafkaOutputs.committedToEnd(broker.adminProperties(), topic, options.kafkaGroupId);
         }
 
         @Override

@@ -3,10 +3,8 @@ package io.rollcount.job.pipeline;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rollcount.job.JobOptions;
-import io.rollcount.job.RollcountJob;
-import io.rollcount.job.files.DeadLetterFileSink;
 import io.rollcount.job.pipeline.TrendingIT.Ev;
-import io.rollcount.job.redis.RedisSink;
+import io.rollcount.job.support.JobRuns;
 import io.rollcount.job.support.MiniClusters;
 import io.rollcount.job.support.RedisTestSupport;
 import java.nio.file.Files;
@@ -21,8 +19,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
-import org.apache.flink.configuration.Configuration;
-import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.junit.jupiter.api.Test;
@@ -74,24 +70,12 @@ public class NamespaceCapIT {
         Path input = dir.resolve("events.jsonl");
         TrendingIT.write(events, input);
         try (RedisTestSupport r = new RedisTestSupport()) {
-            JobOptions o = new JobOptions();
-            o.input = input.toString();
-            o.redis = r.url();
-            o.redisKeyPrefix = r.prefix;
-            o.checkpointInterval = Duration.ofSeconds(2);
+            JobOptions o = JobRuns.fileOptions(input, r, Duration.ofSeconds(2), dir);
             o.trendingHalfLife = Duration.ofMinutes(10);
             o.trendingMaxNamespaces = CAP;
-            o.dlq = dir.resolve("dlq.jsonl").toString();
             o.validate();
-            Configuration conf = RollcountJob.configuration(o);
-            conf.set(RestartStrategyOptions.RESTART_STRATEGY, "none");
-            StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
-            env.setParallelism(2);
-            RollcountJob.build(
-                    env,
-                    o,
-                    RollcountJob.fileSource(o),
-                    new RollcountJob.Outputs(RedisSink.fromOptions(o), new DeadLetterFileSink(o.dlq), 1, null));
+            StreamExecutionEnvironment env = JobRuns.environment(o, 2, 0, null);
+            JobRuns.buildFromFiles(env, o);
             long t0 = System.nanoTime();
             env.execute("namespace-cap-it");
             long ms = (System.nanoTime() - t0) / 1_000_000;

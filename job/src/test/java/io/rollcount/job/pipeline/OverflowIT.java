@@ -4,9 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rollcount.job.JobOptions;
 import io.rollcount.job.RollcountJob;
-import io.rollcount.job.files.DeadLetterFileSink;
 import io.rollcount.job.model.Event;
-import io.rollcount.job.redis.RedisSink;
+import io.rollcount.job.support.JobRuns;
 import io.rollcount.job.support.MiniClusters;
 import io.rollcount.job.support.RedisTestSupport;
 import java.nio.charset.StandardCharsets;
@@ -18,8 +17,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
-import org.apache.flink.configuration.Configuration;
-import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.connector.datagen.source.DataGeneratorSource;
 import org.apache.flink.connector.datagen.source.GeneratorFunction;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
@@ -105,24 +102,14 @@ public class OverflowIT {
     void anOverflowingCounterCostsOneDeadLetterPerEventAndNothingElseStops() throws Exception {
         assertThat(PHASE1 / 1000 * 999 + Math.min(PHASE1 % 1000, 999)).isEqualTo(FIT);
         try (RedisTestSupport r = new RedisTestSupport()) {
-            JobOptions o = new JobOptions();
-            o.input = dir.toString(); // validation wants an input; the generator replaces the source
-            o.redis = r.url();
-            o.redisKeyPrefix = r.prefix;
-            o.checkpointInterval = Duration.ofSeconds(2);
-            o.dlq = dir.resolve("dlq.jsonl").toString();
-            o.validate();
-            Configuration conf = RollcountJob.configuration(o);
-            conf.set(RestartStrategyOptions.RESTART_STRATEGY, "none"); // a crash fails the test, it is not retried
-            StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
-            // One reader: the order in which the generator made big's events is the order they reach its counter.
-            env.setParallelism(1);
+            // validation wants an input; the generator replaces the source
+            JobOptions o =
+                    JobRuns.fileOptions(dir, r, Duration.ofSeconds(2), dir).validate();
+            // No restart: a crash fails the test. One reader: the order in which the generator made big's events
+            // is the order they reach its counter.
+            StreamExecutionEnvironment env = JobRuns.environment(o, 1, 0, null);
             var source = new DataGeneratorSource<>(new Gen(), TOTAL_EVENTS, TypeInformation.of(Event.class));
-            RollcountJob.build(
-                    env,
-                    o,
-                    source,
-                    new RollcountJob.Outputs(RedisSink.fromOptions(o), new DeadLetterFileSink(o.dlq), 1, null));
+            RollcountJob.build(env, o, source, JobRuns.fileOutputs(o));
             long t0 = System.nanoTime();
             env.execute("overflow-it");
             long ms = (System.nanoTime() - t0) / 1_000_000;

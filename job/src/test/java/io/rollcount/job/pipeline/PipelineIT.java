@@ -7,11 +7,10 @@ import io.rollcount.job.RollcountJob;
 import io.rollcount.job.files.DeadLetterFileSink;
 import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.gen.EventGenerator.Generated;
-import io.rollcount.job.redis.RedisSink;
 import io.rollcount.job.redis.RedisWrite;
 import io.rollcount.job.support.FailOnceSink;
-import io.rollcount.job.support.MiniClusters;
-import io.rollcount.job.support.RedisTestSupport;
+import io.rollcount.job.support.JobOnMiniClusterTest;
+import io.rollcount.job.support.JobRuns;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
@@ -27,13 +26,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Pattern;
 import java.util.zip.GZIPOutputStream;
-import org.apache.flink.configuration.Configuration;
-import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
-import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The exact pipeline end to end on a MiniCluster with RocksDB and checkpoints, against the real Redis:
@@ -41,19 +35,10 @@ import org.junit.jupiter.api.io.TempDir;
  * from a .jsonl and a .jsonl.gz file. Every total and window sum in Redis must equal the ground truth the
  * test computes itself, no other key may exist, and every bad line must be in the dead-letter file.
  */
-class PipelineIT {
+class PipelineIT extends JobOnMiniClusterTest {
     private static final int EVENTS = 120_000;
     private static final long START =
             io.rollcount.job.support.RecentTime.HOUR_START; // keys expire at window end + retention
-
-    @RegisterExtension
-    static final MiniClusterExtension FLINK = MiniClusters.slots(2);
-
-    @TempDir
-    Path dir;
-
-    @RegisterExtension
-    final RedisTestSupport redis = new RedisTestSupport();
 
     private record Input(GroundTruth truth, Map<String, String> badSources) {}
 
@@ -95,23 +80,11 @@ class PipelineIT {
     }
 
     private JobOptions options() {
-        JobOptions o = new JobOptions();
-        o.input = dir.toString();
-        o.redis = redis.url();
-        o.redisKeyPrefix = redis.prefix;
-        o.checkpointInterval = Duration.ofMillis(300);
-        o.dlq = dir.resolve("dlq.jsonl").toString();
-        return o.validate();
+        return JobRuns.fileOptions(dir, redis, Duration.ofMillis(300), dir).validate();
     }
 
     private StreamExecutionEnvironment environment(JobOptions o) {
-        Configuration conf = RollcountJob.configuration(o);
-        conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
-        conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 3);
-        conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(200));
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
-        env.setParallelism(2);
-        return env;
+        return JobRuns.environment(o, 2, 3, null);
     }
 
     @Test
@@ -119,11 +92,7 @@ class PipelineIT {
         Input input = writeInput(0.05);
         JobOptions o = options();
         StreamExecutionEnvironment env = environment(o);
-        RollcountJob.build(
-                env,
-                o,
-                RollcountJob.fileSource(o),
-                new RollcountJob.Outputs(RedisSink.fromOptions(o), new DeadLetterFileSink(o.dlq), 1, null));
+        JobRuns.buildFromFiles(env, o);
         env.execute("pipeline-it");
 
         assertRedisEqualsTruth(input.truth());
@@ -173,7 +142,7 @@ class PipelineIT {
                 o,
                 RollcountJob.fileSource(o),
                 new RollcountJob.Outputs(
-                        new FailOnceSink<>(RedisSink.fromOptions(o), 3_000, new AfterTwoCheckpoints()),
+                        new FailOnceSink<>(RollcountJob.redisSink(o), 3_000, new AfterTwoCheckpoints()),
                         new DeadLetterFileSink(o.dlq),
                         1,
                         null));

@@ -3,15 +3,13 @@ package io.rollcount.job.pipeline;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rollcount.job.JobOptions;
-import io.rollcount.job.RollcountJob;
-import io.rollcount.job.files.DeadLetterFileSink;
 import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.gen.EventGenerator.Generated;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.pipeline.PolicyTruth.Expect;
-import io.rollcount.job.redis.RedisSink;
+import io.rollcount.job.support.JobOnMiniClusterTest;
+import io.rollcount.job.support.JobRuns;
 import io.rollcount.job.support.RecentTime;
-import io.rollcount.job.support.RedisTestSupport;
 import java.io.BufferedWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -21,16 +19,8 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import org.apache.flink.configuration.Configuration;
-import org.apache.flink.configuration.RestartStrategyOptions;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
-import org.apache.flink.test.junit5.MiniClusterExtension;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.io.TempDir;
 import redis.clients.jedis.resps.Tuple;
 
 /**
@@ -39,7 +29,7 @@ import redis.clients.jedis.resps.Tuple;
  * rule, every default). Each counter gets exactly the keys, values and expiries of its rule and no other
  * key; dedup off counts redeliveries; top-K and trending lists only where the rule keeps them.
  */
-class PoliciesPipelineIT {
+class PoliciesPipelineIT extends JobOnMiniClusterTest {
     private static final int EVENTS = 40_000;
     private static final long START = RecentTime.HOUR_START;
     private static final long DAY = Duration.ofDays(1).toMillis();
@@ -86,27 +76,6 @@ class PoliciesPipelineIT {
                                 100));
     }
 
-    @RegisterExtension
-    static final MiniClusterExtension FLINK = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
-            .setNumberTaskManagers(1)
-            .setNumberSlotsPerTaskManager(2)
-            .build());
-
-    @TempDir
-    Path dir;
-
-    private RedisTestSupport redis;
-
-    @BeforeEach
-    void connect() {
-        redis = new RedisTestSupport();
-    }
-
-    @AfterEach
-    void cleanUp() {
-        redis.close();
-    }
-
     @Test
     void eachCounterGetsExactlyWhatItsRuleKeeps() throws Exception {
         Path input = Files.createDirectories(dir.resolve("input"));
@@ -123,25 +92,11 @@ class PoliciesPipelineIT {
         Path policies = dir.resolve("policies.yaml");
         Files.writeString(policies, POLICIES);
 
-        JobOptions o = new JobOptions();
-        o.input = input.toString();
-        o.redis = redis.url();
-        o.redisKeyPrefix = redis.prefix;
-        o.checkpointInterval = Duration.ofMillis(500);
-        o.dlq = dir.resolve("dlq.jsonl").toString();
+        JobOptions o = JobRuns.fileOptions(input, redis, Duration.ofMillis(500), dir);
         o.policiesFile = policies.toString();
         o.validate();
-        Configuration conf = RollcountJob.configuration(o);
-        conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
-        conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 2);
-        conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(200));
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
-        env.setParallelism(2);
-        RollcountJob.build(
-                env,
-                o,
-                RollcountJob.fileSource(o),
-                new RollcountJob.Outputs(RedisSink.fromOptions(o), new DeadLetterFileSink(o.dlq), 1, null));
+        StreamExecutionEnvironment env = JobRuns.environment(o, 2, 2, null);
+        JobRuns.buildFromFiles(env, o);
         env.execute("policies-it");
 
         Map<String, List<Tuple>> lists = truth.assertRedis(redis);

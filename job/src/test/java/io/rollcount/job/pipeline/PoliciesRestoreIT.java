@@ -4,14 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rollcount.job.JobOptions;
 import io.rollcount.job.RollcountJob;
-import io.rollcount.job.files.DeadLetterFileSink;
 import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.gen.EventGenerator.Generated;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.pipeline.PolicyTruth.Expect;
-import io.rollcount.job.redis.RedisSink;
+import io.rollcount.job.support.JobOnMiniClusterTest;
+import io.rollcount.job.support.JobRuns;
 import io.rollcount.job.support.RecentTime;
-import io.rollcount.job.support.RedisTestSupport;
 import java.io.BufferedWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -25,19 +24,10 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
-import org.apache.flink.configuration.Configuration;
-import org.apache.flink.configuration.RestartStrategyOptions;
-import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.core.execution.SavepointFormatType;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
-import org.apache.flink.test.junit5.MiniClusterExtension;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A real savepoint restored with changed namespace policies (README, "Changing policies"): the job runs
@@ -47,7 +37,7 @@ import org.junit.jupiter.api.io.TempDir;
  * off is no longer written (post's 5s, 5m and 1d sums and its uniques hold only what the first part wrote);
  * api's redeliveries after the restore count; every other counter is exact as if nothing changed.
  */
-class PoliciesRestoreIT {
+class PoliciesRestoreIT extends JobOnMiniClusterTest {
     private static final int EVENTS_PER_FILE = 15_000;
     /** Each source reader holds after this many records of its file, until the savepoint. */
     private static final int HOLD_AT = 5_000;
@@ -62,47 +52,10 @@ class PoliciesRestoreIT {
               dedup: false
             """;
 
-    @RegisterExtension
-    static final MiniClusterExtension FLINK = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
-            .setNumberTaskManagers(1)
-            .setNumberSlotsPerTaskManager(2)
-            .build());
-
-    @TempDir
-    Path dir;
-
-    private RedisTestSupport redis;
-
-    @BeforeEach
-    void connect() {
-        redis = new RedisTestSupport();
-    }
-
-    @AfterEach
-    void cleanUp() {
-        redis.close();
-    }
-
     private JobOptions options(Path input, String policies) {
-        JobOptions o = new JobOptions();
-        o.input = input.toString();
-        o.redis = redis.url();
-        o.redisKeyPrefix = redis.prefix;
-        o.checkpointInterval = Duration.ofMillis(500);
-        o.dlq = dir.resolve("dlq.jsonl").toString();
+        JobOptions o = JobRuns.fileOptions(input, redis, Duration.ofMillis(500), dir);
         o.policiesFile = policies;
         return o.validate();
-    }
-
-    private static StreamExecutionEnvironment environment(JobOptions o, String savepoint) {
-        Configuration conf = RollcountJob.configuration(o);
-        conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
-        conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 2);
-        conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(200));
-        if (savepoint != null) conf.set(StateRecoveryOptions.SAVEPOINT_PATH, savepoint);
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
-        env.setParallelism(2);
-        return env;
     }
 
     @Test
@@ -126,13 +79,9 @@ class PoliciesRestoreIT {
 
         // Part 1, no policies: each reader holds after HOLD_AT records (the gate stays shut); then a savepoint.
         JobOptions o = options(input, null);
-        StreamExecutionEnvironment env = environment(o, null);
+        StreamExecutionEnvironment env = JobRuns.environment(o, 2, 2, null);
         FailureInjection.reset(FailureInjection.Place.NONE, false);
-        RollcountJob.build(
-                env,
-                o,
-                new GatedSource<>(RollcountJob.fileSource(o), HOLD_AT),
-                new RollcountJob.Outputs(RedisSink.fromOptions(o), new DeadLetterFileSink(o.dlq), 1, null));
+        RollcountJob.build(env, o, new GatedSource<>(RollcountJob.fileSource(o), HOLD_AT), JobRuns.fileOutputs(o));
         JobClient job = env.executeAsync("policies-restore-part-1");
         long deadline = System.currentTimeMillis() + 60_000;
         // Both readers near their hold (the watermark follows the slower), then a moment for the last records.
@@ -155,12 +104,8 @@ class PoliciesRestoreIT {
         // Part 2: the rest of the input from the savepoint, with the new policies, on the same key prefix.
         FailureInjection.reset(FailureInjection.Place.NONE, true);
         JobOptions ro = options(input, policies.toString());
-        StreamExecutionEnvironment renv = environment(ro, savepoint);
-        RollcountJob.build(
-                renv,
-                ro,
-                RollcountJob.fileSource(ro),
-                new RollcountJob.Outputs(RedisSink.fromOptions(ro), new DeadLetterFileSink(ro.dlq), 1, null));
+        StreamExecutionEnvironment renv = JobRuns.environment(ro, 2, 2, savepoint);
+        JobRuns.buildFromFiles(renv, ro);
         renv.execute("policies-restore-part-2");
 
         // The truth: part 1 is the first HOLD_AT lines of each file, part 2 the rest.

@@ -10,7 +10,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import org.apache.flink.core.execution.JobClient;
-import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -39,18 +38,11 @@ class RedisClusterFailoverIT {
         JobOptions o = run.options();
         // The readers hold after a third of their records until the master is dead: the rest is written during the
         // failover.
-        FailureInjection.reset(FailureInjection.Place.NONE, false);
-        StreamExecutionEnvironment env = ClusterRuns.environment(o);
-        run.build(env, o, 10_000);
-        JobClient job = env.executeAsync("redis-cluster-b");
+        JobClient job = run.startHeld(o, 10_000, "redis-cluster-b");
         int victim;
         int promoted;
         try (TotalsPoller poller = new TotalsPoller(CLUSTER::client, run.hotTotals)) {
-            ClusterRuns.await(
-                    "two checkpoints and totals in Redis",
-                    Duration.ofSeconds(120),
-                    () -> FailureInjection.completedCheckpoints() >= 2 && poller.maxSeen.size() >= 10,
-                    job);
+            ClusterRuns.awaitCheckpointsAndTotals(poller, 10, job);
             // the master of the hottest counter's slot
             victim = masterOf(run.hotTotals.get(0));
             List<Integer> replicas = CLUSTER.replicasOf(victim);

@@ -85,7 +85,7 @@ class RedisClusterIT {
 
         // --fresh over this prefix: an earlier job is found, and every master's keys go.
         o.fresh = true;
-        try (var client = RedisEndpoint.fromOptions(o).client()) {
+        try (var client = RollcountJob.redisEndpoint(o).client()) {
             assertThat(new PrefixGuard(o.redisKeyPrefix).earlierJob(client)).isEqualTo(run.prefix + ":meta:watermark");
         }
         assertThat(RollcountJob.checkPrefix(o, false, "-")).isNull();
@@ -97,16 +97,9 @@ class RedisClusterIT {
         ClusterRuns run = new ClusterRuns(CLUSTER, dir).writeInput(60_000, 3_000);
         JobOptions o = run.options();
         // The readers hold after a third of their records until the migration has started.
-        FailureInjection.reset(FailureInjection.Place.NONE, false);
-        StreamExecutionEnvironment env = ClusterRuns.environment(o);
-        run.build(env, o, 10_000);
-        JobClient job = env.executeAsync("redis-cluster-c");
+        JobClient job = run.startHeld(o, 10_000, "redis-cluster-c");
         try (TotalsPoller poller = new TotalsPoller(CLUSTER::client, run.hotTotals)) {
-            ClusterRuns.await(
-                    "two checkpoints and totals in Redis",
-                    Duration.ofSeconds(120),
-                    () -> FailureInjection.completedCheckpoints() >= 2 && !poller.maxSeen.isEmpty(),
-                    job);
+            ClusterRuns.awaitCheckpointsAndTotals(poller, 1, job);
             List<Integer> masters = CLUSTER.masterPorts();
             int from = masters.get(0);
             int to = masters.get(1);
@@ -158,7 +151,7 @@ class RedisClusterIT {
         ClusterRuns run = new ClusterRuns(CLUSTER, dir);
         JobOptions o = run.options();
         PrefixGuard guard = new PrefixGuard(o.redisKeyPrefix);
-        RedisEndpoint endpoint = RedisEndpoint.fromOptions(o);
+        RedisEndpoint endpoint = RollcountJob.redisEndpoint(o);
         try (var client = endpoint.client()) {
             assertThat(guard.acquire(client, "job-a")).isNull();
             assertThat(guard.acquire(client, "job-b")).isEqualTo("job-a");

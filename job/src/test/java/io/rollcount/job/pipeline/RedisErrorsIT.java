@@ -3,14 +3,12 @@ package io.rollcount.job.pipeline;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rollcount.job.JobOptions;
-import io.rollcount.job.RollcountJob;
-import io.rollcount.job.files.DeadLetterFileSink;
 import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.gen.EventGenerator.Generated;
 import io.rollcount.job.metrics.LocalMetrics;
 import io.rollcount.job.metrics.RollcountMetrics;
 import io.rollcount.job.redis.RedisServerProcess;
-import io.rollcount.job.redis.RedisSink;
+import io.rollcount.job.support.JobRuns;
 import io.rollcount.job.support.MiniClusters;
 import io.rollcount.job.support.RedisTestSupport;
 import java.io.BufferedWriter;
@@ -26,7 +24,6 @@ import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.configuration.Configuration;
-import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
@@ -80,26 +77,14 @@ class RedisErrorsIT {
     }
 
     private JobOptions options(String redisUrl, String prefix) {
-        JobOptions o = new JobOptions();
-        o.input = dir.resolve("in").toString();
-        o.redis = redisUrl;
-        o.redisKeyPrefix = prefix;
+        JobOptions o = JobRuns.fileOptions(dir.resolve("in"), redisUrl, prefix, Duration.ofMillis(300), dir);
         o.redisRetryTimeout = Duration.ofSeconds(120);
-        o.checkpointInterval = Duration.ofMillis(300);
-        o.dlq = dir.resolve("dlq.jsonl").toString();
         return o.validate();
     }
 
     private StreamExecutionEnvironment job(JobOptions o) {
-        Configuration conf = RollcountJob.configuration(o);
-        conf.set(RestartStrategyOptions.RESTART_STRATEGY, "none"); // a crash would fail the test, not loop
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
-        env.setParallelism(2);
-        RollcountJob.build(
-                env,
-                o,
-                RollcountJob.fileSource(o),
-                new RollcountJob.Outputs(RedisSink.fromOptions(o), new DeadLetterFileSink(o.dlq), 1, null));
+        StreamExecutionEnvironment env = JobRuns.environment(o, 2, 0, null); // no restart: a crash fails the test
+        JobRuns.buildFromFiles(env, o);
         return env;
     }
 

@@ -4,10 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rollcount.job.JobOptions;
 import io.rollcount.job.RollcountJob;
-import io.rollcount.job.files.DeadLetterFileSink;
 import io.rollcount.job.model.Resolution;
-import io.rollcount.job.redis.RedisSink;
 import io.rollcount.job.redis.RedisWrite;
+import io.rollcount.job.support.JobRuns;
 import io.rollcount.job.support.MiniClusters;
 import io.rollcount.job.support.RedisTestSupport;
 import java.io.BufferedWriter;
@@ -25,9 +24,6 @@ import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import org.apache.flink.api.connector.sink2.Sink;
-import org.apache.flink.configuration.Configuration;
-import org.apache.flink.configuration.RestartStrategyOptions;
-import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -155,34 +151,18 @@ public class TrendingIT {
     }
 
     private JobOptions options(Path input, RedisTestSupport r) {
-        JobOptions o = new JobOptions();
-        o.input = input.toString();
-        o.redis = r.url();
-        o.redisKeyPrefix = r.prefix;
-        o.checkpointInterval = Duration.ofSeconds(1);
+        JobOptions o = JobRuns.fileOptions(input, r, Duration.ofSeconds(1), dir);
         o.trendingHalfLife = Duration.ofMinutes(10);
         o.topk = TOPK;
-        o.dlq = dir.resolve("dlq.jsonl").toString();
         return o.validate();
     }
 
     private StreamExecutionEnvironment environment(JobOptions o, int parallelism, String savepoint) {
-        Configuration conf = RollcountJob.configuration(o);
-        conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
-        conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 2);
-        conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(200));
-        if (savepoint != null) conf.set(StateRecoveryOptions.SAVEPOINT_PATH, savepoint);
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
-        env.setParallelism(parallelism);
-        return env;
+        return JobRuns.environment(o, parallelism, 2, savepoint);
     }
 
     private static void build(StreamExecutionEnvironment env, JobOptions o, Sink<RedisWrite> sink) {
-        RollcountJob.build(
-                env,
-                o,
-                RollcountJob.fileSource(o),
-                new RollcountJob.Outputs(sink, new DeadLetterFileSink(o.dlq), 1, null));
+        RollcountJob.build(env, o, RollcountJob.fileSource(o), JobRuns.fileOutputs(sink, o));
     }
 
     /** A trending list as Redis holds it, best first, and the time it reflects (its version). */
@@ -307,7 +287,7 @@ public class TrendingIT {
         RedisTestSupport r = newRedis();
         JobOptions o = options(input, r);
         StreamExecutionEnvironment env = environment(o, 2, null);
-        build(env, o, RedisSink.fromOptions(o));
+        build(env, o, RollcountJob.redisSink(o));
         long t0 = System.nanoTime();
         env.execute("trending-it");
         long ms = (System.nanoTime() - t0) / 1_000_000;
@@ -348,10 +328,7 @@ public class TrendingIT {
         StreamExecutionEnvironment env = environment(o, 2, null);
         FailureInjection.reset(FailureInjection.Place.NONE, false);
         RollcountJob.build(
-                env,
-                o,
-                new GatedSource<>(RollcountJob.fileSource(o), events.size() / 6),
-                new RollcountJob.Outputs(RedisSink.fromOptions(o), new DeadLetterFileSink(o.dlq), 1, null));
+                env, o, new GatedSource<>(RollcountJob.fileSource(o), events.size() / 6), JobRuns.fileOutputs(o));
         JobClient job = env.executeAsync("trending-savepoint-p2");
         long stopAt = START + SPAN / 4;
         long deadline = System.currentTimeMillis() + 60_000;
@@ -378,7 +355,7 @@ public class TrendingIT {
             RedisTestSupport rest = newRedis();
             JobOptions ro = options(input, rest);
             StreamExecutionEnvironment renv = environment(ro, p, savepoint);
-            build(renv, ro, RedisSink.fromOptions(ro));
+            build(renv, ro, RollcountJob.redisSink(ro));
             renv.execute("trending-restored-p" + p);
 
             // It really resumed: the first minute closed before the savepoint, so only part 1 wrote its top-K.

@@ -3,7 +3,6 @@ package io.rollcount.job.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.rollcount.job.JobOptions;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.ObjectInputStream;
@@ -11,11 +10,14 @@ import java.io.ObjectOutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** URL parsing, password sources and redaction; no server needed. */
+/**
+ * URL parsing, password sources and redaction, and the setters' checks of both builders (each refused value
+ * named by its setter); no server needed. The command line's options mapped to these builders:
+ * {@code ConnectorOptionsTest}.
+ */
 class RedisEndpointTest {
     private static final String SECRET = "s3cr3t-Pw";
 
@@ -68,11 +70,11 @@ class RedisEndpointTest {
             assertThatThrownBy(() -> RedisEndpoint.parse(url))
                     .as(url)
                     .isInstanceOf(IllegalArgumentException.class)
-                    .hasMessageStartingWith("--redis")
+                    .hasMessageStartingWith("RedisEndpoint.builder().setUrl: ")
                     .satisfies(ex -> assertThat(ex.getMessage()).doesNotContain(SECRET));
         }
         assertThatThrownBy(() -> RedisEndpoint.parse("redis://u:" + SECRET + "@h:port"))
-                .hasMessage("--redis: the port must be a number in redis://u:***@h:port");
+                .hasMessage("RedisEndpoint.builder().setUrl: the port must be a number in redis://u:***@h:port");
     }
 
     @Test
@@ -91,44 +93,48 @@ class RedisEndpointTest {
                         .setUrl("redis://writer:x@h:1")
                         .setPasswordFile(file)
                         .build())
-                .hasMessageStartingWith("--redis.password-file");
+                .hasMessage(
+                        "RedisEndpoint.builder().setPasswordFile: the setUrl URL carries a password already; give it in one place only");
         Path empty = dir.resolve("empty");
         Files.writeString(empty, "\n");
         assertThatThrownBy(() -> RedisEndpoint.builder()
                         .setUrl("redis://h:1")
                         .setPasswordFile(empty)
                         .build())
-                .hasMessageStartingWith("--redis.password-file")
-                .hasMessageContaining("empty");
-        assertThatThrownBy(() -> RedisEndpoint.builder()
-                        .setUrl("redis://h:1")
-                        .setPasswordFile(dir.resolve("missing"))
-                        .build())
-                .hasMessageStartingWith("--redis.password-file");
+                .hasMessage("RedisEndpoint.builder().setPasswordFile: " + empty + " is empty");
+        assertThatThrownBy(() -> RedisEndpoint.builder().setUrl("redis://h:1").setPasswordFile(dir.resolve("missing")))
+                .hasMessage("RedisEndpoint.builder().setPasswordFile: cannot read " + dir.resolve("missing")
+                        + ": NoSuchFileException");
 
-        JobOptions options = new JobOptions();
-        options.redis = "redis://writer@h:1";
-        RedisEndpoint fromEnv = RedisEndpoint.fromOptions(options, Map.of(RedisEndpoint.PASSWORD_ENV, SECRET));
-        assertThat(fromEnv.hasPassword()).isTrue();
-        assertThat(fromEnv.redact(SECRET)).isEqualTo("***");
-        options.redisPasswordFile = file.toString();
-        assertThat(RedisEndpoint.fromOptions(options, Map.of(RedisEndpoint.PASSWORD_ENV, "other"))
-                        .redact(SECRET))
-                .isEqualTo("***");
-        options.redis = "redis://writer:" + SECRET + "@h:1";
-        options.redisPasswordFile = null;
-        RedisEndpoint urlWins = RedisEndpoint.fromOptions(options, Map.of(RedisEndpoint.PASSWORD_ENV, "other"));
+        RedisEndpoint fallback = RedisEndpoint.builder()
+                .setUrl("redis://writer@h:1")
+                .setFallbackPassword(SECRET)
+                .build();
+        assertThat(fallback.hasPassword()).isTrue();
+        assertThat(fallback.redact(SECRET)).isEqualTo("***");
+        // the URL's password, or the file's, wins over the fallback
+        RedisEndpoint urlWins = RedisEndpoint.builder()
+                .setUrl("redis://writer:" + SECRET + "@h:1")
+                .setFallbackPassword("other")
+                .build();
         assertThat(urlWins.redact(SECRET)).isEqualTo("***");
         assertThat(urlWins.redact("other")).isEqualTo("other");
+        RedisEndpoint fileWins = RedisEndpoint.builder()
+                .setUrl("redis://writer@h:1")
+                .setPasswordFile(file)
+                .setFallbackPassword("other")
+                .build();
+        assertThat(fileWins.redact(SECRET)).isEqualTo("***");
+        assertThat(fileWins.redact("other")).isEqualTo("other");
     }
 
     @Test
-    void sinkFromOptionsAndSerialization() throws Exception {
-        JobOptions options = new JobOptions();
-        options.redis = "rediss://writer:" + SECRET + "@h:6380/1";
-        options.redisKeyPrefix = "app";
-        options.redisRetryTimeout = Duration.ofSeconds(5);
-        RedisSink sink = RedisSink.fromOptions(options);
+    void aSinkTravelsToItsWritersWithoutShowingThePassword() throws Exception {
+        RedisSink sink = RedisSink.builder()
+                .setUrl("rediss://writer:" + SECRET + "@h:6380/1")
+                .setKeyPrefix("app")
+                .setRetryTimeout(Duration.ofSeconds(5))
+                .build();
         assertThat(sink.keyPrefix).isEqualTo("app");
         assertThat(sink.retryTimeoutMillis).isEqualTo(5000);
         assertThat(sink.toString()).doesNotContain(SECRET).contains("rediss://writer:***@h:6380/1");
@@ -144,28 +150,80 @@ class RedisEndpointTest {
     }
 
     @Test
-    void sinkBuilderNamesTheSettingAtFault() {
-        assertThatThrownBy(() -> RedisSink.builder().build()).hasMessageStartingWith("--redis");
-        assertThatThrownBy(() -> RedisSink.builder()
-                        .setUrl("redis://h")
-                        .setKeyPrefix("a{b")
-                        .build())
-                .hasMessageStartingWith("--redis.key-prefix");
-        assertThatThrownBy(() -> RedisSink.builder()
-                        .setUrl("redis://h")
-                        .setRetryTimeout(Duration.ofSeconds(-1))
-                        .build())
-                .hasMessageStartingWith("--redis.retry-timeout");
-        assertThatThrownBy(() -> RedisSink.builder()
-                        .setUrl("redis://h")
-                        .setMaxBufferedKeys(0)
-                        .build())
-                .hasMessageContaining("maxBufferedKeys");
-        assertThatThrownBy(() -> RedisSink.builder()
-                        .setUrl("redis://h")
-                        .setFlushInterval(Duration.ZERO)
-                        .build())
-                .hasMessageContaining("flushInterval");
+    void eachSinkSetterRefusesABadValueAtOnceNamingItself() {
+        String at = "RedisSink.builder().";
+        assertThatThrownBy(() -> RedisSink.builder().build())
+                .isInstanceOf(InvalidSettingException.class)
+                .hasMessage(at + "setEndpoint: the Redis endpoint must be set");
+        assertThatThrownBy(() -> RedisSink.builder().setEndpoint(null))
+                .hasMessage(at + "setEndpoint: the Redis endpoint must be set");
+        assertThatThrownBy(() -> RedisSink.builder().setUrl("http://h"))
+                .hasMessage("RedisEndpoint.builder().setUrl: must start with redis:// or rediss:// (got 'http://')");
+        assertThatThrownBy(() -> RedisSink.builder().setKeyPrefix("a{b"))
+                .hasMessage(at + "setKeyPrefix: must be non-empty and free of '{' and '}', got 'a{b'");
+        assertThatThrownBy(() -> RedisSink.builder().setKeyPrefix(" "))
+                .hasMessage(at + "setKeyPrefix: must be non-empty and free of '{' and '}', got ' '");
+        assertThatThrownBy(() -> RedisSink.builder().setKeyPrefix(null))
+                .hasMessage(at + "setKeyPrefix: must be non-empty and free of '{' and '}', got none");
+        assertThatThrownBy(() -> RedisSink.builder().setRetryTimeout(Duration.ofSeconds(-1)))
+                .hasMessage(at + "setRetryTimeout: must not be negative, got -1000 ms");
+        assertThatThrownBy(() -> RedisSink.builder().setRetryTimeout(null))
+                .hasMessage(at + "setRetryTimeout: must not be negative, got none");
+        assertThatThrownBy(() -> RedisSink.builder().setMaxBufferedKeys(0))
+                .hasMessage(at + "setMaxBufferedKeys: must be at least 1, got 0");
+        assertThatThrownBy(() -> RedisSink.builder().setMaxBufferedBytes(0))
+                .hasMessage(at + "setMaxBufferedBytes: must be at least 1 byte, got 0");
+        assertThatThrownBy(() -> RedisSink.builder().setFlushInterval(Duration.ZERO))
+                .hasMessage(at + "setFlushInterval: must be at least 1 ms, got 0 ms");
+        assertThatThrownBy(() -> RedisSink.builder().setFlushInterval(Duration.ofNanos(999_999)))
+                .hasMessage(at + "setFlushInterval: must be at least 1 ms, got 0 ms");
+        assertThatThrownBy(() -> RedisSink.builder().setBackoff(Duration.ZERO, Duration.ofSeconds(1)))
+                .hasMessage(at + "setBackoff: the initial pause must be at least 1 ms, got 0 ms");
+        assertThatThrownBy(() -> RedisSink.builder().setBackoff(Duration.ofMillis(50), Duration.ofMillis(10)))
+                .hasMessage(at + "setBackoff: the largest pause must not be below the initial 50 ms, got 10 ms");
+        assertThatThrownBy(() -> RedisSink.builder().setMaxWritesPerCall(0))
+                .hasMessage(at + "setMaxWritesPerCall: must be at least 1, got 0");
+        assertThatThrownBy(() -> RedisSink.builder().setCountersPerCall(-3))
+                .hasMessage(at + "setCountersPerCall: must be at least 1, got -3");
+        // the limits themselves are accepted
+        RedisSink edge = RedisSink.builder()
+                .setUrl("redis://h")
+                .setFlushInterval(Duration.ofMillis(1))
+                .setRetryTimeout(Duration.ZERO)
+                .setBackoff(Duration.ofMillis(1), Duration.ofMillis(1))
+                .setMaxBufferedKeys(1)
+                .setMaxBufferedBytes(1)
+                .setMaxWritesPerCall(1)
+                .setCountersPerCall(1)
+                .build();
+        assertThat(edge.flushIntervalMillis).isEqualTo(1);
+        assertThat(edge.retryTimeoutMillis).isZero();
+    }
+
+    @Test
+    void eachEndpointSetterRefusesABadValueAtOnceNamingItself(@TempDir Path dir) {
+        String at = "RedisEndpoint.builder().";
+        assertThatThrownBy(() -> RedisEndpoint.builder().setUrl(" "))
+                .isInstanceOf(InvalidSettingException.class)
+                .hasMessage(at + "setUrl: the Redis URL must be set (redis://host:port or rediss://host:port)");
+        assertThatThrownBy(() -> RedisEndpoint.builder().build())
+                .hasMessage(at + "setUrl: the Redis URL must be set (redis://host:port or rediss://host:port)");
+        // the syntax is checked by the setter, before build()
+        assertThatThrownBy(() -> RedisEndpoint.builder().setUrl("redis://h:99999"))
+                .hasMessage(at + "setUrl: the port must be 1 to 65535 in redis://h:99999");
+        assertThatThrownBy(() -> RedisEndpoint.builder().setConnectTimeoutMillis(0))
+                .hasMessage(at + "setConnectTimeoutMillis: must be positive, got 0 ms");
+        assertThatThrownBy(() -> RedisEndpoint.builder().setSocketTimeoutMillis(-1))
+                .hasMessage(at + "setSocketTimeoutMillis: must be positive, got -1 ms");
+        assertThatThrownBy(() -> RedisEndpoint.builder().setCaCertificatePem(dir.resolve("no-ca.pem")))
+                .hasMessageStartingWith(at + "setCaCertificatePem: cannot read " + dir.resolve("no-ca.pem"));
+        // a seed list set before setCluster(true) is fine: build() checks the URL against it
+        assertThat(RedisEndpoint.builder()
+                        .setUrl("redis://a:7000,b:7001")
+                        .setCluster(true)
+                        .build()
+                        .seeds())
+                .containsExactly("a:7000", "b:7001");
     }
 
     @Test
@@ -200,26 +258,28 @@ class RedisEndpointTest {
                         .setCluster(true)
                         .setUrl("redis://a:7000/3")
                         .build())
-                .hasMessage("--redis: a Redis Cluster has database 0 only: remove '/3' (--redis.cluster is set)");
+                .hasMessage(
+                        "RedisEndpoint.builder().setUrl: a Redis Cluster has database 0 only: remove '/3' (setCluster is set)");
         assertThatThrownBy(() ->
                         RedisEndpoint.builder().setUrl("redis://a:7000,b:7001").build())
                 .hasMessageStartingWith(
-                        "--redis: a list of nodes is the seed list of a Redis Cluster: add --redis.cluster");
+                        "RedisEndpoint.builder().setUrl: a list of nodes is the seed list of a Redis Cluster: add setCluster");
         assertThatThrownBy(() -> RedisEndpoint.builder()
                         .setCluster(true)
                         .setUrl("rediss://a:7000,redis://b:7001")
                         .build())
-                .hasMessageStartingWith("--redis: every seed node takes the scheme of the first (rediss://)");
+                .hasMessageStartingWith(
+                        "RedisEndpoint.builder().setUrl: every seed node takes the scheme of the first (rediss://)");
         assertThatThrownBy(() -> RedisEndpoint.builder()
                         .setCluster(true)
                         .setUrl("redis://u:" + SECRET + "@a:7000,v:w@b:7001")
                         .build())
-                .hasMessageStartingWith("--redis: seed node 2 must be host:port")
+                .hasMessageStartingWith("RedisEndpoint.builder().setUrl: seed node 2 must be host:port")
                 .hasMessageNotContaining(SECRET);
         assertThatThrownBy(() -> RedisEndpoint.builder()
                         .setCluster(true)
                         .setUrl("redis://a:7000,b:port")
                         .build())
-                .hasMessageStartingWith("--redis: the port must be a number");
+                .hasMessageStartingWith("RedisEndpoint.builder().setUrl: the port must be a number");
     }
 }

@@ -32,6 +32,35 @@ class RedisSinkOwnServerTest {
         if (server != null) server.close();
     }
 
+    /**
+     * A writer of a sink to {@code url} under {@code prefix}, retrying for {@code retryTimeout} with pauses of
+     * 20 ms doubling up to 200 ms.
+     */
+    private static RedisSinkWriter writer(String url, String prefix, Duration retryTimeout) throws Exception {
+        return RedisTestSupport.writer(
+                RedisSink.builder()
+                        .setUrl(url)
+                        .setKeyPrefix(prefix)
+                        .setRetryTimeout(retryTimeout)
+                        .setBackoff(Duration.ofMillis(20), Duration.ofMillis(200))
+                        .build(),
+                new TestWriterContext());
+    }
+
+    /** The count write of {@code counter}'s total. */
+    private static RedisWrite total(RedisKeys keys, String counter, long value, long version) {
+        String total = keys.total(counter);
+        return RedisWrite.count(total, keys.versionOf(counter, total), value, version, true, RedisWrite.NO_WINDOW, 0);
+    }
+
+    /** The count write of {@code counter}'s window at {@code r} from {@code start}, expiring as the job's. */
+    private static RedisWrite window(
+            RedisKeys keys, String counter, Resolution r, long start, long value, long version, boolean positive) {
+        String win = keys.window(counter, r, start);
+        return RedisWrite.count(
+                win, keys.versionOf(counter, win), value, version, positive, start, r.expireAtMillis(start));
+    }
+
     private static long commandCalls(Jedis admin, String command) {
         Matcher m = Pattern.compile("cmdstat_" + command + ":calls=(\\d+)").matcher(admin.info("commandstats"));
         return m.find() ? Long.parseLong(m.group(1)) : 0;
@@ -43,33 +72,13 @@ class RedisSinkOwnServerTest {
         RedisKeys keys = new RedisKeys(prefix);
         try (Jedis admin = new Jedis("127.0.0.1", server.port)) {
             admin.configResetStat();
-            RedisSinkWriter w = RedisTestSupport.writer(
-                    RedisSink.builder()
-                            .setUrl(server.url())
-                            .setKeyPrefix(prefix)
-                            .build(),
-                    new TestWriterContext());
+            RedisSinkWriter w = writer(server.url(), prefix, RedisSink.DEFAULT_RETRY_TIMEOUT);
             for (int round = 1; round <= 3; round++) {
                 for (int c = 0; c < 100; c++) {
                     String counter = "c" + c;
-                    String total = keys.total(counter);
-                    w.write(
-                            RedisWrite.count(
-                                    total, keys.versionOf(counter, total), round, round, true, RedisWrite.NO_WINDOW, 0),
-                            null);
+                    w.write(total(keys, counter, round, round), null);
                     for (Resolution r : Resolution.all()) {
-                        long start = r.windowStart(NOW);
-                        String win = keys.window(counter, r, start);
-                        w.write(
-                                RedisWrite.count(
-                                        win,
-                                        keys.versionOf(counter, win),
-                                        round,
-                                        round,
-                                        true,
-                                        start,
-                                        r.expireAtMillis(start)),
-                                null);
+                        w.write(window(keys, counter, r, r.windowStart(NOW), round, round, true), null);
                     }
                     w.write(
                             RedisWrite.users(
@@ -102,12 +111,7 @@ class RedisSinkOwnServerTest {
         String prefix = RedisTestSupport.randomPrefix();
         RedisKeys keys = new RedisKeys(prefix);
         try (Jedis admin = new Jedis("127.0.0.1", server.port)) {
-            RedisSinkWriter w = RedisTestSupport.writer(
-                    RedisSink.builder()
-                            .setUrl(server.url())
-                            .setKeyPrefix(prefix)
-                            .build(),
-                    new TestWriterContext());
+            RedisSinkWriter w = writer(server.url(), prefix, RedisSink.DEFAULT_RETRY_TIMEOUT);
             w.write(RedisWrite.max(keys.watermark(), 1), null);
             w.flush(false);
             admin.scriptFlush();
@@ -124,13 +128,7 @@ class RedisSinkOwnServerTest {
     @Test
     void failsAfterTheRetryTimeoutWhenNothingListens() throws Exception {
         int port = RedisServerProcess.freePort();
-        RedisSinkWriter w = RedisTestSupport.writer(
-                RedisSink.builder()
-                        .setUrl("redis://127.0.0.1:" + port)
-                        .setRetryTimeout(Duration.ofMillis(1500))
-                        .setBackoff(Duration.ofMillis(20), Duration.ofMillis(200))
-                        .build(),
-                new TestWriterContext());
+        RedisSinkWriter w = writer("redis://127.0.0.1:" + port, "rc", Duration.ofMillis(1500));
         w.write(RedisWrite.max("rc:meta:watermark", 1), null);
         long start = System.nanoTime();
         assertThatThrownBy(() -> w.flush(false))
@@ -148,16 +146,9 @@ class RedisSinkOwnServerTest {
         try (RedisServerProcess own = RedisServerProcess.launch()) {
             String prefix = RedisTestSupport.randomPrefix();
             RedisKeys keys = new RedisKeys(prefix);
-            RedisSinkWriter w = RedisTestSupport.writer(
-                    RedisSink.builder()
-                            .setUrl(own.url())
-                            .setKeyPrefix(prefix)
-                            .setRetryTimeout(Duration.ofSeconds(30))
-                            .setBackoff(Duration.ofMillis(20), Duration.ofMillis(250))
-                            .build(),
-                    new TestWriterContext());
+            RedisSinkWriter w = writer(own.url(), prefix, Duration.ofSeconds(30));
             String total = keys.total("o");
-            w.write(RedisWrite.count(total, keys.versionOf("o", total), 1, 1, true, RedisWrite.NO_WINDOW, 0), null);
+            w.write(total(keys, "o", 1, 1), null);
             w.flush(false);
 
             own.stop();
@@ -169,7 +160,7 @@ class RedisSinkOwnServerTest {
                     throw new RuntimeException(e);
                 }
             });
-            w.write(RedisWrite.count(total, keys.versionOf("o", total), 2, 2, true, RedisWrite.NO_WINDOW, 0), null);
+            w.write(total(keys, "o", 2, 2), null);
             long start = System.nanoTime();
             w.flush(false); // blocks, retrying, until the server is back
             restart.join();
@@ -195,37 +186,15 @@ class RedisSinkOwnServerTest {
                 Jedis admin = new Jedis("127.0.0.1", own.port)) {
             String prefix = RedisTestSupport.randomPrefix();
             RedisKeys keys = new RedisKeys(prefix);
-            TestWriterContext ctx = new TestWriterContext();
-            RedisSinkWriter w = RedisTestSupport.writer(
-                    RedisSink.builder()
-                            .setUrl(own.url())
-                            .setKeyPrefix(prefix)
-                            .setRetryTimeout(Duration.ofSeconds(60))
-                            .setBackoff(Duration.ofMillis(20), Duration.ofMillis(200))
-                            .build(),
-                    ctx);
+            RedisSinkWriter w = writer(own.url(), prefix, Duration.ofSeconds(60));
             fill(admin);
             String[] users = new String[30];
             for (int u = 0; u < 30; u++) users[u] = "u" + u;
             long start = Resolution.M1.windowStart(NOW);
             for (int c = 0; c < 50; c++) {
                 String counter = "oom:" + c;
-                String total = keys.total(counter);
-                w.write(
-                        RedisWrite.count(
-                                total, keys.versionOf(counter, total), c + 1, 1, true, RedisWrite.NO_WINDOW, 0),
-                        null);
-                String win = keys.window(counter, Resolution.M1, start);
-                w.write(
-                        RedisWrite.count(
-                                win,
-                                keys.versionOf(counter, win),
-                                c + 1,
-                                1,
-                                false,
-                                start,
-                                Resolution.M1.expireAtMillis(start)),
-                        null);
+                w.write(total(keys, counter, c + 1, 1), null);
+                w.write(window(keys, counter, Resolution.M1, start, c + 1, 1, false), null);
                 w.write(RedisWrite.users(keys.uniquesAll(counter), users, RedisWrite.NO_WINDOW, 0), null);
             }
             w.writeWatermark(new org.apache.flink.api.common.eventtime.Watermark(180_000));
@@ -266,17 +235,9 @@ class RedisSinkOwnServerTest {
                 Jedis admin = new Jedis("127.0.0.1", own.port)) {
             String prefix = RedisTestSupport.randomPrefix();
             RedisKeys keys = new RedisKeys(prefix);
-            RedisSinkWriter w = RedisTestSupport.writer(
-                    RedisSink.builder()
-                            .setUrl(own.url())
-                            .setKeyPrefix(prefix)
-                            .setRetryTimeout(Duration.ofMillis(1000))
-                            .setBackoff(Duration.ofMillis(20), Duration.ofMillis(200))
-                            .build(),
-                    new TestWriterContext());
+            RedisSinkWriter w = writer(own.url(), prefix, Duration.ofMillis(1000));
             fill(admin);
-            String total = keys.total("x");
-            w.write(RedisWrite.count(total, keys.versionOf("x", total), 1, 1, true, RedisWrite.NO_WINDOW, 0), null);
+            w.write(total(keys, "x", 1, 1), null);
             assertThatThrownBy(() -> w.flush(false))
                     .isInstanceOf(RedisSinkException.class)
                     .hasMessageContaining("still failing after retrying for 1000 ms")

@@ -1,0 +1,73 @@
+package io.rollcount.job.model;
+
+import org.apache.flink.api.common.serialization.SerializerConfig;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
+
+/**
+ * Flink's type information for a class with a hand-written serializer ({@link EventTypeInfo},
+ * {@link TrendWeight.Info}): one opaque field, not a key type, its serializer what {@link #createSerializer} of
+ * the subclass returns. Two instances are equal when they are of the same class.
+ */
+public abstract class HandSerializedTypeInfo<T> extends TypeInformation<T> {
+    private static final long serialVersionUID = 1L;
+
+    private final Class<T> type;
+
+    protected HandSerializedTypeInfo(Class<T> type) {
+        this.type = type;
+    }
+
+    @Override
+    public abstract TypeSerializer<T> createSerializer(SerializerConfig config);
+
+    @Override
+    public final boolean isBasicType() {
+        return false;
+    }
+
+    @Override
+    public final boolean isTupleType() {
+        return false;
+    }
+
+    @Override
+    public final int getArity() {
+        return 1;
+    }
+
+    @Override
+    public final int getTotalFields() {
+        return 1;
+    }
+
+    @Override
+    public final Class<T> getTypeClass() {
+        return type;
+    }
+
+    @Override
+    public final boolean isKeyType() {
+        return false;
+    }
+
+    @Override
+    public String toString() {
+        return type.getSimpleName();
+    }
+
+    @Override
+    public final boolean equals(Object o) {
+        return o != null && o.getClass() == getClass();
+    }
+
+    @Override
+    public final int hashCode() {
+        return getClass().hashCode();
+    }
+
+    @Override
+    public final boolean canEqual(Object o) {
+        return o != null && o.getClass() == getClass();
+    }
+}

@@ -1,0 +1,180 @@
+package io.rollcount.job;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.rollcount.job.kafka.KafkaIO;
+import io.rollcount.job.redis.RedisEndpoint;
+import io.rollcount.job.redis.RedisSink;
+import java.io.IOException;
+import java.net.URISyntaxException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The job's options mapped to the connectors' builders ({@code RollcountJob.redisEndpoint}, {@code redisSink},
+ * the Kafka factories): what each option sets, a refused value named by its option, and that the connectors
+ * themselves know nothing of the options. No server needed.
+ */
+class ConnectorOptionsTest {
+    private static final String SECRET = "s3cr3t-Pw";
+
+    private static JobOptions redis(String url) {
+        JobOptions o = new JobOptions();
+        o.redis = url;
+        return o;
+    }
+
+    @Test
+    void theRedisOptionsSetTheEndpoint(@TempDir Path dir) throws IOException {
+        JobOptions o = redis("redis://writer@h:1");
+        RedisEndpoint fromEnv = RollcountJob.redisEndpoint(o, Map.of(RedisEndpoint.PASSWORD_ENV, SECRET));
+        assertThat(fromEnv.hasPassword()).isTrue();
+        assertThat(fromEnv.redact(SECRET)).isEqualTo("***");
+        assertThat(RollcountJob.redisEndpoint(o, Map.of()).hasPassword()).isFalse();
+
+        Path file = dir.resolve("pw");
+        Files.writeString(file, SECRET + "\n");
+        o.redisPasswordFile = file.toString();
+        RedisEndpoint fileWins = RollcountJob.redisEndpoint(o, Map.of(RedisEndpoint.PASSWORD_ENV, "other"));
+        assertThat(fileWins.redact(SECRET)).isEqualTo("***");
+        assertThat(fileWins.redact("other")).isEqualTo("other");
+
+        JobOptions cluster = redis("redis://a:7000,b:7001");
+        cluster.redisCluster = true;
+        RedisEndpoint c = RollcountJob.redisEndpoint(cluster, Map.of());
+        assertThat(c.cluster()).isTrue();
+        assertThat(c.seeds()).containsExactly("a:7000", "b:7001");
+    }
+
+    @Test
+    void aRefusedRedisSettingIsNamedByItsOption(@TempDir Path dir) throws IOException {
+        assertThatThrownBy(() -> RollcountJob.redisEndpoint(redis("http://u:" + SECRET + "@h"), Map.of()))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("--redis: must start with redis:// or rediss:// (got 'http://')");
+        assertThatThrownBy(() -> RollcountJob.redisEndpoint(redis("redis://u:" + SECRET + "@h:port"), Map.of()))
+                .hasMessage("--redis: the port must be a number in redis://u:***@h:port");
+        assertThatThrownBy(() -> RollcountJob.redisEndpoint(redis("redis://a:7000,b:7001"), Map.of()))
+                .hasMessage("--redis: a list of nodes is the seed list of a Redis Cluster: add --redis.cluster (got "
+                        + "redis://a:7000,b:7001)");
+        JobOptions db = redis("redis://a:7000/2");
+        db.redisCluster = true;
+        assertThatThrownBy(() -> RollcountJob.redisEndpoint(db, Map.of()))
+                .hasMessage("--redis: a Redis Cluster has database 0 only: remove '/2' (--redis.cluster is set)");
+
+        Path file = dir.resolve("pw");
+        Files.writeString(file, SECRET + "\n");
+        JobOptions both = redis("redis://writer:x@h:1");
+        both.redisPasswordFile = file.toString();
+        assertThatThrownBy(() -> RollcountJob.redisEndpoint(both, Map.of()))
+                .hasMessage(
+                        "--redis.password-file: the --redis URL carries a password already; give it in one place only");
+        JobOptions missing = redis("redis://h:1");
+        missing.redisPasswordFile = dir.resolve("missing").toString();
+        assertThatThrownBy(() -> RollcountJob.redisEndpoint(missing, Map.of()))
+                .hasMessage("--redis.password-file: cannot read " + dir.resolve("missing") + ": NoSuchFileException");
+        assertThatThrownBy(() -> RollcountJob.redisEndpoint(
+                        redis("rediss://h:1"),
+                        Map.of(RedisEndpoint.CA_ENV, dir.resolve("no-ca.pem").toString())))
+                .hasMessageStartingWith("$ROLLCOUNT_REDIS_CA: cannot read " + dir.resolve("no-ca.pem"));
+
+        JobOptions prefix = redis("redis://h:1");
+        prefix.redisKeyPrefix = "a{b";
+        assertThatThrownBy(() -> RollcountJob.redisSink(prefix))
+                .hasMessage("--redis.key-prefix: must be non-empty and free of '{' and '}', got 'a{b'");
+        JobOptions retry = redis("redis://h:1");
+        retry.redisRetryTimeout = Duration.ofSeconds(-1);
+        assertThatThrownBy(() -> RollcountJob.redisSink(retry))
+                .hasMessage("--redis.retry-timeout: must not be negative, got -1000 ms");
+    }
+
+    @Test
+    void theJobsRedisSinkOfTheOptions() {
+        JobOptions o = redis("rediss://writer:" + SECRET + "@h:6380/1");
+        o.redisKeyPrefix = "app";
+        o.redisRetryTimeout = Duration.ofSeconds(5);
+        RedisSink sink = RollcountJob.redisSink(o);
+        assertThat(sink.endpoint()).isEqualTo(RollcountJob.redisEndpoint(o));
+        assertThat(sink.toString())
+                .isEqualTo("RedisSink{rediss://writer:***@h:6380/1, prefix=app}")
+                .doesNotContain(SECRET);
+    }
+
+    @Test
+    void theKafkaOptionsSetTheClientsAndSinks(@TempDir Path dir) throws IOException {
+        Path file = dir.resolve("client.properties");
+        Files.writeString(file, "bootstrap.servers=from-file:9092\nsecurity.protocol=SASL_SSL\n");
+        JobOptions o = new JobOptions();
+        o.kafkaProperties = file.toString();
+        o.kafkaTransactionTimeout = Duration.ofMinutes(3);
+        Properties fromFile = RollcountJob.kafkaProperties(o);
+        assertThat(fromFile).containsEntry("bootstrap.servers", "from-file:9092");
+        assertThat(fromFile).containsEntry("security.protocol", "SASL_SSL");
+        o.kafkaBootstrap = " broker:9092 ";
+        assertThat(RollcountJob.kafkaProperties(o)).containsEntry("bootstrap.servers", "broker:9092");
+        Properties producer = RollcountJob.kafkaProducerProperties(o);
+        assertThat(producer).containsEntry("transaction.timeout.ms", "180000");
+        assertThat(producer).containsEntry("security.protocol", "SASL_SSL");
+        assertThat(KafkaIO.transactionalIdPrefix(o.kafkaTransactionalIdPrefix, "rollups"))
+                .isEqualTo("rollcount-rollups");
+        assertThat(KafkaIO.transactionalIdPrefix(" job7 ", "dlq")).isEqualTo("job7-dlq");
+
+        JobOptions none = new JobOptions();
+        assertThatThrownBy(() -> RollcountJob.kafkaProperties(none))
+                .hasMessage("--kafka.bootstrap is required for Kafka (or bootstrap.servers in --kafka.properties)");
+        none.kafkaBootstrap = "broker:9092";
+        none.kafkaProperties = dir.resolve("none.properties").toString();
+        assertThatThrownBy(() -> RollcountJob.kafkaSource(none))
+                .hasMessage("--kafka.properties: no such file " + dir.resolve("none.properties"));
+    }
+
+    /**
+     * The connectors stand on their own: no class of {@code io.rollcount.job.redis} or {@code io.rollcount.job.kafka}
+     * refers to the options ({@code JobOptions}, {@code RedisOptions}), neither in its compiled form (the constant
+     * pool names every class it uses) nor in its source (imports, links).
+     */
+    @Test
+    void theConnectorsDoNotKnowTheOptions() throws IOException, URISyntaxException {
+        Path classes = Path.of(RedisSink.class
+                .getProtectionDomain()
+                .getCodeSource()
+                .getLocation()
+                .toURI());
+        Path sources = Path.of("src/main/java");
+        assertThat(sources.resolve("io/rollcount/job/JobOptions.java")).exists();
+        List<String> offenders = new ArrayList<>();
+        int checked = 0;
+        for (String pkg : List.of("io/rollcount/job/redis", "io/rollcount/job/kafka")) {
+            for (Path root : List.of(classes.resolve(pkg), sources.resolve(pkg))) {
+                try (Stream<Path> files = Files.list(root)) {
+                    for (Path f : files.filter(Files::isRegularFile).toList()) {
+                        String text = new String(Files.readAllBytes(f), StandardCharsets.ISO_8859_1);
+                        checked++;
+                        for (String name : List.of("JobOptions", "RedisOptions")) {
+                            if (text.contains("io/rollcount/job/" + name)
+                                    || text.contains("io.rollcount.job." + name)
+                                    || text.matches("(?s).*\\b" + name + "\\b.*")) {
+                                offenders.add(f + " refers to " + name);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assertThat(checked).isGreaterThan(40);
+        assertThat(offenders).isEmpty();
+        // the check sees a dependency where there is one
+        Path job = classes.resolve("io/rollcount/job/RollcountJob.class");
+        assertThat(new String(Files.readAllBytes(job), StandardCharsets.ISO_8859_1))
+                .contains("io/rollcount/job/JobOptions");
+    }
+}

@@ -1,0 +1,144 @@
+package io.rollcount.job.support;
+
+import io.rollcount.job.JobOptions;
+import io.rollcount.job.RollcountJob;
+import io.rollcount.job.files.DeadLetterFileSink;
+import io.rollcount.job.model.Rollup;
+import io.rollcount.job.redis.RedisWrite;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.apache.flink.api.connector.sink2.Sink;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.RestartStrategyOptions;
+import org.apache.flink.configuration.StateRecoveryOptions;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+
+/**
+ * The job as the pipeline tests run it on a MiniCluster, reading files or a Kafka topic and writing to Redis:
+ * its options, its environment with a bounded number of restarts (a failing job restarts forever by default),
+ * and its real sinks (dead letters to the file {@code --dlq}, or to Kafka with the rollups).
+ */
+public final class JobRuns {
+    private JobRuns() {}
+
+    /**
+     * Options of a job reading {@code input}, writing under {@code prefix} of {@code redisUrl}, checkpointing
+     * every {@code checkpointInterval}, its dead letters in {@code dir/dlq.jsonl}; not validated yet.
+     */
+    public static JobOptions fileOptions(
+            Path input, String redisUrl, String prefix, Duration checkpointInterval, Path dir) {
+        JobOptions o = new JobOptions();
+        o.input = input.toString();
+        o.redis = redisUrl;
+        o.redisKeyPrefix = prefix;
+        o.checkpointInterval = checkpointInterval;
+        o.dlq = dir.resolve("dlq.jsonl").toString();
+        return o;
+    }
+
+    /** {@link #fileOptions} on the Redis and key prefix of {@code redis}. */
+    public static JobOptions fileOptions(Path input, RedisTestSupport redis, Duration checkpointInterval, Path dir) {
+        return fileOptions(input, redis.url(), redis.prefix, checkpointInterval, dir);
+    }
+
+    /**
+     * Options of a job reading {@code topic} of the broker at {@code bootstrap} from its earliest offsets, as
+     * consumer group and transactional-id prefix {@code id}, up to the end offsets found at start if
+     * {@code bounded}, writing under {@code prefix} of {@code redisUrl}, checkpointing every
+     * {@code checkpointInterval}; not validated yet.
+     */
+    public static JobOptions kafkaOptions(
+            String bootstrap,
+            String topic,
+            String id,
+            boolean bounded,
+            String redisUrl,
+            String prefix,
+            Duration checkpointInterval) {
+        JobOptions o = new JobOptions();
+        o.source = JobOptions.SourceKind.kafka;
+        o.kafkaBootstrap = bootstrap;
+        o.kafkaTopic = topic;
+        o.kafkaGroupId = id;
+        o.kafkaStartingOffsets = JobOptions.StartingOffsets.earliest;
+        o.kafkaTransactionalIdPrefix = id;
+        o.bounded = bounded;
+        o.redis = redisUrl;
+        o.redisKeyPrefix = prefix;
+        o.checkpointInterval = checkpointInterval;
+        return o;
+    }
+
+    /**
+     * The job's configuration of {@code o} ({@link RollcountJob#configuration}) with at most {@code restarts}
+     * restarts {@code delay} apart; 0: none, a failure fails the run.
+     */
+    public static Configuration configuration(JobOptions o, int restarts, Duration delay) {
+        Configuration conf = RollcountJob.configuration(o);
+        if (restarts == 0) {
+            conf.set(RestartStrategyOptions.RESTART_STRATEGY, "none");
+        } else {
+            conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
+            conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, restarts);
+            conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, delay);
+        }
+        return conf;
+    }
+
+    /** {@link #configuration} with restarts 200 ms apart. */
+    public static Configuration configuration(JobOptions o, int restarts) {
+        return configuration(o, restarts, Duration.ofMillis(200));
+    }
+
+    /** An environment of {@code conf} with {@code parallelism}. */
+    public static StreamExecutionEnvironment environment(Configuration conf, int parallelism) {
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
+        env.setParallelism(parallelism);
+        return env;
+    }
+
+    /**
+     * An environment of {@code o} with {@code parallelism}, at most {@code restarts} restarts 200 ms apart, started
+     * from {@code savepoint} unless it is null.
+     */
+    public static StreamExecutionEnvironment environment(
+            JobOptions o, int parallelism, int restarts, String savepoint) {
+        Configuration conf = configuration(o, restarts);
+        if (savepoint != null) conf.set(StateRecoveryOptions.SAVEPOINT_PATH, savepoint);
+        return environment(conf, parallelism);
+    }
+
+    /** The file job's sinks: the Redis sink of {@code o} ({@link RollcountJob#redisSink}), dead letters to {@code o.dlq}. */
+    public static RollcountJob.Outputs fileOutputs(JobOptions o) {
+        return fileOutputs(RollcountJob.redisSink(o), o);
+    }
+
+    /** The file job's sinks with {@code redis} for the counts' sink, dead letters to {@code o.dlq}. */
+    public static RollcountJob.Outputs fileOutputs(Sink<RedisWrite> redis, JobOptions o) {
+        return new RollcountJob.Outputs(redis, new DeadLetterFileSink(o.dlq), 1, null);
+    }
+
+    /** Builds the whole job reading the files of {@code o} into {@code env}, with {@link #fileOutputs}. */
+    public static void buildFromFiles(StreamExecutionEnvironment env, JobOptions o) {
+        RollcountJob.build(env, o, RollcountJob.fileSource(o), fileOutputs(o));
+    }
+
+    /**
+     * The sinks of a job with Kafka (as {@code RollcountJob.assemble} makes them, without a trending topic): the
+     * Redis sink of {@code o}, dead letters and rollups to Kafka, the sorted sets through a second Redis sink.
+     */
+    public static RollcountJob.Outputs kafkaOutputs(JobOptions o) {
+        return kafkaOutputs(RollcountJob.redisSink(o), RollcountJob.rollupsSink(o), o);
+    }
+
+    /** {@link #kafkaOutputs} with {@code redis} for the counts' sink and {@code rollups} for the rollups'. */
+    public static RollcountJob.Outputs kafkaOutputs(Sink<RedisWrite> redis, Sink<Rollup> rollups, JobOptions o) {
+        return new RollcountJob.Outputs(
+                redis,
+                RollcountJob.deadLetterSink(o),
+                0,
+                rollups,
+                null,
+                RollcountJob.redisSink(o).withoutWatermark());
+    }
+}
