@@ -159,11 +159,12 @@ registered_taskmanagers() { # the ids of the TaskManagers registered at the JobM
 wait_taskmanagers() {
   local deadline=$((SECONDS + $1)) ids; shift
   while ((SECONDS < deadline)); do
-    ids="$(registered_taskmanagers)"
+    # the REST API may not answer yet (a JobManager restarting): wait on, do not fail
+    ids="$(registered_taskmanagers || true)"
     local missing=0
     for id in "$@"; do grep -qx "$id" <<<"$ids" || missing=1; done
     ((missing == 0)) && return 0
     sleep 0.3
   done
-  die "TaskManagers $* not all registered within the time; registered: $(registered_taskmanagers | tr '\n' ' ')"
+  die "TaskManagers $* not all registered within the time; registered: $( (registered_taskmanagers || true) | tr '\n' ' ')"
 }

@@ -248,7 +248,20 @@ public final class LocalCluster implements AutoCloseable {
         ok(Duration.ofSeconds(30), "taskmanager.sh", "kill", Integer.toString(n));
     }
 
+    /**
+     * Starts TaskManager {@code n} and waits until it is registered; when the JobManager is down too (killed in the
+     * same fault slot, restarted by another thread), waits up to 3 minutes for it to run first.
+     */
     public void startTaskManager(int n) {
+        long deadline = System.nanoTime() + Duration.ofMinutes(3).toNanos();
+        while (run(Duration.ofSeconds(30), "jobmanager.sh", "pid").exit() != 0 && System.nanoTime() < deadline) {
+            try {
+                Thread.sleep(500);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(e);
+            }
+        }
         ok(Duration.ofMinutes(3), "taskmanager.sh", "start", Integer.toString(n));
     }
 
