@@ -13,6 +13,7 @@ import io.rollcount.job.metrics.RollcountMetrics;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.pipeline.RedisLossIT.Compared;
 import io.rollcount.job.redis.RedisClusterProcesses;
+import io.rollcount.job.support.MiniClusters;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;
@@ -24,7 +25,6 @@ import java.util.concurrent.TimeUnit;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.core.execution.JobClient;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -56,11 +56,7 @@ class RedisClusterLossIT {
     static final LocalMetrics METRICS = LocalMetrics.addTo(FLINK_CONF);
 
     @RegisterExtension
-    static final MiniClusterExtension FLINK = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
-            .setNumberTaskManagers(1)
-            .setNumberSlotsPerTaskManager(2)
-            .setConfiguration(FLINK_CONF)
-            .build());
+    static final MiniClusterExtension FLINK = MiniClusters.slots(2, FLINK_CONF);
 
     @TempDir
     Path dir;
@@ -87,8 +83,8 @@ class RedisClusterLossIT {
     @Test
     void aMasterOtherThanTheEpochsLosesItsDataDuringALiveRun() throws Exception {
         String topic = "events-cluster-live";
-        KafkaInput in = input(topic, 21, BEFORE + AFTER);
-        produce(in, BEFORE);
+        KafkaInput in = KafkaInput.withinOneHour(topic, 21, BEFORE + AFTER, RATE);
+        in.produceTo(broker, BEFORE);
         JobOptions options = options(topic);
         long lossesBefore = METRICS.sum(RollcountMetrics.REDIS_DATA_LOST);
         long finishedBefore = METRICS.sum(RollcountMetrics.REDIS_REBUILDS_FINISHED);
@@ -201,8 +197,8 @@ class RedisClusterLossIT {
     @Test
     void rebuildRedisWritesTheClosedWindowsBackIntoTheCluster() throws Exception {
         String topic = "events-cluster-stopped";
-        KafkaInput in = input(topic, 22, BEFORE);
-        produce(in, BEFORE);
+        KafkaInput in = KafkaInput.withinOneHour(topic, 22, BEFORE, RATE);
+        in.produceTo(broker, BEFORE);
         Path policies = dir.resolve("policies.yaml");
         java.nio.file.Files.writeString(policies, "- match: api\n  topk: false\n- match: post\n  topk: 5\n");
         JobOptions options = options(topic, policies.toString());
@@ -306,24 +302,7 @@ class RedisClusterLossIT {
                 keys, seconds, lists, out.toString().trim());
     }
 
-    // ------------------------------------------------------------------ the run's setup (as RedisLossIT's)
-
-    private KafkaInput input(String topic, long seed, int records) {
-        long span = (long) (records * 1000 / RATE);
-        long now = System.currentTimeMillis();
-        long start = now - 90_000 - span;
-        if (Resolution.H1.windowStart(start) != Resolution.H1.windowStart(start + span + 10_000)) {
-            start = Resolution.H1.windowStart(now) - 3_600_000L + 60_000;
-        }
-        return new KafkaInput(topic, seed, records, start, RATE);
-    }
-
-    private void produce(KafkaInput in, int records) throws Exception {
-        broker.createTopics(3, in.topic);
-        try (KafkaProducer<byte[], byte[]> p = KafkaInput.producer(broker.adminProperties())) {
-            in.produce(p, records);
-        }
-    }
+    // ------------------------------------------------------------------ the run's setup
 
     private JobOptions options(String topic) {
         return options(topic, null);

@@ -13,6 +13,7 @@ import io.rollcount.job.model.Resolution;
 import io.rollcount.job.pipeline.FailureInjection.Place;
 import io.rollcount.job.redis.RedisServerProcess;
 import io.rollcount.job.support.JobRuns;
+import io.rollcount.job.support.MiniClusters;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;
@@ -30,7 +31,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.core.execution.SavepointFormatType;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -70,11 +70,7 @@ class RedisLossIT {
     static final LocalMetrics METRICS = LocalMetrics.addTo(FLINK_CONF);
 
     @RegisterExtension
-    static final MiniClusterExtension FLINK = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
-            .setNumberTaskManagers(1)
-            .setNumberSlotsPerTaskManager(2)
-            .setConfiguration(FLINK_CONF)
-            .build());
+    static final MiniClusterExtension FLINK = MiniClusters.slots(2, FLINK_CONF);
 
     @TempDir
     Path dir;
@@ -151,8 +147,8 @@ class RedisLossIT {
         try (RedisServerProcess server = RedisServerProcess.launch();
                 Jedis jedis = new Jedis("127.0.0.1", server.port)) {
             String topic = "events-d";
-            KafkaInput in = input(topic, 11, BEFORE);
-            produce(in, BEFORE);
+            KafkaInput in = KafkaInput.withinOneHour(topic, 11, BEFORE, RATE);
+            in.produceTo(broker, BEFORE);
             JobOptions options = options(server, topic, false);
             StreamExecutionEnvironment env = environment(options, null);
             RollcountJob.build(env, options, RollcountJob.kafkaSource(options), outputs(options));
@@ -244,8 +240,8 @@ class RedisLossIT {
         try (RedisServerProcess server = RedisServerProcess.launch(persistence);
                 Jedis jedis = new Jedis("127.0.0.1", server.port)) {
             String topic = "events-" + loss.name().toLowerCase();
-            KafkaInput in = input(topic, 5 + loss.ordinal(), BEFORE + AFTER);
-            produce(in, BEFORE);
+            KafkaInput in = KafkaInput.withinOneHour(topic, 5 + loss.ordinal(), BEFORE + AFTER, RATE);
+            in.produceTo(broker, BEFORE);
             JobOptions options = options(server, topic, false);
             FailureInjection.reset(Place.NONE, true);
             StreamExecutionEnvironment env = environment(options, null);
@@ -634,24 +630,6 @@ class RedisLossIT {
     }
 
     // ------------------------------------------------------------------ the run's setup
-
-    /** Event times in one UTC hour (the current one if the span fits, else the one before) ending over a minute ago. */
-    private KafkaInput input(String topic, long seed, int records) {
-        long span = (long) (records * 1000 / RATE);
-        long now = System.currentTimeMillis();
-        long start = now - 90_000 - span;
-        if (Resolution.H1.windowStart(start) != Resolution.H1.windowStart(start + span + 10_000)) {
-            start = Resolution.H1.windowStart(now) - 3_600_000L + 60_000;
-        }
-        return new KafkaInput(topic, seed, records, start, RATE);
-    }
-
-    private void produce(KafkaInput in, int records) throws Exception {
-        broker.createTopics(3, in.topic);
-        try (KafkaProducer<byte[], byte[]> p = KafkaInput.producer(broker.adminProperties())) {
-            in.produce(p, records);
-        }
-    }
 
     private JobOptions options(RedisServerProcess server, String topic, boolean bounded) {
         JobOptions o = JobRuns.kafkaOptions(

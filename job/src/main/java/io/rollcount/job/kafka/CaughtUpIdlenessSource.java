@@ -1,6 +1,7 @@
 package io.rollcount.job.kafka;
 
 import io.rollcount.job.model.Event;
+import io.rollcount.job.util.ForwardingSourceOutput;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -13,7 +14,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import org.apache.flink.api.common.eventtime.Watermark;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.connector.source.Boundedness;
 import org.apache.flink.api.connector.source.ReaderOutput;
@@ -425,44 +425,23 @@ public final class CaughtUpIdlenessSource
         }
 
         /** The reader's output, handing the Kafka reader split outputs that count what they emit. */
-        private final class CountingOutput implements ReaderOutput<Event> {
-            private final ReaderOutput<Event> out;
+        private final class CountingOutput extends ForwardingSourceOutput<Event> implements ReaderOutput<Event> {
+            private final ReaderOutput<Event> readerOutput;
             private final Map<String, SourceOutput<Event>> splitOutputs = new HashMap<>();
 
             CountingOutput(ReaderOutput<Event> out) {
-                this.out = out;
+                super(out);
+                this.readerOutput = out;
             }
 
             @Override
-            public void collect(Event record) {
-                out.collect(record);
-            }
-
-            @Override
-            public void collect(Event record, long timestamp) {
-                out.collect(record, timestamp);
-            }
-
-            @Override
-            public void emitWatermark(Watermark watermark) {
-                out.emitWatermark(watermark);
-            }
-
-            @Override
-            public void markIdle() {
-                out.markIdle();
-            }
-
-            @Override
-            public void markActive() {
-                out.markActive();
-            }
+            protected void onRecord(Event record) {}
 
             @Override
             public SourceOutput<Event> createOutputForSplit(String splitId) {
                 return splitOutputs.computeIfAbsent(splitId, id -> {
                     Partition p = partitions.get(id);
-                    SourceOutput<Event> real = out.createOutputForSplit(id);
+                    SourceOutput<Event> real = readerOutput.createOutputForSplit(id);
                     if (p == null) return real;
                     p.output = real;
                     return new CountingSplitOutput(real, p);
@@ -473,52 +452,25 @@ public final class CaughtUpIdlenessSource
             public void releaseOutputForSplit(String splitId) {
                 splitOutputs.remove(splitId);
                 partitions.remove(splitId);
-                out.releaseOutputForSplit(splitId);
+                readerOutput.releaseOutputForSplit(splitId);
             }
         }
     }
 
     /** One partition's output: counts its records and notes the next offset. */
-    private static final class CountingSplitOutput implements SourceOutput<Event> {
-        private final SourceOutput<Event> out;
+    private static final class CountingSplitOutput extends ForwardingSourceOutput<Event> {
         private final Partition partition;
 
         CountingSplitOutput(SourceOutput<Event> out, Partition partition) {
-            this.out = out;
+            super(out);
             this.partition = partition;
         }
 
-        private void note(Event e) {
+        @Override
+        protected void onRecord(Event e) {
             partition.records++;
             long offset = offsetOf(e.source);
             if (offset >= 0) partition.next = offset + 1;
-        }
-
-        @Override
-        public void collect(Event record) {
-            note(record);
-            out.collect(record);
-        }
-
-        @Override
-        public void collect(Event record, long timestamp) {
-            note(record);
-            out.collect(record, timestamp);
-        }
-
-        @Override
-        public void emitWatermark(Watermark watermark) {
-            out.emitWatermark(watermark);
-        }
-
-        @Override
-        public void markIdle() {
-            out.markIdle();
-        }
-
-        @Override
-        public void markActive() {
-            out.markActive();
         }
     }
 }

@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.rollcount.job.JobOptions;
 import io.rollcount.job.model.Event;
 import io.rollcount.job.ops.ValidEventsWatermarks;
-import java.nio.file.Path;
+import io.rollcount.job.support.KafkaBrokerTest;
 import java.time.Duration;
 import java.util.Properties;
 import java.util.concurrent.atomic.AtomicLong;
@@ -22,37 +22,19 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The job's Kafka source ({@link CaughtUpIdlenessSource}) against the in-process broker: after a backlog, a
  * partition read second does not find its events behind the watermark that the partition read first set; and
  * an empty partition still lets the watermark advance.
  */
-class CaughtUpIdlenessIT {
+class CaughtUpIdlenessIT extends KafkaBrokerTest {
     private static final Duration LATENESS = Duration.ofSeconds(5);
 
     @RegisterExtension
     static final MiniClusterExtension FLINK = new MiniClusterExtension(KafkaTestSupport::miniCluster);
-
-    @TempDir
-    static Path dir;
-
-    static KafkaBroker broker;
-
-    @BeforeAll
-    static void startBroker() throws Exception {
-        broker = new KafkaBroker(0, dir.resolve("kafka")).start();
-    }
-
-    @AfterAll
-    static void stopBroker() {
-        if (broker != null) broker.close();
-    }
 
     private static KafkaProducer<byte[], byte[]> producer() {
         Properties p = broker.adminProperties();

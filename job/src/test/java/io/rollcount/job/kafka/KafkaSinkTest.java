@@ -9,8 +9,8 @@ import io.rollcount.job.kafka.KafkaTestSupport.KV;
 import io.rollcount.job.model.Event;
 import io.rollcount.job.model.Json;
 import io.rollcount.job.model.Rollup;
+import io.rollcount.job.support.KafkaBrokerTest;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -31,26 +31,17 @@ import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The exactly-once sinks of {@code counter-rollups} and {@code counter-events-dlq} in a MiniCluster job,
  * read back with {@code isolation.level=read_committed}: exactly the records written, none twice, also
  * when the job fails after some records and restarts from its last checkpoint.
  */
-class KafkaSinkTest {
+class KafkaSinkTest extends KafkaBrokerTest {
     private static final int RECORDS = 600;
 
     @RegisterExtension
     static final MiniClusterExtension FLINK = new MiniClusterExtension(KafkaTestSupport::miniCluster);
-
-    @TempDir
-    static Path dir;
-
-    @RegisterExtension
-    static final KafkaBrokerExtension KAFKA = new KafkaBrokerExtension();
-
-    static KafkaBroker broker;
 
     /** Set by a test to make the job fail once; cleared by the failure. */
     static final AtomicBoolean FAIL_ONCE = new AtomicBoolean();
@@ -59,7 +50,6 @@ class KafkaSinkTest {
 
     @BeforeAll
     static void startBroker() throws Exception {
-        broker = KAFKA.broker();
         // Fewer partitions than the default would do too; two show that keys spread and nothing is lost.
         broker.createTopics(2, KafkaIO.ROLLUPS_TOPIC, KafkaIO.DEAD_LETTER_TOPIC);
     }

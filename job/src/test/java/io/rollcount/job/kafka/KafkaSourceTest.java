@@ -8,8 +8,8 @@ import io.rollcount.job.JobOptions;
 import io.rollcount.job.RollcountJob;
 import io.rollcount.job.model.Event;
 import io.rollcount.job.parse.EventParser;
+import io.rollcount.job.support.KafkaBrokerTest;
 import java.net.ServerSocket;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -35,22 +35,14 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.io.TempDir;
 
 /** The Kafka source against the in-process broker: every record comes out once, as an event or a dead letter. */
-class KafkaSourceTest {
+class KafkaSourceTest extends KafkaBrokerTest {
     private static final String TOPIC = "events-src";
 
     @RegisterExtension
     static final MiniClusterExtension FLINK = new MiniClusterExtension(KafkaTestSupport::miniCluster);
 
-    @TempDir
-    static Path dir;
-
-    @RegisterExtension
-    static final KafkaBrokerExtension KAFKA = new KafkaBrokerExtension();
-
-    static KafkaBroker broker;
     /** What was produced: by source string {@code topic/partition/offset}. */
     static final Map<String, ProducerRecord<byte[], byte[]>> PRODUCED = new HashMap<>();
 
@@ -59,7 +51,6 @@ class KafkaSourceTest {
 
     @BeforeAll
     static void startBroker() throws Exception {
-        broker = KAFKA.broker();
         broker.createTopics(2, TOPIC);
         producedAt = System.currentTimeMillis();
         List<ProducerRecord<byte[], byte[]>> records = List.of(

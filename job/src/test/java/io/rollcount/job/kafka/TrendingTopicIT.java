@@ -8,6 +8,7 @@ import io.rollcount.job.model.Json;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.model.TopList;
 import io.rollcount.job.pipeline.TrendingIT;
+import io.rollcount.job.support.KafkaBrokerTest;
 import io.rollcount.job.support.RedisTestSupport;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -23,10 +24,8 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.io.TempDir;
 import redis.clients.jedis.resps.Tuple;
 
 /**
@@ -34,22 +33,9 @@ import redis.clients.jedis.resps.Tuple;
  * kind {@code window} per closed 1m/1h/1d window and namespace (byte for byte the exact top 100 the test
  * computes), and records of kind {@code trending} whose latest per namespace is the list Redis holds.
  */
-class TrendingTopicIT {
+class TrendingTopicIT extends KafkaBrokerTest {
     @RegisterExtension
     static final MiniClusterExtension FLINK = new MiniClusterExtension(KafkaTestSupport::miniCluster);
-
-    @TempDir
-    static Path dir;
-
-    @RegisterExtension
-    static final KafkaBrokerExtension KAFKA = new KafkaBrokerExtension();
-
-    static KafkaBroker broker;
-
-    @BeforeAll
-    static void startBroker() throws Exception {
-        broker = KAFKA.broker();
-    }
 
     @Test
     void windowListsExactlyOnceAndTheLatestTrendingListsMatchRedis() throws Exception {

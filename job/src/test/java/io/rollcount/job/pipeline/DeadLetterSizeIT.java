@@ -4,14 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rollcount.job.JobOptions;
 import io.rollcount.job.RollcountJob;
-import io.rollcount.job.kafka.KafkaBroker;
-import io.rollcount.job.kafka.KafkaBrokerExtension;
 import io.rollcount.job.kafka.KafkaIO;
 import io.rollcount.job.model.DeadLetterPayload;
 import io.rollcount.job.support.JobRuns;
+import io.rollcount.job.support.KafkaBrokerTest;
 import io.rollcount.job.support.MiniClusters;
 import io.rollcount.job.support.RedisTestSupport;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -30,7 +28,6 @@ import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Issue 18 item 1, the Kafka poison pill: on a single-partition topic, among good events, a 200 KB record
@@ -40,24 +37,15 @@ import org.junit.jupiter.api.io.TempDir;
  * record counted exactly, and each giant record as one dead letter with its first 64 KiB, its size and
  * {@code payload_truncated}.
  */
-class DeadLetterSizeIT {
+class DeadLetterSizeIT extends KafkaBrokerTest {
     private static final String INPUT = "counter-events-poison";
     private static final int RECORDS = 6_000;
 
     @RegisterExtension
     static final MiniClusterExtension FLINK = MiniClusters.slots(2);
 
-    @TempDir
-    static Path dir;
-
-    @RegisterExtension
-    static final KafkaBrokerExtension KAFKA = new KafkaBrokerExtension();
-
-    static KafkaBroker broker;
-
     @BeforeAll
     static void startBroker() throws Exception {
-        broker = KAFKA.broker();
         broker.createTopics(1, INPUT);
         assertThat(KafkaOutputs.endOffsets(broker.adminProperties(), INPUT, "read_committed"))
                 .hasSize(1);

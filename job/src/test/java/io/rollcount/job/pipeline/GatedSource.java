@@ -1,10 +1,10 @@
 package io.rollcount.job.pipeline;
 
+import io.rollcount.job.util.ForwardingSourceOutput;
 import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.apache.flink.api.common.eventtime.Watermark;
 import org.apache.flink.api.connector.source.Boundedness;
 import org.apache.flink.api.connector.source.ReaderOutput;
 import org.apache.flink.api.connector.source.Source;
@@ -162,40 +162,17 @@ final class GatedSource<T, S extends SourceSplit, E> implements Source<T, S, E> 
     }
 
     /** A source output that counts, for its reader, every record it passes on. */
-    private static class CountingSplitOutput<T> implements SourceOutput<T> {
-        private final SourceOutput<T> out;
+    private static class CountingSplitOutput<T> extends ForwardingSourceOutput<T> {
         final Reader<T, ?> reader;
 
         CountingSplitOutput(SourceOutput<T> out, Reader<T, ?> reader) {
-            this.out = out;
+            super(out);
             this.reader = reader;
         }
 
         @Override
-        public void collect(T record) {
+        protected void onRecord(T record) {
             reader.emitted++;
-            out.collect(record);
-        }
-
-        @Override
-        public void collect(T record, long timestamp) {
-            reader.emitted++;
-            out.collect(record, timestamp);
-        }
-
-        @Override
-        public void emitWatermark(Watermark watermark) {
-            out.emitWatermark(watermark);
-        }
-
-        @Override
-        public void markIdle() {
-            out.markIdle();
-        }
-
-        @Override
-        public void markActive() {
-            out.markActive();
         }
     }
 

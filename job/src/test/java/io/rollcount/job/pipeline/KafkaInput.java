@@ -63,6 +63,29 @@ final class KafkaInput {
         this.badEvery = Math.max(50, total / (badLines.length + 2));
     }
 
+    /**
+     * {@code records} records at {@code eventsPerSecond} whose event times lie in one UTC hour (the current one if the
+     * span fits, else the one before) and end over a minute ago, so that every window of them can be checked.
+     */
+    static KafkaInput withinOneHour(String topic, long seed, int records, double eventsPerSecond) {
+        long span = (long) (records * 1000 / eventsPerSecond);
+        long now = System.currentTimeMillis();
+        long start = now - 90_000 - span;
+        if (io.rollcount.job.model.Resolution.H1.windowStart(start)
+                != io.rollcount.job.model.Resolution.H1.windowStart(start + span + 10_000)) {
+            start = io.rollcount.job.model.Resolution.H1.windowStart(now) - 3_600_000L + 60_000;
+        }
+        return new KafkaInput(topic, seed, records, start, eventsPerSecond);
+    }
+
+    /** Creates the topic (3 partitions) on {@code broker} and writes the next {@code records} records to it. */
+    void produceTo(io.rollcount.job.kafka.KafkaBroker broker, int records) throws Exception {
+        broker.createTopics(3, topic);
+        try (KafkaProducer<byte[], byte[]> p = producer(broker.adminProperties())) {
+            produce(p, records);
+        }
+    }
+
     /** Event time of a stream of {@code records} records that ends {@code marginMillis} before now. */
     static long startFor(int records, long marginMillis) {
         return System.currentTimeMillis() - marginMillis - records; // 1000 events per second of event time

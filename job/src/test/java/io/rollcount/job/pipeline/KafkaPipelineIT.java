@@ -7,7 +7,6 @@ import io.rollcount.job.JobOptions;
 import io.rollcount.job.RollcountJob;
 import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.kafka.KafkaBroker;
-import io.rollcount.job.kafka.KafkaBrokerExtension;
 import io.rollcount.job.kafka.KafkaIO;
 import io.rollcount.job.model.Event;
 import io.rollcount.job.model.Resolution;
@@ -15,9 +14,9 @@ import io.rollcount.job.model.Rollup;
 import io.rollcount.job.pipeline.FailureInjection.Place;
 import io.rollcount.job.redis.RedisWrite;
 import io.rollcount.job.support.JobRuns;
+import io.rollcount.job.support.KafkaBrokerTest;
 import io.rollcount.job.support.MiniClusters;
 import io.rollcount.job.support.RedisTestSupport;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -41,7 +40,6 @@ import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -55,7 +53,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * <p>The output topics are shared by the runs of this class (their names are fixed by the contract): each
  * run reads them from the offsets they had before it started.
  */
-class KafkaPipelineIT {
+class KafkaPipelineIT extends KafkaBrokerTest {
     /** Input of test a (the contract's default topic name), and of the three runs of test b (smaller, to keep the class quick). */
     private static final String INPUT = "counter-events";
 
@@ -67,13 +65,6 @@ class KafkaPipelineIT {
     @RegisterExtension
     static final MiniClusterExtension FLINK = MiniClusters.slots(2);
 
-    @TempDir
-    static Path dir;
-
-    @RegisterExtension
-    static final KafkaBrokerExtension KAFKA = new KafkaBrokerExtension();
-
-    static KafkaBroker broker;
     /** The inputs of tests a and b: produced once, read from the start by each run with a group of its own. */
     static KafkaInput input;
 
@@ -81,7 +72,6 @@ class KafkaPipelineIT {
 
     @BeforeAll
     static void startBrokerAndProduce() throws Exception {
-        broker = KAFKA.broker();
         createTopic(3, INPUT);
         createTopic(3, INPUT_B);
         for (String t : KafkaIO.OUTPUT_TOPICS) createTopic(2, t);
