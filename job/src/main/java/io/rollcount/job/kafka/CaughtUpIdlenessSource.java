@@ -162,8 +162,10 @@ public final class CaughtUpIdlenessSource
     /** What a reader knows of one of its partitions. */
     static final class Partition {
         final TopicPartition topicPartition;
-        /** The offset of the next record to read, as far as this reader knows; negative: not known. */
-        long next;
+        /** The split's starting offset; negative: a marker (earliest, latest, committed). */
+        private final long start;
+        /** The {@code source} of the last record emitted ({@code topic/partition/offset}), or null; parsed at a check. */
+        String lastSource;
         /** Records emitted so far, and at the last look. */
         long records;
 
@@ -178,8 +180,14 @@ public final class CaughtUpIdlenessSource
 
         Partition(KafkaPartitionSplit split, long nowNanos) {
             this.topicPartition = split.getTopicPartition();
-            this.next = split.getStartingOffset();
+            this.start = split.getStartingOffset();
             this.quietSinceNanos = nowNanos;
+        }
+
+        /** The offset of the next record to read, as far as this reader knows; negative: not known. */
+        long next() {
+            long offset = offsetOf(lastSource);
+            return offset >= 0 ? offset + 1 : start;
         }
 
         /**
@@ -272,7 +280,8 @@ public final class CaughtUpIdlenessSource
                     long[] endAndStart = ends.get(p.topicPartition);
                     // Only if nothing came in since the question, and it was still assigned here.
                     if (endAndStart == null || p.idle || !quiet.contains(p)) continue;
-                    long position = p.next >= 0 ? p.next : endAndStart[1];
+                    long next = p.next();
+                    long position = next >= 0 ? next : endAndStart[1];
                     if (p.caughtUp(endAndStart[0], position)) {
                         p.idle = true;
                         p.output.markIdle();
@@ -289,7 +298,7 @@ public final class CaughtUpIdlenessSource
         /** Asks the broker, on the timer's thread, for the end offsets of the quiet partitions. */
         private void ask(List<Partition> quiet) {
             Map<TopicPartition, Long> starts = new HashMap<>();
-            for (Partition p : quiet) starts.put(p.topicPartition, p.next);
+            for (Partition p : quiet) starts.put(p.topicPartition, p.next());
             queried = quiet;
             query = CompletableFuture.supplyAsync(() -> endsAndStarts(starts), timer());
         }
@@ -457,7 +466,7 @@ public final class CaughtUpIdlenessSource
         }
     }
 
-    /** One partition's output: counts its records and notes the next offset. */
+    /** One partition's output: counts its records and keeps the last one's {@code source} (parsed only at a check). */
     private static final class CountingSplitOutput extends ForwardingSourceOutput<Event> {
         private final Partition partition;
 
@@ -469,8 +478,7 @@ public final class CaughtUpIdlenessSource
         @Override
         protected void onRecord(Event e) {
             partition.records++;
-            long offset = offsetOf(e.source);
-            if (offset >= 0) partition.next = offset + 1;
+            if (e.source != null) partition.lastSource = e.source;
         }
     }
 }

@@ -255,8 +255,8 @@ public final class CounterUpdate {
         }
     }
 
-    /** Flink's type information for {@link CounterUpdate}: its {@link Serializer}. */
-    public static final class Info extends TypeInformation<CounterUpdate> {
+    /** Flink's type information for {@link CounterUpdate} ({@link HandSerializedTypeInfo}): its {@link Serializer}. */
+    public static final class Info extends HandSerializedTypeInfo<CounterUpdate> {
         private static final long serialVersionUID = 1L;
         public static final Info INSTANCE = new Info();
 
@@ -269,59 +269,13 @@ public final class CounterUpdate {
             }
         }
 
-        @Override
-        public boolean isBasicType() {
-            return false;
-        }
-
-        @Override
-        public boolean isTupleType() {
-            return false;
-        }
-
-        @Override
-        public int getArity() {
-            return 1;
-        }
-
-        @Override
-        public int getTotalFields() {
-            return 1;
-        }
-
-        @Override
-        public Class<CounterUpdate> getTypeClass() {
-            return CounterUpdate.class;
-        }
-
-        @Override
-        public boolean isKeyType() {
-            return false;
+        private Info() {
+            super(CounterUpdate.class);
         }
 
         @Override
         public TypeSerializer<CounterUpdate> createSerializer(SerializerConfig config) {
             return Serializer.INSTANCE;
-        }
-
-        @Override
-        public String toString() {
-            return "CounterUpdate";
-        }
-
-        @Override
-        public boolean equals(Object o) {
-            return o instanceof Info;
-        }
-
-        @Override
-        public int hashCode() {
-            return Info.class.hashCode();
-        }
-
-        @Override
-        public boolean canEqual(Object o) {
-            return o instanceof Info;
         }
     }
 }

@@ -6,7 +6,7 @@ import org.apache.flink.api.common.typeutils.TypeSerializer;
 
 /**
  * Flink's type information for a class with a hand-written serializer ({@link EventTypeInfo},
- * {@link TrendWeight.Info}): one opaque field, not a key type, its serializer what {@link #createSerializer} of
+ * {@link TrendWeight.Info}, {@link CounterUpdate.Info}): one opaque field, not a key type, its serializer what {@link #createSerializer} of
  * the subclass returns. Two instances are equal when they are of the same class.
  */
 public abstract class HandSerializedTypeInfo<T> extends TypeInformation<T> {

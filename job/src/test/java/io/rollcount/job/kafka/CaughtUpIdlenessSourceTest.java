@@ -23,6 +23,15 @@ class CaughtUpIdlenessSourceTest {
     }
 
     @Test
+    void theNextOffsetIsTheStartUntilARecordThenTheRecordsOffsetPlusOne() {
+        Partition p = at(100);
+        assertThat(p.next()).isEqualTo(100);
+        p.lastSource = "t/0/250";
+        assertThat(p.next()).isEqualTo(251);
+        assertThat(at(KafkaPartitionSplit.EARLIEST_OFFSET).next()).isNegative();
+    }
+
+    @Test
     void aPartitionReadToItsEndIsCaughtUp() {
         Partition p = at(100);
         assertThat(p.caughtUp(100, 100)).isTrue();
