@@ -34,6 +34,8 @@ import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.api.operators.Triggerable;
 import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.runtime.tasks.ProcessingTimeService;
+import org.apache.flink.streaming.runtime.watermarkstatus.WatermarkStatus;
 import org.apache.flink.util.OutputTag;
 
 /**
@@ -43,9 +45,12 @@ import org.apache.flink.util.OutputTag;
  * are due and what is emitted; where the counters live is {@link CounterStore}'s (keyed state, and the
  * counters in use on the heap between checkpoints, {@value #DEFAULT_CACHE_BYTES} bytes per subtask by
  * default), and the rebuild after a loss of Redis's data is {@link CounterRebuild}'s. When each counter is
- * next due (a window closes, or its allowed lateness ends) is a heap index per subtask ({@link DueIndex}),
- * not a keyed timer per counter; it is rebuilt from keyed state on restore, so it needs no state of its own
- * and follows the key groups on a rescale.
+ * next due (a window whose close shows closes: a rollup, a window top-K entry; else the end of its windows'
+ * lateness) is a heap index per subtask ({@link DueIndex}), not a keyed timer per counter; it is rebuilt
+ * from keyed state on restore, so it needs no state of its own and follows the key groups on a rescale.
+ * A counter is read from RocksDB once per showing close: a window that is final (past its end plus the
+ * allowed lateness) leaves the counter's state at its next visit, its next new window or its next due time,
+ * not in a visit of its own. The due work of one watermark is done in slices (see {@link #processWatermark}).
  *
  * <p><b>Outputs</b>, on the main stream, {@link CounterUpdate}s, neutral about where they go (the Redis
  * commands are made from them beside the sink, by {@code CounterUpdateWrites}), each with the absolute
@@ -57,15 +62,14 @@ import org.apache.flink.util.OutputTag;
  *   <li>the total and every changed open window, at most once per flush interval (processing time,
  *       default 1 s: one callback per subtask for every changed counter, not a timer per counter);</li>
  *   <li>a window again when the watermark passes its end (closed: revision 0 goes to {@link #ROLLUPS} if
- *       its resolution is one of the rollups', {@code --rollups.resolutions}) and when it passes end plus
- *       the allowed lateness (final: its state is dropped).</li>
+ *       its resolution is one of the rollups', {@code --rollups.resolutions}), with whatever changed
+ *       since the last flush; past its end plus the allowed lateness it is final and its state is dropped.</li>
  * </ul>
  * A late event within the allowed lateness that changes a closed window makes a new revision, emitted at
  * the next flush. The lateness rule itself is applied upstream ({@link PreAggregate}), against a
  * watermark never behind this operator's, so a partial sum always finds its windows here. After a
- * restore, a counter whose last changes were not yet written is written at its next partial sum or,
- * without one, when the watermark reaches its next window end (every counter with a change in flight
- * has an open window, hence an entry in the due index).
+ * restore, a counter whose last changes were not yet written is written at the first flush (the restore
+ * finds it while it rebuilds the due index).
  *
  * <p><b>Flags.</b> What is still to emit is in the counter's {@link CounterState}, checkpointed with it:
  * {@code totalDirty}, and per window slot {@link CounterState#DIRTY} (changed since emitted),
@@ -95,6 +99,10 @@ public final class CountPerCounter extends AbstractStreamOperator<CounterUpdate>
 
     private static final Resolution[] UNIQUE_RESOLUTIONS = {Resolution.H1, Resolution.D1};
     private static final long NO_TIMESTAMP = Long.MIN_VALUE;
+    /** The longest a slice of due counters runs by default before records and barriers get their turn. */
+    public static final long DEFAULT_SLICE_MILLIS = 20;
+    /** How many due counters between two looks at the clock. */
+    private static final int SLICE_CHECK = 64;
 
     private final long lateness;
     private final long flushIntervalMillis;
@@ -103,6 +111,9 @@ public final class CountPerCounter extends AbstractStreamOperator<CounterUpdate>
     private final int rollupMask;
     /** What each namespace keeps (--policies): resolutions, retention, uniques. */
     private final Policies policies;
+
+    /** The longest a slice of due counters runs (see {@link #processWatermark}); Long.MAX_VALUE: no slices. */
+    private long sliceMillis = DEFAULT_SLICE_MILLIS;
 
     /** Watches Redis for a loss of its data (see {@link #rebuildingAfterLoss}); null: no rebuild. */
     private RedisLossWatch lossWatch;
@@ -121,6 +132,16 @@ public final class CountPerCounter extends AbstractStreamOperator<CounterUpdate>
     private transient DueIndex due;
     /** The keyed state was restored: {@link #open} rebuilds {@link #due} from it. */
     private transient boolean restored;
+    /** The last watermark received; ahead of the one forwarded while due counters are drained in slices. */
+    private transient long target;
+    /** The watermark held back until the due counters are drained (see {@link #processWatermark}); null: none. */
+    private transient Watermark heldMark;
+    /** The last watermark status received while a watermark is held; null: none. */
+    private transient WatermarkStatus heldStatus;
+    /** A slice of the due counters is scheduled on the mailbox. */
+    private transient boolean sliceScheduled;
+    /** After a restore: counters with changes not yet emitted at the snapshot, for the first flush. */
+    private transient ArrayList<String> dirtyAtRestore;
     /** Counters changed since the last flush, in the order of their first change. */
     private transient ArrayList<CachedCounter> changed;
     /** The slot of each resolution's window for the partial sum at hand (scratch). */
@@ -179,6 +200,17 @@ public final class CountPerCounter extends AbstractStreamOperator<CounterUpdate>
         return this;
     }
 
+    /**
+     * The longest one slice of due counters runs before records and checkpoint barriers get their turn
+     * (see {@link #processWatermark}); {@code Long.MAX_VALUE}: all at once, as an operator test that does not
+     * move processing time needs. Returns this operator.
+     */
+    public CountPerCounter slicingDueWork(long millis) {
+        if (millis < 0) throw new IllegalArgumentException("due-work slice must be >= 0 ms, got " + millis);
+        this.sliceMillis = millis;
+        return this;
+    }
+
     /** A mask with every resolution. */
     public static final int ALL_RESOLUTIONS = (1 << Resolution.all().length) - 1;
 
@@ -208,6 +240,8 @@ public final class CountPerCounter extends AbstractStreamOperator<CounterUpdate>
                 this);
         legacyTimers = getInternalTimerService("user-timers", VoidNamespaceSerializer.INSTANCE, this);
         due = new DueIndex();
+        target = Long.MIN_VALUE;
+        dirtyAtRestore = new ArrayList<>();
         if (restored) rebuildDueIndex();
         changed = new ArrayList<>();
         stamp = NO_TIMESTAMP;
@@ -249,26 +283,31 @@ public final class CountPerCounter extends AbstractStreamOperator<CounterUpdate>
             overflowed(p, overflows, record);
             return;
         }
+        boolean added = false;
         for (int k = 0; k < all.length; k++) {
             Resolution r = all[k];
             if (!policy.keeps(r)) continue;
             int i = idx[k];
             if (i < 0) {
-                long start = r.windowStart(p.bucket);
-                i = s.add(r, start);
+                i = s.add(r, r.windowStart(p.bucket));
                 store.slotsChanged(c);
-                // one index entry per counter, at its earliest due time (see dueNow), not two per window
-                long at = start + r.sizeMillis - 1;
-                if (at < s.nextTimer) {
-                    due.add(at, c.id);
-                    s.nextTimer = at;
-                }
+                added = true;
             }
             s.sum[i] += p.sum;
             s.events[i] += p.events;
             s.set(i, CounterState.DIRTY);
             if (p.negative) s.set(i, CounterState.NEGATIVE);
             if (s.has(i, CounterState.CLOSED) && rollsUp(r)) s.set(i, CounterState.REVISE);
+        }
+        if (added) {
+            // a new window: the final ones go now, and the counter's next due time may be earlier (one index
+            // entry per counter, at its earliest due time; see dueNow)
+            dropFinal(c, target);
+            long next = nextDue(s, policy);
+            if (next < s.nextTimer) {
+                due.add(next, c.id);
+                s.nextTimer = next;
+            }
         }
         if (p.users.length > 0 && policy.anyUniques()) addUsers(c, p);
         s.total += p.sum;
@@ -325,16 +364,70 @@ public final class CountPerCounter extends AbstractStreamOperator<CounterUpdate>
     /**
      * The counters due by the watermark, in order of their due times, before the watermark goes on (and
      * before the legacy timers of a restored earlier version fire in {@code super.processWatermark}).
+     *
+     * <p>A watermark that crosses a 1h or 1d boundary makes every counter with a window there due at once,
+     * millions at the scale this job is built for, each a RocksDB read. That work is done in slices of at
+     * most {@link #slicingDueWork} ms (default {@value #DEFAULT_SLICE_MILLIS}) on the task's mailbox thread, so that records and checkpoint barriers
+     * pass between them, and the watermark is held back until the last slice: downstream sees it only after
+     * every window it closes went out, as before. A later watermark while slices are pending only moves the
+     * target. The end of input ({@code Long.MAX_VALUE}) and {@link #finish} drain at once.
      */
     @Override
     public void processWatermark(Watermark mark) throws Exception {
-        long watermark = mark.getTimestamp();
-        DueIndex.Entry e;
-        while ((e = due.pollDue(watermark)) != null) {
-            setCurrentKey(e.id());
-            dueNow(e.id(), e.at(), watermark);
+        target = mark.getTimestamp();
+        heldMark = mark;
+        if (mark.getTimestamp() == Long.MAX_VALUE) {
+            drainDue(Long.MAX_VALUE);
+            releaseHeld();
+        } else if (!sliceScheduled) {
+            drainSlice();
         }
+    }
+
+    /** Held back while slices are pending, then forwarded after the watermark (see {@link #processWatermark}). */
+    @Override
+    public void processWatermarkStatus(WatermarkStatus status) throws Exception {
+        if (heldMark == null) super.processWatermarkStatus(status);
+        else heldStatus = status;
+    }
+
+    /** One slice of the due counters; the next is scheduled if some remain, else the held watermark goes on. */
+    private void drainSlice() throws Exception {
+        sliceScheduled = false;
+        if (heldMark == null) return;
+        if (drainDue(sliceMillis)) {
+            releaseHeld();
+        } else {
+            sliceScheduled = true;
+            ProcessingTimeService time = getProcessingTimeService();
+            time.registerTimer(time.getCurrentProcessingTime(), t -> drainSlice());
+        }
+    }
+
+    /**
+     * Does the counters due by {@link #target}, for at most {@code budgetMillis} (checked every
+     * {@value #SLICE_CHECK} counters); returns whether none is left.
+     */
+    private boolean drainDue(long budgetMillis) throws Exception {
+        long deadline = budgetMillis == Long.MAX_VALUE ? Long.MAX_VALUE : System.nanoTime() + budgetMillis * 1_000_000;
+        int n = 0;
+        DueIndex.Entry e;
+        while ((e = due.pollDue(target)) != null) {
+            setCurrentKey(e.id());
+            dueNow(e.id(), e.at(), target);
+            if (++n % SLICE_CHECK == 0 && deadline != Long.MAX_VALUE && System.nanoTime() > deadline) return false;
+        }
+        return true;
+    }
+
+    /** Forwards the held watermark, and the status that came in while it was held. */
+    private void releaseHeld() throws Exception {
+        Watermark mark = heldMark;
+        WatermarkStatus status = heldStatus;
+        heldMark = null;
+        heldStatus = null;
         super.processWatermark(mark);
+        if (status != null) super.processWatermarkStatus(status);
     }
 
     /** A timer of the earlier version's (restored from its savepoint): whatever of its counter is due now. */
@@ -361,42 +454,88 @@ public final class CountPerCounter extends AbstractStreamOperator<CounterUpdate>
                 Resolution r = s.resolution(i);
                 if (!c.policy.keeps(r)) continue; // restored, of a resolution the policies no longer keep: not written
                 if (rollsUp(r)) output.collect(ROLLUPS, stamped(rollup(c, i)));
-                if ((r == Resolution.M1 || r == Resolution.H1 || r == Resolution.D1) && c.policy.topk() > 0) {
+                if (topkOf(r, c.policy)) {
                     output.collect(CLOSED_WINDOWS, stamped(new WindowSum(c.id, r.label, s.start[i], s.sum[i])));
                 }
             }
         }
         flush(c);
-        for (int i = s.size - 1; i >= 0; i--) {
-            if (watermark >= s.end(i) + lateness) {
-                if (s.has(i, CounterState.HAS_USERS)) store.dropSketch(c, uniquesName(c, s.resolution(i), s.start[i]));
-                s.remove(i);
-                store.slotsChanged(c);
-            }
-        }
+        dropFinal(c, watermark);
         // Every window due by the watermark was closed or dropped above: the next due time is after it.
-        long next = nextDue(s);
+        long next = nextDue(s, c.policy);
         if (next != Long.MAX_VALUE) due.add(next, c.id);
         s.nextTimer = next;
         stamp = NO_TIMESTAMP;
         changedNow(c);
     }
 
-    /** The counter's next due time: a window's close (end - 1) or, once closed, its end of lateness; Long.MAX_VALUE without windows. */
-    private long nextDue(CounterState s) {
-        long next = Long.MAX_VALUE;
-        for (int i = 0; i < s.size; i++) {
-            next = Math.min(next, s.has(i, CounterState.CLOSED) ? s.end(i) + lateness : s.end(i) - 1);
+    /** Whether a closed window of {@code r} goes to the window top-K of the counter's namespace. */
+    private static boolean topkOf(Resolution r, NamespacePolicy policy) {
+        return (r == Resolution.M1 || r == Resolution.H1 || r == Resolution.D1) && policy.topk() > 0;
+    }
+
+    /**
+     * Whether closing a window of {@code r} shows outside this operator (a rollup, a window top-K entry):
+     * only then is its close a due time. Closing a 5 s or 5 m window by default changes nothing but a flag
+     * (its value was written while it was open), so it waits for the counter's next visit.
+     */
+    private boolean closeShows(Resolution r, NamespacePolicy policy) {
+        return policy.keeps(r) && (rollsUp(r) || topkOf(r, policy));
+    }
+
+    /**
+     * Drops the windows of the counter past their end plus the allowed lateness ({@code watermark}: no partial
+     * sum for them can come any more, upstream applies the lateness against a watermark never behind this
+     * one), except one whose close shows and has not been done yet.
+     */
+    private void dropFinal(CachedCounter c, long watermark) throws Exception {
+        CounterState s = c.state;
+        for (int i = s.size - 1; i >= 0; i--) {
+            if (watermark >= s.end(i) + lateness
+                    && (s.has(i, CounterState.CLOSED) || !closeShows(s.resolution(i), c.policy))) {
+                if (s.has(i, CounterState.HAS_USERS)) store.dropSketch(c, uniquesName(c, s.resolution(i), s.start[i]));
+                s.remove(i);
+                store.slotsChanged(c);
+            }
         }
-        return next;
+    }
+
+    /**
+     * The counter's next due time: the earliest close that shows ({@link #closeShows}); without one, the last
+     * end of lateness, to drop what is left in one visit; Long.MAX_VALUE without windows. Windows whose end of
+     * lateness comes earlier are dropped at that next visit, or at the counter's next new window (see
+     * {@link #processElement}), whichever comes first: a counter is read from RocksDB once per showing close,
+     * not once per window close and end of lateness.
+     */
+    private long nextDue(CounterState s, NamespacePolicy policy) {
+        long close = Long.MAX_VALUE;
+        long lastDrop = Long.MAX_VALUE;
+        for (int i = 0; i < s.size; i++) {
+            if (!s.has(i, CounterState.CLOSED) && closeShows(s.resolution(i), policy)) {
+                close = Math.min(close, s.end(i) - 1);
+            } else {
+                long drop = s.end(i) + lateness;
+                lastDrop = lastDrop == Long.MAX_VALUE ? drop : Math.max(lastDrop, drop);
+            }
+        }
+        return close != Long.MAX_VALUE ? close : lastDrop;
     }
 
     /** After a restore: every counter of this subtask's key groups with a window, at its next due time. */
     private void rebuildDueIndex() throws Exception {
         store.forEachStored((id, s) -> {
-            long next = s == null ? Long.MAX_VALUE : nextDue(s);
+            if (s == null) return;
+            long next = nextDue(s, policies.forCounter(id));
             if (next != Long.MAX_VALUE) due.add(next, id);
+            if (s.totalDirty || anyDirty(s)) dirtyAtRestore.add(id);
         });
+    }
+
+    private static boolean anyDirty(CounterState s) {
+        for (int i = 0; i < s.size; i++) {
+            if (s.has(i, CounterState.DIRTY) || s.has(i, CounterState.REVISE)) return true;
+        }
+        return false;
     }
 
     /** Only a per-counter flush timer restored from a savepoint of the earlier version: that flush, now. */
@@ -491,6 +630,13 @@ public final class CountPerCounter extends AbstractStreamOperator<CounterUpdate>
      * the heap; keyed state gets it when it is evicted or at the next snapshot.
      */
     private void flushChanged() throws Exception {
+        if (!dirtyAtRestore.isEmpty()) {
+            for (String id : dirtyAtRestore) {
+                setCurrentKey(id);
+                changedNow(counter(id));
+            }
+            dirtyAtRestore = new ArrayList<>();
+        }
         for (CachedCounter c : changed) {
             if (!c.flushPending) continue; // evicted in between, and flushed then
             setCurrentKey(c.id);
@@ -501,6 +647,10 @@ public final class CountPerCounter extends AbstractStreamOperator<CounterUpdate>
 
     @Override
     public void finish() throws Exception {
+        if (heldMark != null) {
+            drainDue(Long.MAX_VALUE);
+            releaseHeld();
+        }
         flushChanged();
         // a bounded run that ends during a rebuild finishes it: the last writes go out before the sink's last flush
         rebuild.finish();

@@ -43,7 +43,7 @@ class CountPerCounterHarnessTest {
     private static KeyedOneInputStreamOperatorTestHarness<String, PartialSum, CounterUpdate> harness(
             long cacheBytes, boolean rocksdb) throws Exception {
         var h = new KeyedOneInputStreamOperatorTestHarness<>(
-                new CountPerCounter(LATENESS, 1_000, cacheBytes), (PartialSum p) -> p.counter, Types.STRING);
+                new CountPerCounter(LATENESS, 1_000, cacheBytes).slicingDueWork(Long.MAX_VALUE), (PartialSum p) -> p.counter, Types.STRING);
         if (rocksdb) h.setStateBackend(new EmbeddedRocksDBStateBackend());
         return h;
     }
@@ -235,9 +235,15 @@ class CountPerCounterHarnessTest {
                     .extracting(w -> w.counter + "/" + w.res + "@" + (w.start - START) + "=" + w.sum)
                     .containsExactly("a/1m@0=3");
 
-            // Past the 5 s window's end plus the lateness: it is final, and its state goes.
+            // Past the 5 s window's end plus the lateness it is final: its state goes at the counter's next
+            // visit (here its next new window), not in a visit of its own.
             h.processWatermark(new Watermark(START + 5_000 + LATENESS));
             h.snapshot(1, 3_000);
+            assertThat(stored(h, "a").find(Resolution.S5, START))
+                    .as("the final 5 s window's slot, before the counter's next visit")
+                    .isNotNegative();
+            send(h, partial("a", START + 66_000, 0)); // an event of delta 0: counted as an event, changes no sum
+            h.snapshot(2, 3_000);
             CounterState s = stored(h, "a");
             assertThat(s.find(Resolution.S5, START))
                     .as("the final 5 s window's slot")
@@ -246,15 +252,104 @@ class CountPerCounterHarnessTest {
                     .as("the 1m window, within its lateness")
                     .isNotNegative();
             assertThat(s.total).isEqualTo(3);
+            assertThat(rollups(h)).as("no revision for an event of zero").isEmpty();
 
             // The end of input closes every window: the hour's and the day's rollups carry their unique users.
             h.processWatermark(new Watermark(Long.MAX_VALUE));
             assertThat(rollups(h))
                     .contains(
-                            "a/1h@0 sum=3 events=2 uniques=2 rev=0",
-                            "a/1d@" + (DAY - START) + " sum=3 events=2 uniques=2 rev=0",
-                            "a/5m@0 sum=3 events=2 uniques=null rev=0");
+                            "a/1h@0 sum=3 events=3 uniques=2 rev=0",
+                            "a/1d@" + (DAY - START) + " sum=3 events=3 uniques=2 rev=0",
+                            "a/5m@0 sum=3 events=3 uniques=null rev=0");
         }
+    }
+
+    @ParameterizedTest(name = "rocksdb={0}")
+    @ValueSource(booleans = {false, true})
+    void windowsDueTogetherCloseInSlicesWithTheWatermarkHeldUntilTheLastAndASnapshotBetweenSlices(boolean rocksdb)
+            throws Exception {
+        int counters = 500;
+        OperatorSubtaskState between;
+        List<String> closedBefore = new ArrayList<>();
+        try (var h = new KeyedOneInputStreamOperatorTestHarness<>(
+                new CountPerCounter(LATENESS, 1_000, CountPerCounter.DEFAULT_CACHE_BYTES).slicingDueWork(0),
+                (PartialSum p) -> p.counter,
+                Types.STRING)) {
+            if (rocksdb) h.setStateBackend(new EmbeddedRocksDBStateBackend());
+            h.open();
+            for (int c = 0; c < counters; c++) send(h, partial("c" + c, START + 1_000, 1));
+            h.setProcessingTime(1_000);
+            take(h);
+            // The 1m windows of every counter close at once: one slice (64 counters, then the clock says its 0 ms
+            // are up), the watermark held back.
+            h.processWatermark(new Watermark(START + 59_999));
+            List<String> first = rollupsOf(h, Resolution.M1);
+            assertThat(first).hasSizeBetween(1, counters - 1);
+            assertThat(watermarks(h)).as("the watermark, held while windows are due").isEmpty();
+            // A record between slices is counted, in its counter's window that is still to close.
+            send(h, partial("c" + (counters - 1), START + 2_000, 5));
+            // A snapshot between slices: the restore below finishes the closes it has not seen done.
+            between = h.snapshot(1, 1_000);
+            closedBefore.addAll(first);
+            List<String> all = new ArrayList<>(first);
+            for (int round = 0; round < counters && watermarks(h).isEmpty(); round++) {
+                h.setProcessingTime(1_000); // the next slice, a mail of the mailbox in a real task
+                all.addAll(rollupsOf(h, Resolution.M1));
+            }
+            assertThat(all).as("every 1m window closed once").hasSize(counters).doesNotHaveDuplicates();
+            assertThat(all).contains("c" + (counters - 1) + "/1m@0 sum=6 events=2 uniques=null rev=0");
+            assertThat(watermarks(h)).containsExactly(START + 59_999);
+        }
+        try (var h = new KeyedOneInputStreamOperatorTestHarness<>(
+                new CountPerCounter(LATENESS, 1_000, CountPerCounter.DEFAULT_CACHE_BYTES).slicingDueWork(0),
+                (PartialSum p) -> p.counter,
+                Types.STRING)) {
+            if (rocksdb) h.setStateBackend(new EmbeddedRocksDBStateBackend());
+            h.setProcessingTime(1_000);
+            h.initializeState(between);
+            h.open();
+            h.processWatermark(new Watermark(Long.MAX_VALUE)); // the end of input: all at once
+            List<String> rest = rollupsOf(h, Resolution.M1);
+            assertThat(rest)
+                    .as("after the restore, the 1m windows not closed before the snapshot")
+                    .hasSize(counters - closedBefore.size())
+                    .doesNotContainAnyElementsOf(closedBefore);
+            assertThat(watermarks(h)).containsExactly(Long.MAX_VALUE);
+        }
+    }
+
+    @ParameterizedTest(name = "rocksdb={0}")
+    @ValueSource(booleans = {false, true})
+    void aChangeNotYetEmittedAtTheSnapshotIsEmittedAtTheFirstFlushAfterTheRestore(boolean rocksdb) throws Exception {
+        OperatorSubtaskState snapshot;
+        try (var h = harness(CountPerCounter.DEFAULT_CACHE_BYTES, rocksdb)) {
+            h.open();
+            send(h, partial("a", START + 1_000, 4));
+            snapshot = h.snapshot(1, 500); // before the flush at 1 s
+        }
+        try (var h = harness(CountPerCounter.DEFAULT_CACHE_BYTES, rocksdb)) {
+            h.setProcessingTime(500);
+            h.initializeState(snapshot);
+            h.open();
+            h.setProcessingTime(1_000); // no record, no watermark: the first flush
+            assertThat(values(counts(take(h))))
+                    .containsEntry("a/total", 4L)
+                    .containsEntry("a/5s@0", 4L)
+                    .containsEntry("a/1m@0", 4L);
+        }
+    }
+
+    private static List<String> rollupsOf(
+            KeyedOneInputStreamOperatorTestHarness<String, PartialSum, CounterUpdate> h, Resolution r) {
+        return rollups(h).stream()
+                .filter(x -> x.contains("/" + r.label + "@"))
+                .toList();
+    }
+
+    private static List<Long> watermarks(KeyedOneInputStreamOperatorTestHarness<String, PartialSum, CounterUpdate> h) {
+        List<Long> out = new ArrayList<>();
+        for (Object o : h.getOutput()) if (o instanceof Watermark w) out.add(w.getTimestamp());
+        return out;
     }
 
     /** A run's whole output by name: the last value of each, and every rollup. */

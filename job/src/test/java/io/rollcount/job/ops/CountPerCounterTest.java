@@ -136,7 +136,7 @@ class CountPerCounterTest {
     private static KeyedOneInputStreamOperatorTestHarness<String, PartialSum, CounterUpdate> harness(
             Result r, long cacheBytes) throws Exception {
         return new KeyedOneInputStreamOperatorTestHarness<>(
-                new CountPerCounter(60_000, 1_000, cacheBytes), p -> p.counter, Types.STRING);
+                new CountPerCounter(60_000, 1_000, cacheBytes).slicingDueWork(Long.MAX_VALUE), p -> p.counter, Types.STRING);
     }
 
     /** Steps {@code from} (inclusive) to {@code to} (exclusive): partials, then processing time, then the watermark. */
@@ -245,7 +245,7 @@ class CountPerCounterTest {
         try (Result all = uninterrupted(Long.MAX_VALUE);
                 Result chosen = new Result()) {
             try (var h = new KeyedOneInputStreamOperatorTestHarness<>(
-                    new CountPerCounter(60_000, 1_000, Long.MAX_VALUE, mask),
+                    new CountPerCounter(60_000, 1_000, Long.MAX_VALUE, mask).slicingDueWork(Long.MAX_VALUE),
                     (PartialSum p) -> p.counter,
                     Types.STRING)) {
                 h.open();
@@ -309,7 +309,7 @@ class CountPerCounterTest {
                 Result rescaled = new Result()) {
             OperatorSubtaskState snapshot;
             try (var h = new KeyedOneInputStreamOperatorTestHarness<>(
-                    new CountPerCounter(60_000, 1_000, 20_000),
+                    new CountPerCounter(60_000, 1_000, 20_000).slicingDueWork(Long.MAX_VALUE),
                     (PartialSum p) -> p.counter,
                     Types.STRING,
                     maxParallelism,
@@ -325,7 +325,7 @@ class CountPerCounterTest {
             try {
                 for (int i = 0; i < 2; i++) {
                     var h = new KeyedOneInputStreamOperatorTestHarness<>(
-                            new CountPerCounter(60_000, 1_000, 20_000),
+                            new CountPerCounter(60_000, 1_000, 20_000).slicingDueWork(Long.MAX_VALUE),
                             (PartialSum p) -> p.counter,
                             Types.STRING,
                             maxParallelism,

@@ -66,8 +66,16 @@ class RedisClusterFailoverIT {
                 .contains(promoted)
                 .doesNotContain(victim);
         CLUSTER.awaitHealthy(30_000);
-        run.assertEveryKeyInItsSlot();
-        run.assertExact(Set.of());
+        try {
+            run.assertEveryKeyInItsSlot();
+            run.assertExact(Set.of());
+        } catch (AssertionError e) {
+            // what each node holds and its log's end, to tell a lost write from a node the checks did not read
+            System.out.printf(
+                    "RedisClusterFailoverIT: killed %d, promoted %d; the nodes now:%n%s",
+                    victim, promoted, CLUSTER.describe(run.prefix));
+            throw e;
+        }
     }
 
     /** The port of the master that serves this key's slot. */

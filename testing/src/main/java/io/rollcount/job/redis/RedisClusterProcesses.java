@@ -255,6 +255,48 @@ public final class RedisClusterProcesses implements BeforeAllCallback, AfterAllC
         return RedisClusterClient.create(seeds);
     }
 
+    /**
+     * What each node is, for a failure message: per process its port, whether it lives, its role, replica
+     * link, key count and the keys of {@code prefix}, and the last lines of its log.
+     */
+    public String describe(String prefix) {
+        StringBuilder sb = new StringBuilder();
+        processes.forEach((port, p) -> {
+            sb.append("node ").append(port).append(p.isAlive() ? " alive" : " dead");
+            if (p.isAlive()) {
+                try (Jedis j = new Jedis("127.0.0.1", port)) {
+                    for (String line : j.info("replication").split("\\r?\\n")) {
+                        if (line.startsWith("role:")
+                                || line.startsWith("connected_slaves:")
+                                || line.startsWith("master_link_status:")
+                                || line.startsWith("slave0:")
+                                || line.startsWith("master_port:")) sb.append(' ').append(line);
+                    }
+                    sb.append(" dbsize:").append(j.dbSize());
+                    String cursor = ScanParams.SCAN_POINTER_START;
+                    long keys = 0;
+                    do {
+                        ScanResult<String> r = j.scan(cursor, new ScanParams().match(prefix + ":*").count(1000));
+                        keys += r.getResult().size();
+                        cursor = r.getCursor();
+                    } while (!cursor.equals(ScanParams.SCAN_POINTER_START));
+                    sb.append(" prefix_keys:").append(keys);
+                } catch (RuntimeException e) {
+                    sb.append(" unreadable: ").append(e);
+                }
+            }
+            sb.append('\n');
+            try {
+                List<String> log = Files.readAllLines(dir.resolve(Integer.toString(port)).resolve("redis.log"));
+                for (String line : log.subList(Math.max(0, log.size() - 25), log.size()))
+                    sb.append("  ").append(line).append('\n');
+            } catch (IOException e) {
+                sb.append("  (no log: ").append(e).append(")\n");
+            }
+        });
+        return sb.toString();
+    }
+
     /** Every key matching {@code prefix:*}, by master port. */
     public Map<Integer, List<String>> keysByMaster(String prefix) {
         Map<Integer, List<String>> out = new HashMap<>();
