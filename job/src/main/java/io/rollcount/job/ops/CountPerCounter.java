@@ -48,9 +48,8 @@ import org.apache.flink.util.OutputTag;
  * next due (a window whose close shows closes: a rollup, a window top-K entry; else the end of its windows'
  * lateness) is a heap index per subtask ({@link DueIndex}), not a keyed timer per counter; it is rebuilt
  * from keyed state on restore, so it needs no state of its own and follows the key groups on a rescale.
- * A counter is read from RocksDB once per showing close: a window that is final (past its end plus the
- * allowed lateness) leaves the counter's state at its next visit, its next new window or its next due time,
- * not in a visit of its own. The due work of one watermark is done in slices (see {@link #processWatermark}).
+ * A counter is read from RocksDB for a close that shows and once for the windows that become final before
+ * the next such close, together (see {@link #nextDue}), not once per window close and end of lateness. The due work of one watermark is done in slices (see {@link #processWatermark}).
  *
  * <p><b>Outputs</b>, on the main stream, {@link CounterUpdate}s, neutral about where they go (the Redis
  * commands are made from them beside the sink, by {@code CounterUpdateWrites}), each with the absolute
@@ -501,24 +500,28 @@ public final class CountPerCounter extends AbstractStreamOperator<CounterUpdate>
     }
 
     /**
-     * The counter's next due time: the earliest close that shows ({@link #closeShows}); without one, the last
-     * end of lateness, to drop what is left in one visit; Long.MAX_VALUE without windows. Windows whose end of
-     * lateness comes earlier are dropped at that next visit, or at the counter's next new window (see
-     * {@link #processElement}), whichever comes first: a counter is read from RocksDB once per showing close,
-     * not once per window close and end of lateness.
+     * The counter's next due time: the earliest close that shows ({@link #closeShows}), or before it the
+     * last end of lateness of the windows that become final before it, so that one visit drops them all
+     * (a counter touched once is visited at its 1m close, once to drop its 5 s, 1m and 5m windows, and at
+     * its 1h and 1d closes and ends of lateness, where a visit per close and end of lateness made about ten);
+     * Long.MAX_VALUE without windows. A window final before that visit leaves at the counter's next new window
+     * ({@link #processElement}) if that comes first.
      */
     private long nextDue(CounterState s, NamespacePolicy policy) {
         long close = Long.MAX_VALUE;
-        long lastDrop = Long.MAX_VALUE;
         for (int i = 0; i < s.size; i++) {
             if (!s.has(i, CounterState.CLOSED) && closeShows(s.resolution(i), policy)) {
                 close = Math.min(close, s.end(i) - 1);
-            } else {
-                long drop = s.end(i) + lateness;
-                lastDrop = lastDrop == Long.MAX_VALUE ? drop : Math.max(lastDrop, drop);
             }
         }
-        return close != Long.MAX_VALUE ? close : lastDrop;
+        long drop = Long.MIN_VALUE;
+        for (int i = 0; i < s.size; i++) {
+            if (s.has(i, CounterState.CLOSED) || !closeShows(s.resolution(i), policy)) {
+                long at = s.end(i) + lateness;
+                if (at <= close) drop = Math.max(drop, at);
+            }
+        }
+        return drop != Long.MIN_VALUE ? drop : close;
     }
 
     /** After a restore: every counter of this subtask's key groups with a window, at its next due time. */
