@@ -270,13 +270,15 @@ public final class RedisClusterProcesses implements BeforeAllCallback, AfterAllC
                                 || line.startsWith("connected_slaves:")
                                 || line.startsWith("master_link_status:")
                                 || line.startsWith("slave0:")
-                                || line.startsWith("master_port:")) sb.append(' ').append(line);
+                                || line.startsWith("master_port:"))
+                            sb.append(' ').append(line);
                     }
                     sb.append(" dbsize:").append(j.dbSize());
                     String cursor = ScanParams.SCAN_POINTER_START;
                     long keys = 0;
                     do {
-                        ScanResult<String> r = j.scan(cursor, new ScanParams().match(prefix + ":*").count(1000));
+                        ScanResult<String> r = j.scan(
+                                cursor, new ScanParams().match(prefix + ":*").count(1000));
                         keys += r.getResult().size();
                         cursor = r.getCursor();
                     } while (!cursor.equals(ScanParams.SCAN_POINTER_START));
@@ -287,7 +289,8 @@ public final class RedisClusterProcesses implements BeforeAllCallback, AfterAllC
             }
             sb.append('\n');
             try {
-                List<String> log = Files.readAllLines(dir.resolve(Integer.toString(port)).resolve("redis.log"));
+                List<String> log =
+                        Files.readAllLines(dir.resolve(Integer.toString(port)).resolve("redis.log"));
                 for (String line : log.subList(Math.max(0, log.size() - 25), log.size()))
                     sb.append("  ").append(line).append('\n');
             } catch (IOException e) {
