@@ -43,7 +43,9 @@ class CountPerCounterHarnessTest {
     private static KeyedOneInputStreamOperatorTestHarness<String, PartialSum, CounterUpdate> harness(
             long cacheBytes, boolean rocksdb) throws Exception {
         var h = new KeyedOneInputStreamOperatorTestHarness<>(
-                new CountPerCounter(LATENESS, 1_000, cacheBytes).slicingDueWork(Long.MAX_VALUE), (PartialSum p) -> p.counter, Types.STRING);
+                new CountPerCounter(LATENESS, 1_000, cacheBytes).slicingDueWork(Long.MAX_VALUE),
+                (PartialSum p) -> p.counter,
+                Types.STRING);
         if (rocksdb) h.setStateBackend(new EmbeddedRocksDBStateBackend());
         return h;
     }
@@ -285,7 +287,9 @@ class CountPerCounterHarnessTest {
             h.processWatermark(new Watermark(START + 59_999));
             List<String> first = rollupsOf(h, Resolution.M1);
             assertThat(first).hasSizeBetween(1, counters - 1);
-            assertThat(watermarks(h)).as("the watermark, held while windows are due").isEmpty();
+            assertThat(watermarks(h))
+                    .as("the watermark, held while windows are due")
+                    .isEmpty();
             // A record between slices is counted, in its counter's window that is still to close.
             send(h, partial("c" + (counters - 1), START + 2_000, 5));
             // A snapshot between slices: the restore below finishes the closes it has not seen done.
@@ -341,9 +345,7 @@ class CountPerCounterHarnessTest {
 
     private static List<String> rollupsOf(
             KeyedOneInputStreamOperatorTestHarness<String, PartialSum, CounterUpdate> h, Resolution r) {
-        return rollups(h).stream()
-                .filter(x -> x.contains("/" + r.label + "@"))
-                .toList();
+        return rollups(h).stream().filter(x -> x.contains("/" + r.label + "@")).toList();
     }
 
     private static List<Long> watermarks(KeyedOneInputStreamOperatorTestHarness<String, PartialSum, CounterUpdate> h) {

@@ -136,7 +136,9 @@ class CountPerCounterTest {
     private static KeyedOneInputStreamOperatorTestHarness<String, PartialSum, CounterUpdate> harness(
             Result r, long cacheBytes) throws Exception {
         return new KeyedOneInputStreamOperatorTestHarness<>(
-                new CountPerCounter(60_000, 1_000, cacheBytes).slicingDueWork(Long.MAX_VALUE), p -> p.counter, Types.STRING);
+                new CountPerCounter(60_000, 1_000, cacheBytes).slicingDueWork(Long.MAX_VALUE),
+                p -> p.counter,
+                Types.STRING);
     }
 
     /** Steps {@code from} (inclusive) to {@code to} (exclusive): partials, then processing time, then the watermark. */

@@ -53,7 +53,7 @@ class PolicyOperatorsTest {
             throws Exception {
         return new KeyedOneInputStreamOperatorTestHarness<>(
                 new CountPerCounter(
-                        60_000, 1_000, CountPerCounter.DEFAULT_CACHE_BYTES, CountPerCounter.ALL_RESOLUTIONS, p)
+                                60_000, 1_000, CountPerCounter.DEFAULT_CACHE_BYTES, CountPerCounter.ALL_RESOLUTIONS, p)
                         .slicingDueWork(Long.MAX_VALUE),
                 x -> x.counter,
                 Types.STRING);
