@@ -489,14 +489,26 @@ public final class CountPerCounter extends AbstractStreamOperator<CounterUpdate>
      */
     private void dropFinal(CachedCounter c, long watermark) throws Exception {
         CounterState s = c.state;
+        for (int i = 0; i < s.size; i++) {
+            // a change not yet emitted (a late event's, within the lateness) goes out before its window goes
+            if (isFinal(s, i, watermark, c.policy) && (s.has(i, CounterState.DIRTY) || s.has(i, CounterState.REVISE))) {
+                flush(c);
+                break;
+            }
+        }
         for (int i = s.size - 1; i >= 0; i--) {
-            if (watermark >= s.end(i) + lateness
-                    && (s.has(i, CounterState.CLOSED) || !closeShows(s.resolution(i), c.policy))) {
+            if (isFinal(s, i, watermark, c.policy)) {
                 if (s.has(i, CounterState.HAS_USERS)) store.dropSketch(c, uniquesName(c, s.resolution(i), s.start[i]));
                 s.remove(i);
                 store.slotsChanged(c);
             }
         }
+    }
+
+    /** Whether window {@code i} is past its end plus the lateness, and its close, if it shows, was done. */
+    private boolean isFinal(CounterState s, int i, long watermark, NamespacePolicy policy) {
+        return watermark >= s.end(i) + lateness
+                && (s.has(i, CounterState.CLOSED) || !closeShows(s.resolution(i), policy));
     }
 
     /**
