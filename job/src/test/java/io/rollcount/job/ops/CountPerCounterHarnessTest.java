@@ -273,15 +273,9 @@ class CountPerCounterHarnessTest {
         int counters = 500;
         OperatorSubtaskState between;
         List<String> closedBefore = new ArrayList<>();
-        try (var h = new KeyedOneInputStreamOperatorTestHarness<>(
-                new CountPerCounter(LATENESS, 1_000, CountPerCounter.DEFAULT_CACHE_BYTES).slicingDueWork(0),
-                (PartialSum p) -> p.counter,
-                Types.STRING)) {
-            if (rocksdb) h.setStateBackend(new EmbeddedRocksDBStateBackend());
+        try (var h = sliced(CountPerCounter.ALL_RESOLUTIONS, rocksdb)) {
             h.open();
-            for (int c = 0; c < counters; c++) send(h, partial("c" + c, START + 1_000, 1));
-            h.setProcessingTime(1_000);
-            take(h);
+            onePartialEachFlushed(h, counters);
             // The 1m windows of every counter close at once: one slice (64 counters, then the clock says its 0 ms
             // are up), the watermark held back.
             h.processWatermark(new Watermark(START + 59_999));
@@ -304,11 +298,7 @@ class CountPerCounterHarnessTest {
             assertThat(all).contains("c" + (counters - 1) + "/1m@0 sum=6 events=2 uniques=null rev=0");
             assertThat(watermarks(h)).containsExactly(START + 59_999);
         }
-        try (var h = new KeyedOneInputStreamOperatorTestHarness<>(
-                new CountPerCounter(LATENESS, 1_000, CountPerCounter.DEFAULT_CACHE_BYTES).slicingDueWork(0),
-                (PartialSum p) -> p.counter,
-                Types.STRING)) {
-            if (rocksdb) h.setStateBackend(new EmbeddedRocksDBStateBackend());
+        try (var h = sliced(CountPerCounter.ALL_RESOLUTIONS, rocksdb)) {
             h.setProcessingTime(1_000);
             h.initializeState(between);
             h.open();
@@ -328,15 +318,9 @@ class CountPerCounterHarnessTest {
         int rollups = 1 << Resolution.M1.ordinal() | 1 << Resolution.H1.ordinal() | 1 << Resolution.D1.ordinal();
         int counters = 300;
         String last = "c" + (counters - 1);
-        try (var h = new KeyedOneInputStreamOperatorTestHarness<>(
-                new CountPerCounter(LATENESS, 1_000, CountPerCounter.DEFAULT_CACHE_BYTES, rollups).slicingDueWork(0),
-                (PartialSum p) -> p.counter,
-                Types.STRING)) {
-            if (rocksdb) h.setStateBackend(new EmbeddedRocksDBStateBackend());
+        try (var h = sliced(rollups, rocksdb)) {
             h.open();
-            for (int c = 0; c < counters; c++) send(h, partial("c" + c, START + 1_000, 1));
-            h.setProcessingTime(1_000);
-            take(h);
+            onePartialEachFlushed(h, counters);
             // A late event (within the lateness) changes the last counter's 5 s window; before the next flush,
             // the watermark passes that window's end plus the lateness while the 1m closes it makes due are
             // still in slices, and the counter's next partial opens new windows, which drops its final ones:
@@ -378,6 +362,26 @@ class CountPerCounterHarnessTest {
                     .containsEntry("a/5s@0", 4L)
                     .containsEntry("a/1m@0", 4L);
         }
+    }
+
+    /** A harness whose operator does its due work in slices of 0 ms (64 counters each), not opened. */
+    private static KeyedOneInputStreamOperatorTestHarness<String, PartialSum, CounterUpdate> sliced(
+            int rollupMask, boolean rocksdb) throws Exception {
+        var h = new KeyedOneInputStreamOperatorTestHarness<>(
+                new CountPerCounter(LATENESS, 1_000, CountPerCounter.DEFAULT_CACHE_BYTES, rollupMask).slicingDueWork(0),
+                (PartialSum p) -> p.counter,
+                Types.STRING);
+        if (rocksdb) h.setStateBackend(new EmbeddedRocksDBStateBackend());
+        return h;
+    }
+
+    /** Counters {@code c0..}: one partial sum each at {@code START + 1 s}, flushed; the output cleared. */
+    private static void onePartialEachFlushed(
+            KeyedOneInputStreamOperatorTestHarness<String, PartialSum, CounterUpdate> h, int counters)
+            throws Exception {
+        for (int c = 0; c < counters; c++) send(h, partial("c" + c, START + 1_000, 1));
+        h.setProcessingTime(1_000);
+        take(h);
     }
 
     private static List<String> rollupsOf(
