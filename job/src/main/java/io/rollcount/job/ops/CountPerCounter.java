@@ -49,7 +49,8 @@ import org.apache.flink.util.OutputTag;
  * lateness) is a heap index per subtask ({@link DueIndex}), not a keyed timer per counter; it is rebuilt
  * from keyed state on restore, so it needs no state of its own and follows the key groups on a rescale.
  * A counter is read from RocksDB for a close that shows and once for the windows that become final before
- * the next such close, together (see {@link #nextDue}), not once per window close and end of lateness. The due work of one watermark is done in slices (see {@link #processWatermark}).
+ * the next such close, together (see {@link #nextDue}), not once per window close and end of lateness.
+ * The due work of one watermark is done in slices (see {@link #processWatermark}).
  *
  * <p><b>Outputs</b>, on the main stream, {@link CounterUpdate}s, neutral about where they go (the Redis
  * commands are made from them beside the sink, by {@code CounterUpdateWrites}), each with the absolute
@@ -366,8 +367,9 @@ public final class CountPerCounter extends AbstractStreamOperator<CounterUpdate>
      *
      * <p>A watermark that crosses a 1h or 1d boundary makes every counter with a window there due at once,
      * millions at the scale this job is built for, each a RocksDB read. That work is done in slices of at
-     * most {@link #slicingDueWork} ms (default {@value #DEFAULT_SLICE_MILLIS}) on the task's mailbox thread, so that records and checkpoint barriers
-     * pass between them, and the watermark is held back until the last slice: downstream sees it only after
+     * most {@link #slicingDueWork} ms (default {@value #DEFAULT_SLICE_MILLIS}) on the task's mailbox thread,
+     * so that records and checkpoint barriers pass between them, and the watermark is held back until the
+     * last slice: downstream sees it only after
      * every window it closes went out, as before. A later watermark while slices are pending only moves the
      * target. The end of input ({@code Long.MAX_VALUE}) and {@link #finish} drain at once.
      */
