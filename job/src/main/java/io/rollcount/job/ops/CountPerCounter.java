@@ -239,7 +239,7 @@ public final class CountPerCounter extends AbstractStreamOperator<CounterUpdate>
                 getKeyedStateBackend(),
                 this);
         legacyTimers = getInternalTimerService("user-timers", VoidNamespaceSerializer.INSTANCE, this);
-        due = new DueIndex();
+        due = new DueIndex(getRuntimeContext().getTaskInfo().getMaxNumberOfParallelSubtasks());
         target = Long.MIN_VALUE;
         dirtyAtRestore = new ArrayList<>();
         if (restored) rebuildDueIndex();
