@@ -364,6 +364,27 @@ class CountPerCounterHarnessTest {
         }
     }
 
+    @ParameterizedTest(name = "rocksdb={0}")
+    @ValueSource(booleans = {false, true})
+    void aCloseOfEveryCounterAtOnceKeepsTheHeapWithinTheCacheBudget(boolean rocksdb) throws Exception {
+        int counters = 2_000;
+        try (var h = harness(1, rocksdb)) {
+            h.open();
+            onePartialEachFlushed(h, counters);
+            // The 1m windows of every counter close in one drain (no slices, no flush in between), as at the end
+            // of input: each counter is read, closed, written back and evicted; none waits on the heap for a flush.
+            h.processWatermark(new Watermark(START + 59_999));
+            assertThat(rollupsOf(h, Resolution.M1)).hasSize(counters).doesNotHaveDuplicates();
+            CountPerCounter op = (CountPerCounter) h.getOperator();
+            assertThat(op.listedForFlush())
+                    .as("counters listed for a flush after the close")
+                    .isZero();
+            assertThat(op.cached())
+                    .as("counters on the heap, with a cache budget of 1 byte")
+                    .isLessThanOrEqualTo(1);
+        }
+    }
+
     /** A harness whose operator does its due work in slices of 0 ms (64 counters each), not opened. */
     private static KeyedOneInputStreamOperatorTestHarness<String, PartialSum, CounterUpdate> sliced(
             int rollupMask, boolean rocksdb) throws Exception {
