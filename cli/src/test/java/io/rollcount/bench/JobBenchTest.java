@@ -81,7 +81,9 @@ class JobBenchTest {
                 .singleElement()
                 .asString()
                 .doesNotContain(" job_cpu_us_per_event=0.0 ", " redis_bytes_per_counter=0 ");
-        assertThat(kafka).doesNotContain("broker_cpu_us_per_event=0.0 ", "job_cpu_us_per_event=0.0 ");
+        // ours only (leading space): the textbook job's broker share of a 4,000-event run can be under
+        // one 10 ms tick of /proc/<pid>/stat, so its naive_broker_cpu_us_per_event may read 0.0 here
+        assertThat(kafka).doesNotContain(" broker_cpu_us_per_event=0.0 ", " job_cpu_us_per_event=0.0 ");
         for (String b : List.of(
                 "job.zipf.breakdown ours_eps=",
                 "job.read_latency p50_ms=",
