@@ -169,8 +169,8 @@ public final class RollcountJob {
 
         // 4. One keyed operator per counter: five resolutions and the total, emitted as neutral updates; rollups
         //    of the closed windows of --rollups.resolutions only where there is a counter-rollups output.
-        //    PartialSum crosses this shuffle by Flink's POJO serializer: a hand-written one (as Event and
-        //    TrendWeight have) waits until its fields (users) settle.
+        //    PartialSum crosses this shuffle by its own serializer (PartialSum.Serializer), as Event and
+        //    TrendWeight do.
         int rollupMask = outputs.rollups() == null ? 0 : options.rollupResolutionMask();
         SingleOutputStreamOperator<CounterUpdate> counts = partials.keyBy(p -> p.counter, Types.STRING)
                 .transform(

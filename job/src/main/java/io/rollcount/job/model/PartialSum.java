@@ -1,12 +1,30 @@
 package io.rollcount.job.model;
 
+import java.io.IOException;
+import java.lang.reflect.Type;
+import java.util.Map;
 import java.util.Objects;
+import org.apache.flink.api.common.serialization.SerializerConfig;
+import org.apache.flink.api.common.typeinfo.TypeInfo;
+import org.apache.flink.api.common.typeinfo.TypeInfoFactory;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.common.typeutils.SimpleTypeSerializerSnapshot;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
+import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
+import org.apache.flink.api.common.typeutils.base.TypeSerializerSingleton;
+import org.apache.flink.core.memory.DataInputView;
+import org.apache.flink.core.memory.DataOutputView;
+import org.apache.flink.types.StringValue;
 
 /**
  * The increments of one counter within one 5-second bucket, combined by {@code PreAggregate} before the
  * shuffle by counter. Every coarser window is a whole number of 5-second buckets, so a partial sum lies
  * in exactly one window of each resolution.
+ *
+ * <p>It crosses the shuffle by counter with its own {@link Serializer}, not the reflective POJO one, and is
+ * never kept in state.
  */
+@TypeInfo(PartialSum.Info.Factory.class)
 public class PartialSum {
     public String counter;
     /** Start of the 5-second bucket, epoch ms. */
@@ -80,5 +98,135 @@ public class PartialSum {
     @Override
     public String toString() {
         return "PartialSum{" + counter + "@" + bucket + " sum=" + sum + " events=" + events + "}";
+    }
+
+    /**
+     * One byte of flags (bit 0: {@link #negative}; bit 1: users follow), the counter as Flink writes strings,
+     * {@link #bucket}, {@link #sum} and {@link #events} as longs, {@link #trend} as a double, then, where
+     * there are users, their number as an int and each user as a string. Copies are deep where the record
+     * is mutable (the users array is shared: it is never changed once the partial is emitted).
+     */
+    public static final class Serializer extends TypeSerializerSingleton<PartialSum> {
+        private static final long serialVersionUID = 1L;
+        public static final Serializer INSTANCE = new Serializer();
+
+        private static final int NEGATIVE = 1;
+        private static final int USERS = 2;
+
+        @Override
+        public boolean isImmutableType() {
+            return false;
+        }
+
+        @Override
+        public PartialSum createInstance() {
+            return new PartialSum();
+        }
+
+        @Override
+        public PartialSum copy(PartialSum from) {
+            PartialSum p = new PartialSum(from.counter, from.bucket);
+            p.sum = from.sum;
+            p.events = from.events;
+            p.negative = from.negative;
+            p.trend = from.trend;
+            p.users = from.users == null ? NO_USERS : from.users;
+            return p;
+        }
+
+        @Override
+        public PartialSum copy(PartialSum from, PartialSum reuse) {
+            return copy(from);
+        }
+
+        @Override
+        public int getLength() {
+            return -1;
+        }
+
+        @Override
+        public void serialize(PartialSum p, DataOutputView out) throws IOException {
+            int n = p.users == null ? 0 : p.users.length;
+            out.writeByte((p.negative ? NEGATIVE : 0) | (n > 0 ? USERS : 0));
+            StringValue.writeString(p.counter, out);
+            out.writeLong(p.bucket);
+            out.writeLong(p.sum);
+            out.writeLong(p.events);
+            out.writeDouble(p.trend);
+            if (n > 0) {
+                out.writeInt(n);
+                for (String u : p.users) StringValue.writeString(u, out);
+            }
+        }
+
+        @Override
+        public PartialSum deserialize(DataInputView in) throws IOException {
+            int flags = in.readUnsignedByte();
+            PartialSum p = new PartialSum(StringValue.readString(in), in.readLong());
+            p.sum = in.readLong();
+            p.events = in.readLong();
+            p.trend = in.readDouble();
+            p.negative = (flags & NEGATIVE) != 0;
+            if ((flags & USERS) != 0) {
+                String[] users = new String[in.readInt()];
+                for (int i = 0; i < users.length; i++) users[i] = StringValue.readString(in);
+                p.users = users;
+            }
+            return p;
+        }
+
+        @Override
+        public PartialSum deserialize(PartialSum reuse, DataInputView in) throws IOException {
+            return deserialize(in);
+        }
+
+        @Override
+        public void copy(DataInputView in, DataOutputView out) throws IOException {
+            int flags = in.readUnsignedByte();
+            out.writeByte(flags);
+            StringValue.copyString(in, out);
+            out.write(in, 3 * Long.BYTES + Double.BYTES);
+            if ((flags & USERS) != 0) {
+                int n = in.readInt();
+                out.writeInt(n);
+                for (int i = 0; i < n; i++) StringValue.copyString(in, out);
+            }
+        }
+
+        @Override
+        public TypeSerializerSnapshot<PartialSum> snapshotConfiguration() {
+            return new Snapshot();
+        }
+
+        /** No configuration: the snapshot only names the serializer. */
+        public static final class Snapshot extends SimpleTypeSerializerSnapshot<PartialSum> {
+            public Snapshot() {
+                super(() -> INSTANCE);
+            }
+        }
+    }
+
+    /** Flink's type information for {@link PartialSum} ({@link HandSerializedTypeInfo}): its {@link Serializer}. */
+    public static final class Info extends HandSerializedTypeInfo<PartialSum> {
+        private static final long serialVersionUID = 1L;
+        public static final Info INSTANCE = new Info();
+
+        /** What the {@code @TypeInfo} annotation names. */
+        public static final class Factory extends TypeInfoFactory<PartialSum> {
+            @Override
+            public TypeInformation<PartialSum> createTypeInfo(
+                    Type t, Map<String, TypeInformation<?>> genericParameters) {
+                return INSTANCE;
+            }
+        }
+
+        private Info() {
+            super(PartialSum.class);
+        }
+
+        @Override
+        public TypeSerializer<PartialSum> createSerializer(SerializerConfig config) {
+            return Serializer.INSTANCE;
+        }
     }
 }

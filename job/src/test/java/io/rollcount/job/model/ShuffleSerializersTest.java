@@ -15,7 +15,7 @@ import org.apache.flink.core.memory.DataOutputSerializer;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@link EventSerializer}, {@link TrendWeight.Serializer} and {@link CounterUpdate.Serializer}: what Flink picks for the types (no POJO or Kryo
+ * {@link EventSerializer}, {@link PartialSum.Serializer}, {@link TrendWeight.Serializer} and {@link CounterUpdate.Serializer}: what Flink picks for the types (no POJO or Kryo
  * serializer), round trips of every shape of record, the byte-wise copy, and the serializer snapshots.
  */
 class ShuffleSerializersTest {
@@ -45,6 +45,7 @@ class ShuffleSerializersTest {
         assertThat(TypeInformation.of(Event.class)).isSameAs(EventTypeInfo.INSTANCE);
         assertThat(RouteEvents.WITH_EVENT_ID.getTypeInfo()).isSameAs(EventTypeInfo.INSTANCE);
         assertThat(TypeInformation.of(TrendWeight.class)).isSameAs(TrendWeight.Info.INSTANCE);
+        assertThat(TypeInformation.of(PartialSum.class)).isSameAs(PartialSum.Info.INSTANCE);
         assertThat(TypeInformation.of(CounterUpdate.class)).isSameAs(CounterUpdate.Info.INSTANCE);
         assertThat(TypeInformation.of(Event.class).createSerializer(new SerializerConfigImpl()))
                 .isSameAs(EventSerializer.INSTANCE);
@@ -71,6 +72,29 @@ class ShuffleSerializersTest {
             assertThat(roundTrip(EventSerializer.INSTANCE, e)).as(e.toString()).isEqualTo(e);
             assertThat(EventSerializer.INSTANCE.copy(e)).isEqualTo(e);
         }
+    }
+
+    @Test
+    void partialSumsComeBackWithEveryField() throws Exception {
+        PartialSum plain = new PartialSum("post:1:likes", 1_764_000_000_000L);
+        plain.add(5, 1_764_000_001_000L, 3_600_000);
+        PartialSum full = new PartialSum("ns:ü", 1_764_000_005_000L);
+        full.add(Long.MAX_VALUE - 1, 1_764_000_005_000L, 3_600_000);
+        full.add(-3);
+        full.users = new String[] {"u1", "ü2", ""};
+        PartialSum empty = new PartialSum("x", 0);
+        empty.users = null; // as a reflective copy could leave it: written as no users
+        for (PartialSum p : List.of(plain, full, empty)) {
+            for (PartialSum back :
+                    List.of(roundTrip(PartialSum.Serializer.INSTANCE, p), PartialSum.Serializer.INSTANCE.copy(p))) {
+                assertThat(back).as(p.toString()).isEqualTo(p);
+                assertThat(back.trend).isEqualTo(p.trend);
+                assertThat(back.users).isEqualTo(p.users == null ? PartialSum.NO_USERS : p.users);
+            }
+        }
+        assertThat(full.negative).isTrue();
+        assertThat(roundTrip(PartialSum.Serializer.INSTANCE, full).negative).isTrue();
+        assertThat(roundTrip(PartialSum.Serializer.INSTANCE, plain).negative).isFalse();
     }
 
     @Test
@@ -101,7 +125,10 @@ class ShuffleSerializersTest {
     @Test
     void snapshotsRestoreTheSameSerializer() throws Exception {
         for (TypeSerializer<?> s : List.<TypeSerializer<?>>of(
-                EventSerializer.INSTANCE, TrendWeight.Serializer.INSTANCE, CounterUpdate.Serializer.INSTANCE)) {
+                EventSerializer.INSTANCE,
+                PartialSum.Serializer.INSTANCE,
+                TrendWeight.Serializer.INSTANCE,
+                CounterUpdate.Serializer.INSTANCE)) {
             check(s);
         }
     }
