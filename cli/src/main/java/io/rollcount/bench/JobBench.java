@@ -806,37 +806,29 @@ public final class JobBench {
      * Rollcount and the textbook job with the same outputs (Redis windows and totals, closed windows to
      * {@code counter-rollups} exactly once) reading the same events from a Kafka broker in a child JVM
      * ({@link BrokerProcess}), whose CPU is read from its process; the job's CPU is this JVM's
-     * ({@link JobCpu}) and Redis's from INFO cpu, all over the same span of each run.
+     * ({@link JobCpu}) and Redis's from INFO cpu, all over the same span of each run. Each variant runs once
+     * over the warm-up's events on a topic of their own before it is measured.
      */
     private void kafkaMode() throws Exception {
         BenchEvents ev = events(Workload.zipf, size.kafkaEvents);
+        BenchEvents warm = events(Workload.zipf, size.warmupEvents);
         String topic = "bench-events-" + prefix;
+        String warmTopic = "bench-warm-" + prefix;
         try (BrokerProcess broker = BrokerProcess.start(work.resolve("kafka"))) {
             broker.createTopics(PARALLELISM, topic);
+            broker.createTopics(PARALLELISM, warmTopic);
+            produce(broker.clientProperties(), warmTopic, warm);
             produce(broker.clientProperties(), topic, ev);
             BenchClock.brokerCpu = broker::cpuNanos;
-            JobOptions o = kafkaOptions(broker.bootstrap(), topic, prefix);
-            RollcountJob.ensureOutputTopics(o);
-            StreamExecutionEnvironment env = environment(RollcountJob.configuration(o));
-            RollcountJob.build(
-                    env,
-                    o,
-                    kafkaSource(o, "ours"),
-                    new RollcountJob.Outputs(
-                            new StampingSink<>(RollcountJob.redisSink(o)),
-                            RollcountJob.deadLetterSink(o),
-                            0,
-                            RollcountJob.rollupsSink(o),
-                            null,
-                            RollcountJob.redisSink(o).withoutWatermark()));
-            Measured ours = measured(
-                    () -> cluster.run(env, "rollcount-kafka", PARALLELISM, true, timeout(ev.count, 1_000), null));
+            // warm-up, not measured: the broker's JVM (fetches, transactions, their JIT) and the Kafka clients in
+            // this one; without it a run of this size measures mostly the broker compiling its own code
+            kafkaOurs(broker, warmTopic, "-warm", warm);
             cleanRedis();
-            JobOptions o2 = kafkaOptions(broker.bootstrap(), topic, prefix + "-textbook");
-            StreamExecutionEnvironment env2 = environment(RollcountJob.configuration(o2));
-            int ends = FairReferences.textbook(env2, kafkaSource(o2, "naive"), redisOutputs(o2));
-            Measured naive =
-                    measured(() -> cluster.run(env2, "textbook-kafka", ends, true, timeout(ev.count, 1_000), null));
+            kafkaNaive(broker, warmTopic, "-warm", warm);
+            cleanRedis();
+            Measured ours = kafkaOurs(broker, topic, "", ev);
+            cleanRedis();
+            Measured naive = kafkaNaive(broker, topic, "", ev);
             cleanRedis();
             long n = ev.count;
             double oursEps = ours.eps(n);
@@ -881,6 +873,34 @@ public final class JobBench {
         } finally {
             BenchClock.brokerCpu = null;
         }
+    }
+
+    /** Rollcount reading {@code topic} with everything on, to Redis and to the Kafka outputs; {@code run}: a suffix of its ids. */
+    private Measured kafkaOurs(BrokerProcess broker, String topic, String run, BenchEvents ev) throws Exception {
+        JobOptions o = kafkaOptions(broker.bootstrap(), topic, prefix + run);
+        RollcountJob.ensureOutputTopics(o);
+        StreamExecutionEnvironment env = environment(RollcountJob.configuration(o));
+        RollcountJob.build(
+                env,
+                o,
+                kafkaSource(o, "ours" + run),
+                new RollcountJob.Outputs(
+                        new StampingSink<>(RollcountJob.redisSink(o)),
+                        RollcountJob.deadLetterSink(o),
+                        0,
+                        RollcountJob.rollupsSink(o),
+                        null,
+                        RollcountJob.redisSink(o).withoutWatermark()));
+        return measured(
+                () -> cluster.run(env, "rollcount-kafka" + run, PARALLELISM, true, timeout(ev.count, 1_000), null));
+    }
+
+    /** The textbook job with the same Redis and Kafka outputs, reading {@code topic}. */
+    private Measured kafkaNaive(BrokerProcess broker, String topic, String run, BenchEvents ev) throws Exception {
+        JobOptions o = kafkaOptions(broker.bootstrap(), topic, prefix + "-textbook" + run);
+        StreamExecutionEnvironment env = environment(RollcountJob.configuration(o));
+        int ends = FairReferences.textbook(env, kafkaSource(o, "naive" + run), redisOutputs(o));
+        return measured(() -> cluster.run(env, "textbook-kafka" + run, ends, true, timeout(ev.count, 1_000), null));
     }
 
     private JobOptions kafkaOptions(String bootstrap, String topic, String transactionalIdPrefix) {
