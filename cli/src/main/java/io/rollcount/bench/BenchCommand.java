@@ -51,6 +51,20 @@ public final class BenchCommand implements Callable<Integer> {
                         "With --only-ours: Redis writes discarded instead of sent, to tell the job's own cost from Redis's.")
         boolean noRedis;
 
+        @Option(
+                names = "--only-kafka",
+                hidden = true,
+                description =
+                        "Only the Kafka mode (its warm-up, ours and the textbook job): to compare Kafka settings.")
+        boolean onlyKafka;
+
+        @Option(
+                names = "--kafka-properties",
+                hidden = true,
+                paramLabel = "FILE",
+                description = "The Kafka mode's --kafka.properties, for both jobs: to compare producer settings.")
+        Path kafkaProperties;
+
         @Option(names = "--no-kafka", description = "Skip the Kafka mode.")
         boolean noKafka;
 
@@ -91,6 +105,10 @@ public final class BenchCommand implements Callable<Integer> {
             try {
                 JobBench bench = new JobBench(size, url, !noKafka, dir.toAbsolutePath(), System.out);
                 bench.profileOnly = onlyOurs;
+                bench.onlyKafka = onlyKafka;
+                bench.kafkaProperties = kafkaProperties == null
+                        ? null
+                        : kafkaProperties.toAbsolutePath().toString();
                 bench.discardRedis = noRedis;
                 if (!"none".equals(policies)) {
                     Path p = Path.of(policies);

@@ -99,6 +99,10 @@ public final class JobBench {
     }
     /** Only Rollcount on this workload, twice (for profiling the job's own operators). */
     Workload profileOnly;
+    /** Only the Kafka mode. */
+    boolean onlyKafka;
+    /** The Kafka mode's {@code --kafka.properties} (both jobs), or null. */
+    String kafkaProperties;
     /** Rollcount's Redis writes built but discarded (with {@link #profileOnly}): the job's own cost without Redis's. */
     boolean discardRedis;
     /** {@code --policies} of Rollcount's runs ({@link #ours}); null: none. */
@@ -205,6 +209,10 @@ public final class JobBench {
             cluster = c;
             Map<Workload, Figures> figures = new EnumMap<>(Workload.class);
             for (Workload w : Workload.values()) figures.put(w, new Figures());
+            if (onlyKafka) {
+                kafkaMode();
+                return;
+            }
             if (profileOnly != null) {
                 for (int k = 0; k < 2; k++) {
                     BenchEvents ev = events(profileOnly, size.events);
@@ -910,6 +918,7 @@ public final class JobBench {
         o.kafkaBootstrap = bootstrap;
         o.kafkaTopic = topic;
         o.kafkaTransactionalIdPrefix = transactionalIdPrefix;
+        o.kafkaProperties = kafkaProperties;
         return o.validate();
     }
 
