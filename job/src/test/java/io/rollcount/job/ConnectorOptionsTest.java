@@ -124,6 +124,20 @@ class ConnectorOptionsTest {
         Properties producer = RollcountJob.kafkaProducerProperties(o);
         assertThat(producer).containsEntry("transaction.timeout.ms", "180000");
         assertThat(producer).containsEntry("security.protocol", "SASL_SSL");
+        // the sinks batch (their records are visible at the checkpoint's commit anyway) unless the file says otherwise
+        assertThat(producer)
+                .containsEntry("linger.ms", "100")
+                .containsEntry("batch.size", "262144")
+                .containsEntry("compression.type", "lz4");
+        assertThat(RollcountJob.kafkaProperties(o)).doesNotContainKey("linger.ms"); // the source's consumer: none
+        Path tuned = dir.resolve("tuned.properties");
+        Files.writeString(tuned, "linger.ms=7\ncompression.type=zstd\n");
+        o.kafkaProperties = tuned.toString();
+        assertThat(RollcountJob.kafkaProducerProperties(o))
+                .containsEntry("linger.ms", "7")
+                .containsEntry("compression.type", "zstd")
+                .containsEntry("batch.size", "262144");
+        o.kafkaProperties = file.toString();
         assertThat(KafkaIO.transactionalIdPrefix(o.kafkaTransactionalIdPrefix, "rollups"))
                 .isEqualTo("rollcount-rollups");
         assertThat(KafkaIO.transactionalIdPrefix(" job7 ", "dlq")).isEqualTo("job7-dlq");

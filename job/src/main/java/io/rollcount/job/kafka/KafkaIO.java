@@ -6,6 +6,7 @@ import io.rollcount.job.model.Rollup;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 import org.apache.flink.connector.base.DeliveryGuarantee;
 import org.apache.flink.connector.kafka.sink.KafkaRecordSerializationSchema;
@@ -139,11 +140,25 @@ public final class KafkaIO {
     }
 
     /**
-     * The producer settings of the sinks: the client settings {@code clients} ({@code --kafka.properties} and the
-     * bootstrap) and the transaction timeout ({@code --kafka.transaction-timeout}).
+     * Batching of the sinks' producers, under the client settings (which override them): the sinks are
+     * exactly-once, so a record is visible to a {@code read_committed} consumer only when the checkpoint that
+     * covers it commits its transaction (every {@code --checkpoint.interval}, 10 s by default); waiting up to
+     * 100 ms to fill batches of up to 256 KiB, compressed with LZ4, delays nothing such a consumer sees, and
+     * sends the broker fewer, larger batches than the client's defaults (5 ms, 16 KiB, uncompressed).
+     */
+    static final Map<String, String> PRODUCER_BATCHING = Map.of(
+            ProducerConfig.LINGER_MS_CONFIG, "100",
+            ProducerConfig.BATCH_SIZE_CONFIG, String.valueOf(256 << 10),
+            ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
+
+    /**
+     * The producer settings of the sinks: {@link #PRODUCER_BATCHING}, then the client settings {@code clients}
+     * ({@code --kafka.properties} and the bootstrap) over it, and the transaction timeout
+     * ({@code --kafka.transaction-timeout}).
      */
     public static Properties producerProperties(Properties clients, Duration transactionTimeout) {
         Properties p = new Properties();
+        p.putAll(PRODUCER_BATCHING);
         p.putAll(clients);
         p.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, String.valueOf(transactionTimeout.toMillis()));
         return p;
