@@ -194,14 +194,15 @@ class RedisSinkWriterTest {
     void usersArePfaddedOncePerKeyPerFlushAndEqualAPfaddBuiltKeyByteForByte() throws Exception {
         String u = keys.uniques("u", Resolution.H1, NOW_WINDOW);
         long at = Resolution.H1.expireAtMillis(NOW_WINDOW);
-        long before = writer.commandsSent.getCount();
+        // counted from the writer's start: its early connection (GET P:_mark, SCRIPT LOAD, the epoch) runs on its
+        // I/O thread, before or after any line here, and always before the first batch
         writer.write(users(u, NOW_WINDOW, at, "alice", "bob"), null);
         writer.write(users(u, NOW_WINDOW, at, "bob", "carol"), null);
         writer.write(users(keys.uniquesAll("u"), RedisWrite.NO_WINDOW, 0, "alice"), null);
         writer.flush(false);
         // GET P:_mark, SCRIPT LOAD and the epoch's SET NX + GET on connecting, the epoch's GET with the batch, PFADD +
         // PEXPIREAT, PFADD
-        assertThat(writer.commandsSent.getCount() - before).isEqualTo(2 + 2 + 1 + 2 + 1);
+        assertThat(writer.commandsSent.getCount()).isEqualTo(2 + 2 + 1 + 2 + 1);
         assertThat(writer.writesCoalesced.getCount()).isEqualTo(1);
         String ref = prefix + ":_ref";
         redis.pfadd(ref, "carol", "alice", "bob");
@@ -217,7 +218,8 @@ class RedisSinkWriterTest {
 
     @Test
     void coalescesPerKeyAndSendsPlainCommandsWithoutAMark() throws Exception {
-        long before = writer.commandsSent.getCount();
+        // counted from the writer's start: its early connection (GET P:_mark, SCRIPT LOAD, the epoch) runs on its
+        // I/O thread, before or after any line here, and always before the first batch
         List<RedisWrite> ws = new ArrayList<>();
         for (int c = 0; c < 20; c++) {
             String counter = "post:" + c + ":likes";
@@ -232,8 +234,7 @@ class RedisSinkWriterTest {
         // GET P:_mark + SCRIPT LOAD + the epoch's SET NX and GET, the mark raised, the epoch's GET with the batch, one
         // SET
         // per key, the watermark's script call
-        assertThat(writer.commandsSent.getCount() - before)
-                .isEqualTo(2 + 2 + 1 + 1 + 20 * (1 + Resolution.values().length) + 1);
+        assertThat(writer.commandsSent.getCount()).isEqualTo(2 + 2 + 1 + 1 + 20 * (1 + Resolution.values().length) + 1);
         assertThat(writer.writesCoalesced.getCount()).isEqualTo(20 * 9 + 20 * Resolution.values().length);
         assertThat(writer.writesGuarded.getCount()).isZero();
         for (int c = 0; c < 20; c++) {
@@ -552,7 +553,8 @@ class RedisSinkWriterTest {
         writer.close();
         redis.set(keys.mark(), Long.toString(NOW_WINDOW + 86_400_000L));
         writer = RedisTestSupport.writer(sink().setCountersPerCall(8).build(), ctx);
-        long before = writer.commandsSent.getCount();
+        // counted from the writer's start: its early connection (GET P:_mark, SCRIPT LOAD, the epoch) runs on its
+        // I/O thread, before or after any line here, and always before the first batch
         List<RedisWrite> ws = new ArrayList<>();
         for (int c = 0; c < 20; c++) {
             String counter = "p:" + c;
@@ -563,7 +565,7 @@ class RedisSinkWriterTest {
         write(ws.toArray(new RedisWrite[0]));
         // GET P:_mark + SCRIPT LOAD + the epoch's SET NX and GET, the epoch's GET with the batch, 20 PFADD, 20 guarded
         // counters in calls of 8, 8 and 4, the watermark alone
-        assertThat(writer.commandsSent.getCount() - before).isEqualTo(2 + 2 + 1 + 20 + 3 + 1);
+        assertThat(writer.commandsSent.getCount()).isEqualTo(2 + 2 + 1 + 20 + 3 + 1);
         for (int c = 0; c < 20; c++) {
             assertThat(redis.get(keys.total("p:" + c))).isEqualTo("3");
             assertThat(redis.pfcount(keys.uniquesAll("p:" + c))).isEqualTo(2L);
