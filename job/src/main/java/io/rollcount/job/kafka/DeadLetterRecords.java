@@ -113,12 +113,17 @@ public final class DeadLetterRecords implements KafkaRecordSerializationSchema<E
         }
     }
 
-    /** The topic's effective {@code max.message.bytes}; the broker default when it cannot be read (no DescribeConfigs right). */
-    private static int topicMaxMessageBytes(Properties producer, String topic) {
+    /** The sinks' producer settings less what {@link KafkaIO#producerProperties} adds, which an admin client does not take. */
+    static Properties adminProperties(Properties producer) {
         Properties p = new Properties();
         p.putAll(producer);
-        // the setting KafkaIO.producerProperties adds for the sinks; an admin client does not take it
-        p.remove(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG);
+        KafkaIO.PRODUCER_ONLY.forEach(p::remove);
+        return p;
+    }
+
+    /** The topic's effective {@code max.message.bytes}; the broker default when it cannot be read (no DescribeConfigs right). */
+    private static int topicMaxMessageBytes(Properties producer, String topic) {
+        Properties p = adminProperties(producer);
         p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "30000");
         p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
         p.putIfAbsent(AdminClientConfig.CLIENT_ID_CONFIG, "rollcount-admin");

@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import org.apache.flink.connector.base.DeliveryGuarantee;
 import org.apache.flink.connector.kafka.sink.KafkaRecordSerializationSchema;
 import org.apache.flink.connector.kafka.sink.KafkaSink;
@@ -150,6 +151,13 @@ public final class KafkaIO {
             ProducerConfig.LINGER_MS_CONFIG, "100",
             ProducerConfig.BATCH_SIZE_CONFIG, String.valueOf(256 << 10),
             ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
+
+    /** What {@link #producerProperties} adds to the client settings: producer settings that no other client takes. */
+    static final Set<String> PRODUCER_ONLY = Set.of(
+            ProducerConfig.LINGER_MS_CONFIG,
+            ProducerConfig.BATCH_SIZE_CONFIG,
+            ProducerConfig.COMPRESSION_TYPE_CONFIG,
+            ProducerConfig.TRANSACTION_TIMEOUT_CONFIG);
 
     /**
      * The producer settings of the sinks: {@link #PRODUCER_BATCHING}, then the client settings {@code clients}
