@@ -239,6 +239,7 @@ public final class JobBench {
             cleanRedis();
             List<Double> sourceOnly = new ArrayList<>();
             List<Double> reads = new ArrayList<>();
+            List<Double> stalls = new ArrayList<>();
             for (int round = 0; round < size.rounds; round++) {
                 for (Workload w : Workload.values()) {
                     BenchEvents ev = events(w, size.events);
@@ -254,7 +255,9 @@ public final class JobBench {
                             long wallMinusNanos = System.currentTimeMillis() - System.nanoTime() / 1_000_000;
                             long from = BenchClock.FIRST_EVENT_NANOS.get() / 1_000_000 + wallMinusNanos;
                             long to = BenchClock.LAST_END_NANOS.get() / 1_000_000 + wallMinusNanos;
-                            for (double ms : reader.stop(from, to)) reads.add(ms);
+                            ReadLatencyProbe.Reads r = reader.stop(from, to);
+                            for (double ms : r.latencies()) reads.add(ms);
+                            for (double ms : r.stalls()) stalls.add(ms);
                         }
                     }
                     // used_memory after minus before: every key of the run under the bench's prefix (windows, totals,
@@ -437,6 +440,8 @@ public final class JobBench {
                     us(median(z.oursNoRedisJobMicros)));
             Percentiles p = new Percentiles(
                     reads.stream().mapToDouble(Double::doubleValue).toArray());
+            Percentiles stall = new Percentiles(
+                    stalls.stream().mapToDouble(Double::doubleValue).toArray());
             result(
                     "job.read_latency",
                     "p50_ms",
@@ -447,6 +452,12 @@ public final class JobBench {
                     ms(p.max()),
                     "reads",
                     String.valueOf(p.count()),
+                    "reader_stall_p50_ms",
+                    ms(stall.at(50)),
+                    "reader_stall_p99_ms",
+                    ms(stall.at(99)),
+                    "reader_stall_max_ms",
+                    ms(stall.max()),
                     "workload",
                     "zipf-ours-full-speed",
                     "reader",

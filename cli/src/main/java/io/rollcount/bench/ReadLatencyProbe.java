@@ -75,10 +75,8 @@ final class ReadLatencyProbe implements AutoCloseable {
                     ready.countDown();
                     continue;
                 }
-                int space = line.indexOf(' ');
-                double[] call = {
-                    Double.parseDouble(line.substring(0, space)), Double.parseDouble(line.substring(space + 1))
-                };
+                String[] f = line.split(" ");
+                double[] call = {Double.parseDouble(f[0]), Double.parseDouble(f[1]), Double.parseDouble(f[2])};
                 synchronized (calls) {
                     calls.add(call);
                 }
@@ -90,21 +88,30 @@ final class ReadLatencyProbe implements AutoCloseable {
         }
     }
 
+    /** What {@link #stop} returns: per reported call, its latency and how late the reader woke up before it (ms). */
+    record Reads(double[] latencies, double[] stalls) {}
+
     /**
-     * Stops the reader (end of its standard input) and returns the latency in ms of every reported call that
-     * started between {@code fromMillis} and {@code toMillis} (wall clock: the run's first event and its end).
+     * Stops the reader (end of its standard input) and returns, for every reported call that started between
+     * {@code fromMillis} and {@code toMillis} (wall clock: the run's first event and its end), its latency in
+     * ms and the stall before it: how much longer than {@link #PAUSE_MILLIS} the reader's sleep before the
+     * call took. A stall is time the reader was runnable and not run (the machine's scheduling, not Redis):
+     * the same delays hit a call that is under way, so read latencies near the stalls' own percentiles say
+     * the machine, not the writes, sets them.
      */
-    double[] stop(long fromMillis, long toMillis) throws IOException, InterruptedException {
+    Reads stop(long fromMillis, long toMillis) throws IOException, InterruptedException {
         process.getOutputStream().close();
         if (!process.waitFor(30, TimeUnit.SECONDS)) process.destroyForcibly();
         collector.join(10_000);
         if (process.exitValue() != 0)
             throw new IllegalStateException("the dashboard reader failed with exit status " + process.exitValue());
         synchronized (calls) {
-            return calls.stream()
+            List<double[]> in = calls.stream()
                     .filter(c -> c[0] >= fromMillis && c[0] <= toMillis)
-                    .mapToDouble(c -> c[1])
-                    .toArray();
+                    .toList();
+            return new Reads(
+                    in.stream().mapToDouble(c -> c[1]).toArray(),
+                    in.stream().mapToDouble(c -> c[2]).toArray());
         }
     }
 
@@ -118,7 +125,7 @@ final class ReadLatencyProbe implements AutoCloseable {
 
     /**
      * The reader: {@code host port prefix lastEventTs counter...}; on standard output one line per call, its
-     * start (epoch ms) and its latency (ms), until standard input ends.
+     * start (epoch ms), its latency (ms) and how late its sleep before it ended (ms), until standard input ends.
      */
     public static void main(String[] args) throws Exception {
         String host = args[0];
@@ -148,6 +155,7 @@ final class ReadLatencyProbe implements AutoCloseable {
         PrintStream out = new PrintStream(
                 new java.io.FileOutputStream(java.io.FileDescriptor.out), false, StandardCharsets.US_ASCII);
         try (Jedis jedis = new Jedis(host, port)) {
+            double lateMillis = 0;
             for (int call = 0; stdin.isAlive(); call++) {
                 int c = (call / 2) % totals.size();
                 long startMillis = System.currentTimeMillis();
@@ -159,10 +167,12 @@ final class ReadLatencyProbe implements AutoCloseable {
                     out.println("ready");
                     out.flush();
                 } else if (call > WARMUP_READS) {
-                    out.println(startMillis + " " + nanos / 1_000 / 1000.0);
+                    out.println(startMillis + " " + nanos / 1_000 / 1000.0 + " " + lateMillis);
                     if (call % 50 == 0) out.flush();
                 }
+                long slept = System.nanoTime();
                 Thread.sleep(PAUSE_MILLIS);
+                lateMillis = Math.max(0, (System.nanoTime() - slept) / 1_000 - PAUSE_MILLIS * 1000) / 1000.0;
             }
         }
         out.flush();

@@ -74,7 +74,8 @@ class JobBenchTest {
                         " cores_per_million_eps=");
         String reads = line(results, "job.read_latency ");
         assertThat(reads)
-                .matches("RESULT job\\.read_latency p50_ms=[0-9.]+ p99_ms=[0-9.]+ max_ms=[0-9.]+ reads=[1-9][0-9]* .*");
+                .matches(
+                        "RESULT job\\.read_latency p50_ms=[0-9.]+ p99_ms=[0-9.]+ max_ms=[0-9.]+ reads=[1-9][0-9]* reader_stall_p50_ms=[0-9.]+ reader_stall_p99_ms=[0-9.]+ reader_stall_max_ms=[0-9.]+ .*");
         // the CPU figures were measured (a job that ran took CPU), not left at zero
         assertThat(results)
                 .filteredOn(l -> l.startsWith("RESULT job.zipf "))
