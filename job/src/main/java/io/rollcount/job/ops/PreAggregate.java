@@ -17,6 +17,7 @@ import org.apache.flink.streaming.api.operators.BoundedOneInput;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.runtime.watermarkstatus.WatermarkStatus;
 import org.apache.flink.util.OutputTag;
 
 /**
@@ -43,6 +44,20 @@ import org.apache.flink.util.OutputTag;
  * watermark (the minimum over all its inputs, so the job's watermark, never ahead of it) goes to
  * {@link #LATE} with reason {@code late}, carrying its raw payload. Downstream operators see a watermark
  * no later than this one, so every accepted partial still finds its windows open there.
+ *
+ * <p><b>Idleness.</b> That holds only if the keyed operator's watermark is the minimum over every
+ * subtask of this one, so this operator never marks its output idle. Flink's watermark valve leaves an idle
+ * input out of the minimum; when the input becomes active again behind the valve's output watermark it stays
+ * out ("unaligned") until it catches up, while its records are processed at once. If a subtask of this
+ * operator went idle (all its inputs idle: every partition read to its end, as during a broker outage) and
+ * came back with partials accepted against its own, older watermark, the counting operator, its watermark
+ * taken from the other subtasks alone, may already have dropped those partials' 5 s windows as final: the
+ * partial then counted in the longer windows and the total but not in its 5 s window, and was not
+ * dead-lettered either (ChaosIT, 2026-12-03: a broker kill, every partition idle for 0.5 s, then 17 s of
+ * producer backlog; two 5 s keys one and two events short). Not going idle costs no progress: every subtask
+ * takes the deduplication operator's output, which is fed by every source subtask, so a subtask of this
+ * operator has all its inputs idle only when every source subtask is idle, and then the valve in front of
+ * it still advances its watermark to the largest of its inputs', which goes on as a watermark.
  */
 public final class PreAggregate extends AbstractStreamOperator<PartialSum>
         implements OneInputStreamOperator<Event, PartialSum>, BoundedOneInput {
@@ -160,6 +175,15 @@ public final class PreAggregate extends AbstractStreamOperator<PartialSum>
         watermark = mark.getTimestamp();
         super.processWatermark(mark);
     }
+
+    /**
+     * Never forwarded: this operator's output is never marked idle (see the class comment, <b>Idleness</b>).
+     * It still follows its inputs' statuses for its own watermark: Flink's valve in front of it leaves idle
+     * inputs out of the minimum and, when its last input goes idle, hands it the largest of their
+     * watermarks, which {@link #processWatermark} takes and forwards as usual.
+     */
+    @Override
+    public void processWatermarkStatus(WatermarkStatus status) {}
 
     @Override
     public void prepareSnapshotPreBarrier(long checkpointId) throws Exception {

@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.runtime.watermarkstatus.WatermarkStatus;
 import org.apache.flink.streaming.util.OneInputStreamOperatorTestHarness;
 import org.junit.jupiter.api.Test;
 
@@ -96,6 +97,33 @@ class PreAggregateTest {
             assertThat(dead.detail)
                     .isEqualTo("ts " + (wm - LATENESS - 1) + " is " + (LATENESS + 1) + " ms behind the watermark " + wm
                             + ", more than the allowed lateness of " + LATENESS + " ms");
+        }
+    }
+
+    /**
+     * An idle status from the inputs is not passed on, so the counting operator's watermark stays the minimum
+     * over every subtask of this one (see {@link PreAggregate}, Idleness); partials and watermarks still go
+     * out. The harness does record a status an ordinary operator forwards (checked first on a map).
+     */
+    @Test
+    void neverMarksItsOutputIdle() throws Exception {
+        try (var plain = new OneInputStreamOperatorTestHarness<Long, Long>(
+                new org.apache.flink.streaming.api.operators.StreamMap<Long, Long>(x -> x))) {
+            plain.open();
+            plain.processWatermarkStatus(WatermarkStatus.IDLE);
+            assertThat(plain.getOutput())
+                    .as("the harness records a forwarded status")
+                    .contains(WatermarkStatus.IDLE);
+        }
+        try (var h = harness(1000)) {
+            send(h, event("a", T0, 1, null));
+            h.processWatermarkStatus(WatermarkStatus.IDLE);
+            h.setProcessingTime(FLUSH);
+            h.processWatermarkStatus(WatermarkStatus.ACTIVE);
+            h.processWatermark(new Watermark(T0 + 10_000));
+            assertThat(h.getOutput()).noneMatch(o -> o instanceof WatermarkStatus);
+            assertThat(h.extractOutputValues()).extracting(p -> p.counter).containsExactly("a");
+            assertThat(h.getOutput()).contains(new Watermark(T0 + 10_000));
         }
     }
 
