@@ -48,13 +48,11 @@ import org.apache.flink.util.OutputTag;
  * <p><b>Idleness.</b> That holds only if the keyed operator's watermark is the minimum over every
  * subtask of this one, so this operator never marks its output idle. Flink's watermark valve leaves an idle
  * input out of the minimum; when the input becomes active again behind the valve's output watermark it stays
- * out ("unaligned") until it catches up, while its records are processed at once. If a subtask of this
- * operator went idle (all its inputs idle: every partition read to its end, as during a broker outage) and
- * came back with partials accepted against its own, older watermark, the counting operator, its watermark
- * taken from the other subtasks alone, may already have dropped those partials' 5 s windows as final: the
- * partial then counted in the longer windows and the total but not in its 5 s window, and was not
- * dead-lettered either (ChaosIT, 2026-12-03: a broker kill, every partition idle for 0.5 s, then 17 s of
- * producer backlog; two 5 s keys one and two events short). Not going idle costs no progress: every subtask
+ * out ("unaligned") until it catches up, while its records are processed at once. Were a subtask of this
+ * operator to go idle and come back with partials accepted against its own, older watermark, the counting
+ * operator, its watermark taken from the other subtasks alone, could already have dropped their 5 s windows
+ * as final: counted in the longer windows and the total but not in the 5 s window, and not dead-lettered
+ * (README, Chaos: the run of 2026-12-03). Not going idle costs no progress: every subtask
  * takes the deduplication operator's output, which is fed by every source subtask, so a subtask of this
  * operator has all its inputs idle only when every source subtask is idle, and then the valve in front of
  * it still advances its watermark to the largest of its inputs', which goes on as a watermark.

@@ -7,6 +7,7 @@ import io.rollcount.job.model.PartialSum;
 import io.rollcount.job.parse.EventParser;
 import java.util.ArrayList;
 import java.util.List;
+import org.apache.flink.streaming.api.operators.StreamMap;
 import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.runtime.watermarkstatus.WatermarkStatus;
@@ -107,8 +108,7 @@ class PreAggregateTest {
      */
     @Test
     void neverMarksItsOutputIdle() throws Exception {
-        try (var plain = new OneInputStreamOperatorTestHarness<Long, Long>(
-                new org.apache.flink.streaming.api.operators.StreamMap<Long, Long>(x -> x))) {
+        try (var plain = new OneInputStreamOperatorTestHarness<Long, Long>(new StreamMap<Long, Long>(x -> x))) {
             plain.open();
             plain.processWatermarkStatus(WatermarkStatus.IDLE);
             assertThat(plain.getOutput())
