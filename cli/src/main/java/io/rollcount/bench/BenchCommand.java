@@ -52,6 +52,13 @@ public final class BenchCommand implements Callable<Integer> {
         boolean noRedis;
 
         @Option(
+                names = "--with-floor",
+                hidden = true,
+                description = "With --only-ours: Rollcount and its plain-writes floor, alternated (ours, floor, floor, ours,"
+                        + " ours, floor), each with Redis's CPU per event: to compare write paths.")
+        boolean withFloor;
+
+        @Option(
                 names = "--only-kafka",
                 hidden = true,
                 description =
@@ -105,6 +112,10 @@ public final class BenchCommand implements Callable<Integer> {
             try {
                 JobBench bench = new JobBench(size, url, !noKafka, dir.toAbsolutePath(), System.out);
                 bench.profileOnly = onlyOurs;
+                if (withFloor && (onlyOurs == null || noRedis))
+                    throw new CommandLine.ParameterException(
+                            spec.commandLine(), "--with-floor needs --only-ours and Redis (not --no-redis)");
+                bench.profileWithFloor = withFloor;
                 bench.onlyKafka = onlyKafka;
                 bench.kafkaProperties = kafkaProperties == null
                         ? null

@@ -103,6 +103,8 @@ public final class JobBench {
     boolean onlyKafka;
     /** The Kafka mode's {@code --kafka.properties} (both jobs), or null. */
     String kafkaProperties;
+    /** With {@link #profileOnly}: the plain-writes floor too, alternated with ours. */
+    boolean profileWithFloor;
     /** Rollcount's Redis writes built but discarded (with {@link #profileOnly}): the job's own cost without Redis's. */
     boolean discardRedis;
     /** {@code --policies} of Rollcount's runs ({@link #ours}); null: none. */
@@ -214,17 +216,28 @@ public final class JobBench {
                 return;
             }
             if (profileOnly != null) {
-                for (int k = 0; k < 2; k++) {
+                // ABBA: neither variant always runs on the Redis the other has just emptied
+                String order = profileWithFloor ? "offoof" : "oo";
+                for (int k = 0; k < order.length(); k++) {
                     BenchEvents ev = events(profileOnly, size.events);
                     long commands = c.metrics.sum(RollcountMetrics.REDIS_COMMANDS_SENT);
-                    BenchCluster.Run o = ours(ev);
+                    plainFloor = order.charAt(k) == 'f';
+                    Measured m;
+                    try {
+                        m = measured(() -> ours(ev));
+                    } finally {
+                        plainFloor = false;
+                    }
+                    BenchCluster.Run o = m.run;
                     out.printf(
-                            "  ours %s %,.0f ev/s, %.4f Redis commands/event, counted %,d, job CPU %.1f us/event%n",
+                            "  %s %s %,.0f ev/s, %.4f Redis commands/event, counted %,d, job CPU %.1f us/event, Redis CPU %.2f us/event%n",
+                            order.charAt(k) == 'f' ? "floor" : "ours",
                             profileOnly,
                             ev.count / o.seconds,
                             (c.metrics.sum(RollcountMetrics.REDIS_COMMANDS_SENT) - commands) / (double) ev.count,
                             o.acc(PreAggregate.COUNTED),
-                            o.jobCpuSeconds * 1e6 / ev.count);
+                            o.jobCpuSeconds * 1e6 / ev.count,
+                            m.redisMicros(ev.count));
                     cleanRedis();
                 }
                 return;

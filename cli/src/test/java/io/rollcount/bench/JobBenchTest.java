@@ -123,4 +123,33 @@ class JobBenchTest {
         assertThat(keys).as(savings).isPositive().isLessThan(1.0);
         assertThat(text).doesNotContain("=NaN", "=Infinity");
     }
+    /**
+     * `--only-ours zipf --with-floor`: ours and the plain-writes floor alternate, each with its Redis CPU, and
+     * both count the same events (the floor writes the same keys, only without the guard).
+     */
+    @Test
+    void profileWithFloorAlternatesOursAndFloor(@TempDir Path dir) throws Exception {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        PrintStream out = new PrintStream(bytes, true, StandardCharsets.UTF_8);
+        String redis = "redis://127.0.0.1:" + System.getenv().getOrDefault("ROLLCOUNT_TEST_REDIS_PORT", "6379");
+        JobBench bench = new JobBench(JobBench.Size.TINY, redis, false, dir, out);
+        bench.profileOnly = io.rollcount.job.gen.EventGenerator.Workload.zipf;
+        bench.profileWithFloor = true;
+        bench.run();
+        String text = bytes.toString(StandardCharsets.UTF_8);
+        List<String> runs = Arrays.stream(text.split("\n"))
+                .map(String::strip)
+                .filter(l -> l.startsWith("ours zipf ") || l.startsWith("floor zipf "))
+                .toList();
+        assertThat(runs)
+                .as(text)
+                .extracting(l -> l.substring(0, l.indexOf(' ')))
+                .containsExactly("ours", "floor", "floor", "ours", "ours", "floor");
+        assertThat(runs)
+                .as(text)
+                .allSatisfy(l -> assertThat(l).matches(".* Redis CPU [0-9.]+ us/event"));
+        assertThat(runs.stream().map(l -> l.replaceAll(".* counted ([0-9,]+),.*", "$1")).distinct())
+                .as(text)
+                .singleElement();
+    }
 }
