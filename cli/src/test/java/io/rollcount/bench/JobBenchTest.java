@@ -145,10 +145,10 @@ class JobBenchTest {
                 .as(text)
                 .extracting(l -> l.substring(0, l.indexOf(' ')))
                 .containsExactly("ours", "floor", "floor", "ours", "ours", "floor");
-        assertThat(runs)
-                .as(text)
-                .allSatisfy(l -> assertThat(l).matches(".* Redis CPU [0-9.]+ us/event"));
-        assertThat(runs.stream().map(l -> l.replaceAll(".* counted ([0-9,]+),.*", "$1")).distinct())
+        assertThat(runs).as(text).allSatisfy(l -> assertThat(l).matches(".* Redis CPU [0-9.]+ us/event"));
+        assertThat(runs.stream()
+                        .map(l -> l.replaceAll(".* counted ([0-9,]+),.*", "$1"))
+                        .distinct())
                 .as(text)
                 .singleElement();
     }
