@@ -54,8 +54,9 @@ public final class BenchCommand implements Callable<Integer> {
         @Option(
                 names = "--with-floor",
                 hidden = true,
-                description = "With --only-ours: Rollcount and its plain-writes floor, alternated (ours, floor, floor, ours,"
-                        + " ours, floor), each with Redis's CPU per event: to compare write paths.")
+                description =
+                        "With --only-ours: after a warm-up, Rollcount and its plain-writes floor, alternated (ours, floor, floor, ours,"
+                                + " ours, floor), each with Redis's CPU per event: to compare write paths.")
         boolean withFloor;
 
         @Option(

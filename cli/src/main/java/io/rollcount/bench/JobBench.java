@@ -216,6 +216,12 @@ public final class JobBench {
                 return;
             }
             if (profileOnly != null) {
+                if (profileWithFloor) {
+                    // a comparison: JIT and RocksDB warm before the first measured run, as in the full run
+                    ours(events(profileOnly, size.warmupEvents));
+                    cleanRedis();
+                    out.printf("  (after an unmeasured warm-up of %,d events)%n", size.warmupEvents);
+                }
                 // ABBA: neither variant always runs on the Redis the other has just emptied
                 String order = profileWithFloor ? "offoof" : "oo";
                 for (int k = 0; k < order.length(); k++) {
@@ -258,6 +264,9 @@ public final class JobBench {
                     BenchEvents ev = events(w, size.events);
                     Figures f = figures.get(w);
                     if (f.distinctCounters < 0) f.distinctCounters = distinctCounters(ev);
+                    // the floor before ours in odd rounds: neither always runs on the Redis the other has just emptied
+                    boolean floorFirst = round % 2 == 1;
+                    if (floorFirst) floor(ev, f);
                     long commands = c.metrics.sum(RollcountMetrics.REDIS_COMMANDS_SENT);
                     long memoryBefore = redisUsedMemory();
                     Measured om;
@@ -284,16 +293,7 @@ public final class JobBench {
                     f.redisBytesPerCounter.add(memoryDelta / (double) f.distinctCounters);
                     f.peakHeap = Math.max(f.peakHeap, heapPeak.get());
                     cleanRedis();
-                    // the floor: the same job, every count and user write a plain command (no guard, no mark)
-                    plainFloor = true;
-                    try {
-                        double floorCpu = redisCpuSeconds();
-                        ours(ev);
-                        f.redisFloorMicrosPerEvent.add((redisCpuSeconds() - floorCpu) * 1e6 / ev.count);
-                    } finally {
-                        plainFloor = false;
-                    }
-                    cleanRedis();
+                    if (!floorFirst) floor(ev, f);
                     if (w == Workload.zipf) {
                         discardRedis = true;
                         try {
@@ -598,6 +598,19 @@ public final class JobBench {
     private final AtomicLong heapPeak = new AtomicLong();
     /** Whether {@link #ours} builds its sink in the plain-writes-only floor mode. */
     private boolean plainFloor;
+
+    /** The floor: the same job, every count and user write a plain command (no guard, no mark); Redis left empty. */
+    private void floor(BenchEvents ev, Figures f) throws Exception {
+        plainFloor = true;
+        try {
+            double floorCpu = redisCpuSeconds();
+            ours(ev);
+            f.redisFloorMicrosPerEvent.add((redisCpuSeconds() - floorCpu) * 1e6 / ev.count);
+        } finally {
+            plainFloor = false;
+        }
+        cleanRedis();
+    }
 
     private void sampleHeap(long ignored) {
         heapPeak.accumulateAndGet(
