@@ -20,6 +20,10 @@ final class BenchClock {
     static final AtomicLong FIRST_EVENT_CPU = new AtomicLong();
 
     static volatile long lastEndCpu;
+    /** Every thread's CPU time ({@link ThreadCpu}) at the first event and at the last end seen. */
+    static volatile ThreadCpu.Reading firstEventThreads = new ThreadCpu.Reading();
+
+    static volatile ThreadCpu.Reading lastEndThreads = new ThreadCpu.Reading();
     /** The Kafka broker's CPU time (ns) at the first event and at the last end seen; -1 without a broker. */
     static final AtomicLong FIRST_EVENT_BROKER_CPU = new AtomicLong(-1);
 
@@ -38,6 +42,8 @@ final class BenchClock {
         FIRST_EVENT_CPU.set(0);
         FIRST_EVENT_BROKER_CPU.set(-1);
         lastEndCpu = 0;
+        firstEventThreads = new ThreadCpu.Reading();
+        lastEndThreads = new ThreadCpu.Reading();
         lastEndBrokerCpu = -1;
         PROBES.clear();
         for (int i = 0; i < LAST_INDEX.length(); i++) LAST_INDEX.set(i, -1);
@@ -46,6 +52,7 @@ final class BenchClock {
     static void firstEvent() {
         if (FIRST_EVENT_NANOS.get() == 0 && FIRST_EVENT_NANOS.compareAndSet(0, System.nanoTime())) {
             FIRST_EVENT_CPU.set(JobCpu.nanos());
+            firstEventThreads = ThreadCpu.read();
             java.util.function.LongSupplier broker = brokerCpu;
             if (broker != null) FIRST_EVENT_BROKER_CPU.set(broker.getAsLong());
         }
@@ -55,6 +62,7 @@ final class BenchClock {
     static synchronized void ended() {
         LAST_END_NANOS.accumulateAndGet(System.nanoTime(), Math::max);
         lastEndCpu = JobCpu.nanos();
+        lastEndThreads = ThreadCpu.read();
         java.util.function.LongSupplier broker = brokerCpu;
         if (broker != null) lastEndBrokerCpu = broker.getAsLong();
         ENDS.incrementAndGet();

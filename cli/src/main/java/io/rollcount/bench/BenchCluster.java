@@ -85,6 +85,8 @@ final class BenchCluster implements AutoCloseable {
         double jobCpuSeconds = Double.NaN;
         /** CPU of the Kafka broker's process over the same span, seconds; NaN without a broker. */
         double brokerCpuSeconds = Double.NaN;
+        /** CPU ns by kind of thread ({@link ThreadCpu}) over the same span as {@link #jobCpuSeconds}; empty if not measured. */
+        Map<String, Long> threadCpuNanos = new LinkedHashMap<>();
 
         long acc(String name) {
             return accumulators.getOrDefault(name, 0L);
@@ -138,7 +140,10 @@ final class BenchCluster implements AutoCloseable {
         run.seconds = (end - (first == 0 ? submitted : first)) / 1e9;
         long firstCpu = BenchClock.FIRST_EVENT_CPU.get();
         long endCpu = BenchClock.lastEndCpu;
-        if (first != 0 && firstCpu > 0 && endCpu > 0) run.jobCpuSeconds = (endCpu - firstCpu) / 1e9;
+        if (first != 0 && firstCpu > 0 && endCpu > 0) {
+            run.jobCpuSeconds = (endCpu - firstCpu) / 1e9;
+            run.threadCpuNanos = ThreadCpu.byKind(BenchClock.firstEventThreads, BenchClock.lastEndThreads);
+        }
         long firstBroker = BenchClock.FIRST_EVENT_BROKER_CPU.get();
         long endBroker = BenchClock.lastEndBrokerCpu;
         if (firstBroker >= 0 && endBroker >= 0) run.brokerCpuSeconds = (endBroker - firstBroker) / 1e9;

@@ -142,6 +142,9 @@ public final class JobBench {
         final List<Double> oursNoRedis = new ArrayList<>();
 
         final List<Double> oursNoRedisJobMicros = new ArrayList<>();
+        /** The last round's run with Redis discarded, for its CPU by kind of thread. */
+        BenchCluster.Run noRedisThreads;
+
         final List<Double> ratioNaive = new ArrayList<>();
         final List<Double> ratioSql = new ArrayList<>();
         /** The fair references: the same Redis outputs as ours. */
@@ -244,6 +247,7 @@ public final class JobBench {
                             o.acc(PreAggregate.COUNTED),
                             o.jobCpuSeconds * 1e6 / ev.count,
                             m.redisMicros(ev.count));
+                    threads("job." + profileOnly + (order.charAt(k) == 'f' ? ".floor" : "") + ".threads", o, ev.count);
                     cleanRedis();
                 }
                 return;
@@ -300,6 +304,7 @@ public final class JobBench {
                             BenchCluster.Run d = ours(ev);
                             f.oursNoRedis.add(ev.count / d.seconds);
                             f.oursNoRedisJobMicros.add(d.jobCpuSeconds * 1e6 / ev.count);
+                            f.noRedisThreads = d;
                         } finally {
                             discardRedis = false;
                         }
@@ -451,6 +456,7 @@ public final class JobBench {
                     "without-redis=same-job-redis-writes-built-and-discarded;redis-cpu=INFO-used_cpu-of-the-server-during-the-run",
                     "ours_without_redis_job_cpu_us_per_event",
                     us(median(z.oursNoRedisJobMicros)));
+            if (z.noRedisThreads != null) threads("job.zipf.breakdown.threads", z.noRedisThreads, size.events);
             Percentiles p = new Percentiles(
                     reads.stream().mapToDouble(Double::doubleValue).toArray());
             Percentiles stall = new Percentiles(
@@ -1033,6 +1039,31 @@ public final class JobBench {
         } catch (RuntimeException e) {
             out.println("  (could not delete the bench keys " + prefix + ":*: " + e.getMessage() + ")");
         }
+    }
+
+    /**
+     * The run's job CPU per event by kind of thread ({@link ThreadCpu}): a line for people and a
+     * {@code RESULT <benchmark>} line with {@code total_us_per_event=}, {@code covered=} (the share of the
+     * job's CPU the kinds account for) and one {@code <kind>=} field per kind of at least 0.05 us per event.
+     * Nothing where the threads could not be read (not Linux).
+     */
+    void threads(String benchmark, BenchCluster.Run run, long events) {
+        if (run.threadCpuNanos.isEmpty() || Double.isNaN(run.jobCpuSeconds)) return;
+        List<String> pairs = new ArrayList<>();
+        pairs.add("total_us_per_event");
+        pairs.add(us(run.jobCpuSeconds * 1e6 / events));
+        pairs.add("covered");
+        pairs.add(r2(ThreadCpu.coverage(run.threadCpuNanos, (long) (run.jobCpuSeconds * 1e9))));
+        StringBuilder line = new StringBuilder("  CPU by thread (us/event):");
+        for (Map.Entry<String, Long> e : run.threadCpuNanos.entrySet()) {
+            double micros = e.getValue() / 1e3 / events;
+            if (micros < 0.05) continue;
+            pairs.add(e.getKey());
+            pairs.add(String.format(Locale.ROOT, "%.2f", micros));
+            line.append(String.format(Locale.ROOT, " %s %.2f,", e.getKey(), micros));
+        }
+        out.println(line.substring(0, line.length() - 1));
+        result(benchmark, pairs.toArray(new String[0]));
     }
 
     void result(String benchmark, String... pairs) {

@@ -121,6 +121,15 @@ class JobBenchTest {
         // fewer resolutions and uniques for three of the four namespaces: fewer keys per counter, whatever the noise
         double keys = Double.parseDouble(savings.replaceAll(".* redis_keys_ratio=([0-9.]+) .*", "$1"));
         assertThat(keys).as(savings).isPositive().isLessThan(1.0);
+        // the job's CPU of the Redis-discarded zipf run, by kind of thread: the kinds account for it, and the
+        // counting and deduplicating threads are among them
+        if (java.nio.file.Files.isDirectory(Path.of("/proc/self/task"))) {
+            String threads = line(results, "job.zipf.breakdown.threads ");
+            assertThat(threads)
+                    .contains(" total_us_per_event=", " count_per_count=", " drop_duplicates=", " source_events=");
+            double covered = Double.parseDouble(threads.replaceAll(".* covered=([0-9.]+) .*", "$1"));
+            assertThat(covered).as(threads).isBetween(0.5, 1.2);
+        }
         assertThat(text).doesNotContain("=NaN", "=Infinity");
     }
     /**
@@ -151,5 +160,13 @@ class JobBenchTest {
                         .distinct())
                 .as(text)
                 .singleElement();
+        if (java.nio.file.Files.isDirectory(Path.of("/proc/self/task"))) {
+            // each run's CPU by kind of thread, the floor's under a name of its own
+            assertThat(text.split("\n"))
+                    .filteredOn(l ->
+                            l.startsWith("RESULT job.zipf.threads ") || l.startsWith("RESULT job.zipf.floor.threads "))
+                    .hasSize(6)
+                    .allSatisfy(l -> assertThat(l).contains(" covered=", " count_per_count="));
+        }
     }
 }
