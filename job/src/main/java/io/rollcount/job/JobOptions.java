@@ -171,6 +171,14 @@ public class JobOptions extends RedisOptions {
     public Duration flushInterval;
 
     @Option(
+            names = "--counter-cache",
+            paramLabel = "SIZE",
+            defaultValue = "auto",
+            description =
+                    "Heap for the counters in use, per counting subtask, between checkpoints (e.g. 64mb): a counter on the heap costs no RocksDB read or write per event. 'auto': a quarter of the TaskManager's heap per slot, from 16mb to 128mb (default: ${DEFAULT-VALUE}).")
+    public String counterCache;
+
+    @Option(
             names = "--topk",
             defaultValue = "100",
             description = "Length of the top-K lists (default: ${DEFAULT-VALUE}).")
@@ -268,6 +276,26 @@ public class JobOptions extends RedisOptions {
         return mask;
     }
 
+    /**
+     * {@code --counter-cache} in bytes, or {@link io.rollcount.job.ops.CountPerCounter#AUTO_CACHE_BYTES} for
+     * {@code auto}; fails with a message naming the option when it is neither a size of at least 1mb nor auto.
+     */
+    public long counterCacheBytes() {
+        String v = counterCache == null ? "auto" : counterCache.strip();
+        if (v.equalsIgnoreCase("auto")) return io.rollcount.job.ops.CountPerCounter.AUTO_CACHE_BYTES;
+        long bytes;
+        try {
+            bytes = org.apache.flink.configuration.MemorySize.parse(v).getBytes();
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(
+                    "--counter-cache must be a size such as 64mb or 'auto', not '" + counterCache + "'");
+        }
+        if (bytes < (1L << 20)) {
+            throw new IllegalArgumentException("--counter-cache must be at least 1mb, not '" + counterCache + "'");
+        }
+        return bytes;
+    }
+
     public SourceKind sourceKind() {
         if (source != null) return source;
         return input != null ? SourceKind.files : SourceKind.kafka;
@@ -296,6 +324,7 @@ public class JobOptions extends RedisOptions {
         atLeast("--trending.half-life", trendingHalfLife, Duration.ofSeconds(1), "");
         atLeast("--redis.retry-timeout", redisRetryTimeout, Duration.ZERO, "");
         atLeast("--flush-interval", flushInterval, Duration.ofMillis(10), "");
+        counterCacheBytes();
         atLeast("--kafka.transaction-timeout", kafkaTransactionTimeout, Duration.ofSeconds(1), "");
         if (kafkaTransactionTimeout.compareTo(Duration.ofMinutes(15)) > 0) {
             throw new IllegalArgumentException(

@@ -176,12 +176,7 @@ public final class RollcountJob {
                 .transform(
                         "count-per-counter",
                         CounterUpdate.Info.INSTANCE,
-                        new CountPerCounter(
-                                        lateness,
-                                        flushInterval,
-                                        CountPerCounter.DEFAULT_CACHE_BYTES,
-                                        rollupMask,
-                                        policies)
+                        new CountPerCounter(lateness, flushInterval, options.counterCacheBytes(), rollupMask, policies)
                                 .rebuildingAfterLoss(lossWatch(outputs, options), rollupsRebuild(outputs, options)))
                 .uid("count-per-counter");
         // The Redis commands of the updates, with the key names of RedisKeys: chained to the keyed operator and

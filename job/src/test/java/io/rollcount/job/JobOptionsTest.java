@@ -102,4 +102,25 @@ class JobOptionsTest {
                     .hasMessage("--redis.key-prefix must be non-empty and free of '{' and '}'");
         }
     }
+
+    @Test
+    void counterCacheIsAutoByDefaultOrASizeOfAtLeastOneMebibyte() {
+        assertThat(parse().validate().counterCacheBytes())
+                .isEqualTo(io.rollcount.job.ops.CountPerCounter.AUTO_CACHE_BYTES);
+        assertThat(parse("--counter-cache", "AUTO").validate().counterCacheBytes())
+                .isEqualTo(io.rollcount.job.ops.CountPerCounter.AUTO_CACHE_BYTES);
+        assertThat(parse("--counter-cache", "64mb").validate().counterCacheBytes())
+                .isEqualTo(64L << 20);
+        assertThat(parse("--counter-cache", "1g").validate().counterCacheBytes())
+                .isEqualTo(1L << 30);
+        assertThatThrownBy(() -> parse("--counter-cache", "lots").validate())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("--counter-cache must be a size such as 64mb or 'auto', not 'lots'");
+        assertThatThrownBy(() -> parse("--counter-cache", "512kb").validate())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("--counter-cache must be at least 1mb, not '512kb'");
+        assertThatThrownBy(() -> parse("--counter-cache", "0").validate())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("--counter-cache must be at least 1mb, not '0'");
+    }
 }

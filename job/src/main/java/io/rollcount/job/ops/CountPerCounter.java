@@ -43,8 +43,8 @@ import org.apache.flink.util.OutputTag;
  * one {@link CounterState}, and the unique-users sketches of its open 1h and 1d windows in Redis's own
  * HyperLogLog format, for the {@code uniques} of the rollups. This operator owns the windows, when they
  * are due and what is emitted; where the counters live is {@link CounterStore}'s (keyed state, and the
- * counters in use on the heap between checkpoints, {@value #DEFAULT_CACHE_BYTES} bytes per subtask by
- * default), and the rebuild after a loss of Redis's data is {@link CounterRebuild}'s. When each counter is
+ * counters in use on the heap between checkpoints, within a budget per subtask: {@code --counter-cache},
+ * by default a quarter of the TaskManager's heap per slot, see {@link #autoCacheBytes}), and the rebuild after a loss of Redis's data is {@link CounterRebuild}'s. When each counter is
  * next due (a window whose close shows closes: a rollup, a window top-K entry; else the end of its windows'
  * lateness) is a heap index per subtask ({@link DueIndex}), not a keyed timer per counter; it is rebuilt
  * from keyed state on restore, so it needs no state of its own and follows the key groups on a rescale.
@@ -94,8 +94,17 @@ public final class CountPerCounter extends AbstractStreamOperator<CounterUpdate>
 
     public static final String OVERFLOW_REASON = "overflow";
     public static final String OVERFLOW_SOURCE = "count-per-counter";
-    /** Heap for counters between snapshots, per subtask. */
+    /** Heap for counters between snapshots, per subtask, where a size is given rather than {@link #AUTO_CACHE_BYTES}. */
     public static final long DEFAULT_CACHE_BYTES = 32L << 20;
+    /**
+     * A cache size that says: a quarter of the TaskManager's heap per slot, within {@link #MIN_AUTO_CACHE_BYTES}
+     * and {@link #MAX_AUTO_CACHE_BYTES} ({@link #autoCacheBytes}), decided in {@link #open} where the heap and the
+     * slots are known.
+     */
+    public static final long AUTO_CACHE_BYTES = -1;
+
+    static final long MIN_AUTO_CACHE_BYTES = 16L << 20;
+    static final long MAX_AUTO_CACHE_BYTES = 128L << 20;
 
     private static final Resolution[] UNIQUE_RESOLUTIONS = {Resolution.H1, Resolution.D1};
     private static final long NO_TIMESTAMP = Long.MIN_VALUE;
@@ -180,6 +189,9 @@ public final class CountPerCounter extends AbstractStreamOperator<CounterUpdate>
             long allowedLatenessMillis, long flushIntervalMillis, long cacheBytes, int rollupMask, Policies policies) {
         if (flushIntervalMillis <= 0)
             throw new IllegalArgumentException("flush interval must be > 0 ms, got " + flushIntervalMillis);
+        if (cacheBytes <= 0 && cacheBytes != AUTO_CACHE_BYTES)
+            throw new IllegalArgumentException(
+                    "counter cache must be > 0 bytes or AUTO_CACHE_BYTES, got " + cacheBytes);
         if ((rollupMask & ~ALL_RESOLUTIONS) != 0)
             throw new IllegalArgumentException("rollup resolutions: unknown bits in " + rollupMask);
         this.lateness = allowedLatenessMillis;
@@ -211,6 +223,32 @@ public final class CountPerCounter extends AbstractStreamOperator<CounterUpdate>
         return this;
     }
 
+    /**
+     * The counter cache of {@link #AUTO_CACHE_BYTES}: a quarter of the heap per slot of the TaskManager
+     * ({@code maxHeap}: the JVM's {@code -Xmx}, task and framework heap), at least
+     * {@value #MIN_AUTO_CACHE_BYTES} and at most {@value #MAX_AUTO_CACHE_BYTES} bytes. Every counter a counting
+     * subtask keeps on the heap saves a RocksDB read and a write each time it would otherwise come back from
+     * RocksDB (bench job, zipf over 1,000,000 counters: 128 MB instead of 32 MB per subtask took the counting
+     * thread from 5.3 to 2.9 us per event); the rest of the slot's heap is left to the other operators.
+     */
+    static long autoCacheBytes(long maxHeap, int slots) {
+        long perSlot = maxHeap == Long.MAX_VALUE ? MAX_AUTO_CACHE_BYTES : maxHeap / Math.max(1, slots) / 4;
+        return Math.max(MIN_AUTO_CACHE_BYTES, Math.min(MAX_AUTO_CACHE_BYTES, perSlot));
+    }
+
+    /** The TaskManager's slots ({@code taskmanager.numberOfTaskSlots}), 1 where the task cannot tell. */
+    private int slots() {
+        try {
+            return getContainingTask()
+                    .getEnvironment()
+                    .getTaskManagerInfo()
+                    .getConfiguration()
+                    .get(org.apache.flink.configuration.TaskManagerOptions.NUM_TASK_SLOTS);
+        } catch (RuntimeException e) {
+            return 1;
+        }
+    }
+
     /** A mask with every resolution. */
     public static final int ALL_RESOLUTIONS = (1 << Resolution.all().length) - 1;
 
@@ -230,8 +268,16 @@ public final class CountPerCounter extends AbstractStreamOperator<CounterUpdate>
         super.open();
         ValueStateDescriptor<CounterState> stateDescriptor =
                 new ValueStateDescriptor<>("counter", TypeInformation.of(CounterState.class));
+        long budget = cacheBytes == AUTO_CACHE_BYTES
+                ? autoCacheBytes(Runtime.getRuntime().maxMemory(), slots())
+                : cacheBytes;
+        LOG.info(
+                "count-per-counter {}: {} MiB of heap for the counters in use{}",
+                getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
+                budget >> 20,
+                cacheBytes == AUTO_CACHE_BYTES ? " (--counter-cache auto)" : "");
         store = new CounterStore(
-                cacheBytes,
+                budget,
                 stateDescriptor,
                 getPartitionedState(stateDescriptor),
                 getPartitionedState(new MapStateDescriptor<>(

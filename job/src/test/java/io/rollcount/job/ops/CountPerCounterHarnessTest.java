@@ -24,6 +24,7 @@ import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
 import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -124,6 +125,31 @@ class CountPerCounterHarnessTest {
                         VoidNamespaceSerializer.INSTANCE,
                         new ValueStateDescriptor<>("counter", TypeInformation.of(CounterState.class)))
                 .value();
+    }
+
+    @Test
+    void anAutoCounterCacheIsAQuarterOfTheHeapPerSlotWithinItsBounds() {
+        assertThat(CountPerCounter.autoCacheBytes(4L << 30, 2)).isEqualTo(128L << 20); // 512 MB: the cap
+        assertThat(CountPerCounter.autoCacheBytes(416L << 20, 2)).isEqualTo(52L << 20); // deploy/local-cluster
+        assertThat(CountPerCounter.autoCacheBytes(128L << 20, 4)).isEqualTo(16L << 20); // 8 MB: the floor
+        assertThat(CountPerCounter.autoCacheBytes(Long.MAX_VALUE, 1)).isEqualTo(128L << 20); // no -Xmx known
+        assertThat(CountPerCounter.autoCacheBytes(1L << 30, 0)).isEqualTo(128L << 20); // slots unknown: one
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new CountPerCounter(LATENESS, 1_000, 0))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("counter cache must be > 0 bytes");
+    }
+
+    @Test
+    void anAutoCounterCacheCountsAsAGivenOneDoes() throws Exception {
+        try (var h = harness(CountPerCounter.AUTO_CACHE_BYTES, true)) {
+            h.open();
+            send(h, partial("a", START + 1_000, 1));
+            send(h, partial("a", START + 3_000, 2));
+            h.setProcessingTime(1_000); // the flush
+            assertThat(counts(take(h)))
+                    .containsKey("a/total")
+                    .satisfies(m -> assertThat(m.get("a/total").value).isEqualTo(3L));
+        }
     }
 
     @ParameterizedTest(name = "rocksdb={0}")
