@@ -25,7 +25,7 @@ import redis.clients.jedis.resps.ScanResult;
 
 /**
  * A real Redis Cluster of 3 masters and 3 replicas for a test class: six {@code redis-server
- * --cluster-enabled yes} child processes on free loopback ports in a folder under {@code target/}, joined by
+ * --cluster-enabled yes} child processes on free loopback ports (see {@link #freeNodePort}) in a folder under {@code target/}, joined by
  * {@code redis-cli --cluster create ... --cluster-replicas 1}, ready once every node says
  * {@code cluster_state:ok} and every master has its replica in sync. A node that misses
  * {@value #NODE_TIMEOUT_MILLIS} ms is failed over. Register it as a static extension; it ends every process
@@ -59,12 +59,7 @@ public final class RedisClusterProcesses implements BeforeAllCallback, AfterAllC
         Files.createDirectories(base);
         dir = Files.createTempDirectory(base, "cluster-");
         try {
-            for (int i = 0; i < NODES; i++) {
-                int port = RedisServerProcess.freePort();
-                ports.add(port);
-                launch(port);
-            }
-            for (int port : ports) awaitListening(port);
+            for (int i = 0; i < NODES; i++) ports.add(launchNode());
             List<String> create = new ArrayList<>(List.of("redis-cli", "--cluster", "create"));
             for (int port : ports) create.add("127.0.0.1:" + port);
             create.addAll(List.of("--cluster-replicas", "1", "--cluster-yes"));
@@ -73,6 +68,59 @@ public final class RedisClusterProcesses implements BeforeAllCallback, AfterAllC
         } catch (Exception | Error e) {
             close();
             throw e;
+        }
+    }
+
+    /**
+     * Starts one node on a port of {@link #freeNodePort} and waits until it listens. A node that could not
+     * bind after all (a client socket took its port or its bus port in between) exits at once: it is started
+     * again on other ports, at most {@value #LAUNCH_ATTEMPTS} times in all. Returns its port.
+     */
+    private int launchNode() throws IOException, InterruptedException {
+        IllegalStateException last = null;
+        for (int attempt = 0; attempt < LAUNCH_ATTEMPTS; attempt++) {
+            int port = freeNodePort();
+            launch(port);
+            try {
+                awaitListening(port);
+                return port;
+            } catch (IllegalStateException e) {
+                last = e;
+                Process p = processes.remove(port);
+                if (p != null) p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            }
+        }
+        throw last;
+    }
+
+    private static final int LAUNCH_ATTEMPTS = 3;
+    /** Node ports are drawn from here: the port and its cluster bus port (+10000) both below Linux's ephemeral range (32768-60999). */
+    private static final int FIRST_NODE_PORT = 20_000;
+
+    private static final int LAST_NODE_PORT = 22_767;
+
+    /**
+     * A port whose cluster bus port (the port + 10000) is free too, both outside the ephemeral range from
+     * which the kernel gives client sockets their local ports: a node on an ephemeral port (as
+     * {@code ServerSocket(0)} hands out) could find its bus port taken by any of the tests' many client
+     * connections, and exit ({@code RedisClusterFailoverIT} once failed with "did not listen within 10 s").
+     */
+    private static int freeNodePort() throws IOException {
+        java.util.concurrent.ThreadLocalRandom random = java.util.concurrent.ThreadLocalRandom.current();
+        for (int i = 0; i < 200; i++) {
+            int port = random.nextInt(FIRST_NODE_PORT, LAST_NODE_PORT + 1);
+            if (bindable(port) && bindable(port + 10_000)) return port;
+        }
+        throw new IOException("no free port pair (port, port + 10000) in " + FIRST_NODE_PORT + "-" + LAST_NODE_PORT);
+    }
+
+    private static boolean bindable(int port) {
+        try (java.net.ServerSocket s = new java.net.ServerSocket()) {
+            s.setReuseAddress(false);
+            s.bind(new InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), port), 1);
+            return true;
+        } catch (IOException e) {
+            return false;
         }
     }
 
@@ -108,9 +156,14 @@ public final class RedisClusterProcesses implements BeforeAllCallback, AfterAllC
         processes.put(port, p);
     }
 
-    private static void awaitListening(int port) throws InterruptedException {
+    private void awaitListening(int port) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (System.nanoTime() < deadline) {
+            Process p = processes.get(port);
+            if (p != null && !p.isAlive()) {
+                throw new IllegalStateException("redis-server on " + port + " exited (" + p.exitValue() + "): "
+                        + tail(dir.resolve(Integer.toString(port)).resolve("redis.log")));
+            }
             try (Socket s = new Socket()) {
                 s.connect(new InetSocketAddress("127.0.0.1", port), 200);
                 return;
@@ -119,6 +172,16 @@ public final class RedisClusterProcesses implements BeforeAllCallback, AfterAllC
             }
         }
         throw new IllegalStateException("redis-server did not listen on " + port + " within 10 s");
+    }
+
+    /** The last lines of a node's log, or "" if it has none. */
+    private static String tail(Path log) {
+        try {
+            List<String> lines = Files.exists(log) ? Files.readAllLines(log) : List.of();
+            return String.join(" | ", lines.subList(Math.max(0, lines.size() - 3), lines.size()));
+        } catch (IOException e) {
+            return "";
+        }
     }
 
     /** Runs a redis-cli command, failing with its output unless it exits 0 within the time. */
