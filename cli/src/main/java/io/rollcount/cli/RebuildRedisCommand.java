@@ -23,8 +23,10 @@ import picocli.CommandLine.Spec;
  * {@code ./rollcount rebuild-redis}: writes the closed windows of {@code counter-rollups} to Redis again
  * (1m, 1h, 1d and the 5m sums of their 1m windows, latest revision of each, committed records only), for a
  * key prefix and a range of window starts, with the job's guarded writes: a value in Redis that is larger or
- * newer stays. For a loss of Redis's data while the job was down, or any time on demand; see
- * {@link RollupsRebuild} and "If Redis loses data" in the README.
+ * newer stays, a missing one comes back. Only the key prefix's own records are read ({@code --legacy-rollups}
+ * adds those that name none); a topic without a record of the prefix is refused unless {@code --force}, and a
+ * topic that does not exist is refused and not created. For a loss of Redis's data while the job was down, or
+ * any time on demand; see {@link RollupsRebuild} and "If Redis loses data" in the README.
  */
 @Command(
         name = "rebuild-redis",
@@ -90,6 +92,18 @@ final class RebuildRedisCommand implements Callable<Integer> {
                     + " top-K lists are written (default: ${DEFAULT-VALUE}).")
     int maxNamespaces = 1000;
 
+    @Option(
+            names = "--legacy-rollups",
+            description = "Also take rollups that name no key prefix (written by versions that did not record it) as"
+                    + " this prefix's.")
+    boolean legacyRollups;
+
+    @Option(
+            names = "--force",
+            description = "Rebuild even if the topic holds no rollup of this key prefix (with --legacy-rollups: from"
+                    + " the records that name none).")
+    boolean force;
+
     @Mixin
     RedisReadOptions redisOptions = new RedisReadOptions();
 
@@ -131,9 +145,17 @@ final class RebuildRedisCommand implements Callable<Integer> {
             return 2;
         }
         redisOptions.client().close(); // one line, not a stack trace, when Redis cannot be reached
-        RollupsRebuild.Result r = new RollupsRebuild(
+        RollupsRebuild rebuild = new RollupsRebuild(
                         kafka, topic, endpoint, redisOptions.redisKeyPrefix, rules, topk, maxNamespaces)
-                .run(fromMillis, toMillis);
+                .withLegacyRollups(legacyRollups);
+        RollupsRebuild.Result r;
+        try {
+            r = (force ? rebuild : rebuild.requiringOwnRollups()).run(fromMillis, toMillis);
+        } catch (RollupsRebuild.NoRollupsException | RollupsRebuild.NoTopicException e) {
+            err.println("rollcount rebuild-redis: " + e.getMessage());
+            err.flush();
+            return 2;
+        }
         spec.commandLine()
                 .getOut()
                 .println("rebuild-redis: key prefix '" + redisOptions.redisKeyPrefix + "' at " + endpoint + ": " + r);

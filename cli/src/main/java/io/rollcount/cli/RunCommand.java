@@ -5,6 +5,7 @@ import io.rollcount.job.RollcountJob;
 import io.rollcount.job.files.InputFiles;
 import io.rollcount.job.metrics.LocalMetrics;
 import io.rollcount.job.metrics.RollcountMetrics;
+import io.rollcount.job.ops.CounterRebuild;
 import io.rollcount.job.ops.DropDuplicates;
 import io.rollcount.job.ops.PreAggregate;
 import io.rollcount.job.ops.RouteEvents;
@@ -262,6 +263,16 @@ final class RunCommand implements Callable<Integer> {
         dlq.forEach((reason, n) -> out.printf("    %-16s %,d%n", reason, n));
         out.printf("  late               %,d%n", dlq.getOrDefault("late", 0L));
         out.printf("  Redis keys written %,d%n", metrics.sum(RollcountMetrics.REDIS_KEYS_WRITTEN));
+        long losses = longOf(acc, CounterRebuild.LOSSES);
+        if (losses > 0) {
+            out.printf(
+                    "  Redis rebuilt      after %,d loss%s of its data: %,d counters from the job's state, %,d keys of"
+                            + " closed windows and top-K lists from counter-rollups%n",
+                    losses,
+                    losses == 1 ? "" : "es",
+                    longOf(acc, CounterRebuild.COUNTERS),
+                    longOf(acc, CounterRebuild.ROLLUP_KEYS));
+        }
         long rejected = metrics.sum(RollcountMetrics.REDIS_REJECTED);
         if (rejected > 0) {
             out.printf(

@@ -1,5 +1,6 @@
 package io.rollcount.job;
 
+import io.rollcount.job.kafka.KafkaIO;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.policy.Policies;
 import io.rollcount.job.policy.PoliciesFile;
@@ -57,6 +58,30 @@ public class JobOptions extends RedisOptions {
             defaultValue = "counter-events",
             description = "Input topic (default: ${DEFAULT-VALUE}).")
     public String kafkaTopic;
+
+    @Option(
+            names = "--kafka.topic.rollups",
+            defaultValue = KafkaIO.ROLLUPS_TOPIC,
+            description = "Topic of the closed windows' rollups (default: ${DEFAULT-VALUE}).")
+    public String kafkaTopicRollups;
+
+    @Option(
+            names = "--kafka.topic.trending",
+            defaultValue = KafkaIO.TRENDING_TOPIC,
+            description = "Topic of the trending and window top-K lists (default: ${DEFAULT-VALUE}).")
+    public String kafkaTopicTrending;
+
+    @Option(
+            names = "--kafka.topic.dlq",
+            defaultValue = KafkaIO.DEAD_LETTER_TOPIC,
+            description = "Topic of the dead letters (default: ${DEFAULT-VALUE}).")
+    public String kafkaTopicDlq;
+
+    @Option(
+            names = "--legacy-rollups",
+            description = "The rebuild after a loss of Redis's data also takes rollups that name no key prefix"
+                    + " (written by versions that did not record it), as if they were this prefix's.")
+    public boolean legacyRollups;
 
     @Option(
             names = "--kafka.properties",
@@ -309,6 +334,10 @@ public class JobOptions extends RedisOptions {
         }
     }
 
+    private static void notBlank(String option, String value) {
+        if (value == null || value.isBlank()) throw new IllegalArgumentException(option + " must not be empty");
+    }
+
     /**
      * Checks every option and fails with a message that names the option at fault. Every duration has a
      * minimum (issue 18 item 10: {@code --trending.half-life 0s} passed and crash-looped the job): zero
@@ -337,6 +366,9 @@ public class JobOptions extends RedisOptions {
             throw new IllegalArgumentException(
                     "--kafka.bootstrap is required with --source kafka (or give --input PATH to read files)");
         }
+        notBlank("--kafka.topic.rollups", kafkaTopicRollups);
+        notBlank("--kafka.topic.trending", kafkaTopicTrending);
+        notBlank("--kafka.topic.dlq", kafkaTopicDlq);
         if (parallelism != null && parallelism < 1)
             throw new IllegalArgumentException("--parallelism must be at least 1");
         if (trendingMaxNamespaces < 1 || trendingMaxNamespaces > 100_000) {

@@ -64,7 +64,6 @@ import org.apache.flink.core.fs.Path;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
-import org.apache.flink.util.function.SerializableFunction;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.OffsetResetStrategy;
 import picocli.CommandLine;
@@ -280,13 +279,14 @@ public final class RollcountJob {
         if (!(outputs.redis() instanceof RedisSink r) || outputs.rollups() == null || !options.kafkaConfigured())
             return null;
         return new RollupsRebuild(
-                kafkaProperties(options),
-                KafkaIO.ROLLUPS_TOPIC,
-                r.endpoint(),
-                options.redisKeyPrefix,
-                options.policies(),
-                options.topk,
-                options.trendingMaxNamespaces);
+                        kafkaProperties(options),
+                        options.kafkaTopicRollups,
+                        r.endpoint(),
+                        options.redisKeyPrefix,
+                        options.policies(),
+                        options.topk,
+                        options.trendingMaxNamespaces)
+                .withLegacyRollups(options.legacyRollups);
     }
 
     /**
@@ -462,12 +462,7 @@ public final class RollcountJob {
         // One job per key prefix: the counts' writers hold its lease (the sorted sets' writers need not).
         RedisSink redis = redisSink(options).holdingLease(options.leaseToken);
         Outputs outputs = kafka
-                ? new Outputs(
-                        redis,
-                        deadLetterSink(options),
-                        0,
-                        rollupsSink(options),
-                        trendingSink(options, t -> t.ns, Json::topList))
+                ? new Outputs(redis, deadLetterSink(options), 0, rollupsSink(options), trendingSink(options))
                 : new Outputs(redis, new DeadLetterFileSink(options.dlq), 1, null);
         build(env, options, source, outputs);
     }
@@ -586,24 +581,45 @@ public final class RollcountJob {
         return KafkaIO.producerProperties(kafkaProperties(options), options.kafkaTransactionTimeout);
     }
 
-    /** The {@code counter-rollups} sink, transactional ids of {@code --kafka.transactional-id-prefix}. */
+    /**
+     * The rollups sink: topic {@code --kafka.topic.rollups}, each record naming {@code --redis.key-prefix},
+     * transactional ids of {@code --kafka.transactional-id-prefix}.
+     */
     public static KafkaSink<Rollup> rollupsSink(JobOptions options) {
-        return KafkaIO.rollups(kafkaProducerProperties(options), options.kafkaTransactionalIdPrefix);
+        return KafkaIO.rollups(
+                kafkaProducerProperties(options),
+                options.kafkaTransactionalIdPrefix,
+                options.kafkaTopicRollups,
+                options.redisKeyPrefix);
     }
 
-    /** The {@code counter-events-dlq} sink, transactional ids of {@code --kafka.transactional-id-prefix}. */
+    /** The dead-letter sink: topic {@code --kafka.topic.dlq}, transactional ids of {@code --kafka.transactional-id-prefix}. */
     public static KafkaSink<Event> deadLetterSink(JobOptions options) {
-        return KafkaIO.deadLetters(kafkaProducerProperties(options), options.kafkaTransactionalIdPrefix);
+        return KafkaIO.deadLetters(
+                kafkaProducerProperties(options), options.kafkaTransactionalIdPrefix, options.kafkaTopicDlq);
     }
 
-    /** The {@code counter-trending} sink, transactional ids of {@code --kafka.transactional-id-prefix}. */
-    public static <T> KafkaSink<T> trendingSink(
-            JobOptions options, SerializableFunction<T, String> namespace, SerializableFunction<T, byte[]> value) {
-        return KafkaIO.trending(kafkaProducerProperties(options), options.kafkaTransactionalIdPrefix, namespace, value);
+    /**
+     * The lists' sink: topic {@code --kafka.topic.trending}, each record naming {@code --redis.key-prefix},
+     * transactional ids of {@code --kafka.transactional-id-prefix}.
+     */
+    public static KafkaSink<TopList> trendingSink(JobOptions options) {
+        String prefix = options.redisKeyPrefix;
+        return KafkaIO.trending(
+                kafkaProducerProperties(options),
+                options.kafkaTransactionalIdPrefix,
+                options.kafkaTopicTrending,
+                prefix,
+                t -> t.ns,
+                t -> Json.topList(prefix, t));
     }
 
-    /** Checks the brokers of the options and creates the job's output topics that are missing ({@link KafkaIO#ensureOutputTopics}). */
+    /**
+     * Checks the brokers of the options and creates the job's output topics ({@code --kafka.topic.rollups},
+     * {@code --kafka.topic.trending}, {@code --kafka.topic.dlq}) that are missing ({@link KafkaIO#ensureOutputTopics}).
+     */
     public static void ensureOutputTopics(JobOptions options) {
-        KafkaIO.ensureOutputTopics(kafkaProperties(options));
+        KafkaIO.ensureOutputTopics(
+                kafkaProperties(options), options.kafkaTopicRollups, options.kafkaTopicTrending, options.kafkaTopicDlq);
     }
 }

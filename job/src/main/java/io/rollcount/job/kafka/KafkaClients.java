@@ -76,6 +76,55 @@ public final class KafkaClients {
      * partition count and replication factor. Fails with a message that names the setting at fault.
      */
     public static void ensureTopics(Properties clients, Duration timeout, String... topics) {
+        withAdmin(clients, timeout, (admin, bootstrap, ms) -> {
+            if (topics.length == 0) return null;
+            Set<String> existing = admin.listTopics().names().get(ms, TimeUnit.MILLISECONDS);
+            List<NewTopic> missing = new ArrayList<>();
+            for (String t : topics) {
+                if (!existing.contains(t)) missing.add(new NewTopic(t, Optional.empty(), Optional.empty()));
+            }
+            if (missing.isEmpty()) return null;
+            for (Map.Entry<String, ? extends org.apache.kafka.common.KafkaFuture<Void>> f :
+                    admin.createTopics(missing).values().entrySet()) {
+                try {
+                    f.getValue().get(ms, TimeUnit.MILLISECONDS);
+                } catch (ExecutionException e) {
+                    if (!(e.getCause() instanceof TopicExistsException)) {
+                        throw new IllegalStateException(
+                                "--kafka.bootstrap " + bootstrap + ": cannot create topic " + f.getKey()
+                                        + " (create it yourself, or grant the job's Kafka user CREATE): "
+                                        + rootMessage(e),
+                                e);
+                    }
+                }
+            }
+            return null;
+        });
+    }
+
+    /**
+     * Whether {@code topic} exists on the brokers of {@code clients}, asked without creating it (a consumer's
+     * metadata request may create a topic where the broker allows it). Fails as {@link #ensureTopics} does when
+     * the brokers do not answer.
+     */
+    public static boolean topicExists(Properties clients, Duration timeout, String topic) {
+        return withAdmin(
+                clients,
+                timeout,
+                (admin, bootstrap, ms) -> admin.listTopics()
+                        .names()
+                        .get(ms, TimeUnit.MILLISECONDS)
+                        .contains(topic));
+    }
+
+    /** What to do with an admin client whose brokers answered. */
+    private interface AdminCall<T> {
+        T apply(Admin admin, String bootstrap, int timeoutMillis)
+                throws ExecutionException, TimeoutException, InterruptedException;
+    }
+
+    /** Makes an admin client of {@code clients}, checks that its brokers answer, and runs {@code call} with it. */
+    private static <T> T withAdmin(Properties clients, Duration timeout, AdminCall<T> call) {
         Properties p = new Properties();
         p.putAll(clients);
         String bootstrap = p.getProperty(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG);
@@ -104,27 +153,7 @@ public final class KafkaClients {
                                 + rootMessage(e),
                         e);
             }
-            if (topics.length == 0) return;
-            Set<String> existing = admin.listTopics().names().get(ms, TimeUnit.MILLISECONDS);
-            List<NewTopic> missing = new ArrayList<>();
-            for (String t : topics) {
-                if (!existing.contains(t)) missing.add(new NewTopic(t, Optional.empty(), Optional.empty()));
-            }
-            if (missing.isEmpty()) return;
-            for (Map.Entry<String, ? extends org.apache.kafka.common.KafkaFuture<Void>> f :
-                    admin.createTopics(missing).values().entrySet()) {
-                try {
-                    f.getValue().get(ms, TimeUnit.MILLISECONDS);
-                } catch (ExecutionException e) {
-                    if (!(e.getCause() instanceof TopicExistsException)) {
-                        throw new IllegalStateException(
-                                "--kafka.bootstrap " + bootstrap + ": cannot create topic " + f.getKey()
-                                        + " (create it yourself, or grant the job's Kafka user CREATE): "
-                                        + rootMessage(e),
-                                e);
-                    }
-                }
-            }
+            return call.apply(admin, bootstrap, ms);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while checking --kafka.bootstrap " + bootstrap, e);

@@ -49,8 +49,13 @@ public final class KafkaIO {
     public static final String ROLLUPS_TOPIC = "counter-rollups";
     public static final String TRENDING_TOPIC = "counter-trending";
     public static final String DEAD_LETTER_TOPIC = "counter-events-dlq";
-    /** The topics the job writes, created at start when missing. */
+    /** The topics the job writes by default, created at start when missing. */
     public static final List<String> OUTPUT_TOPICS = List.of(ROLLUPS_TOPIC, TRENDING_TOPIC, DEAD_LETTER_TOPIC);
+    /**
+     * The record header of {@code counter-rollups} and {@code counter-trending} that names the Redis key prefix the
+     * record was counted for (UTF-8), as the value's {@code prefix} field does: readers filter on it without parsing.
+     */
+    public static final String PREFIX_HEADER = "rollcount-prefix";
 
     private KafkaIO() {}
 
@@ -85,30 +90,46 @@ public final class KafkaIO {
 
     // ---------------------------------------------------------------- sinks
 
-    /** {@code counter-rollups}: key = counter id, value = {@link Json#rollup}; transactional ids {@code <prefix>-rollups}. */
-    public static KafkaSink<Rollup> rollups(Properties producer, String transactionalIdPrefix) {
+    /**
+     * Rollups to {@code topic} ({@code counter-rollups} by default): key = counter id, value = {@link Json#rollup}
+     * with {@code keyPrefix}, header {@value #PREFIX_HEADER} = {@code keyPrefix}; transactional ids
+     * {@code <transactionalIdPrefix>-rollups}.
+     */
+    public static KafkaSink<Rollup> rollups(
+            Properties producer, String transactionalIdPrefix, String topic, String keyPrefix) {
         return exactlyOnce(
-                producer, transactionalIdPrefix, ROLLUPS_TOPIC, "rollups", r -> utf8(r.counter), Json::rollup);
+                producer,
+                transactionalIdPrefix,
+                "rollups",
+                new Serializer<>(topic, r -> utf8(r.counter), r -> Json.rollup(keyPrefix, r), keyPrefix));
     }
 
     /**
-     * {@code counter-events-dlq}: key = the input record's key (may be null), value = {@link Json#deadLetter};
-     * every record fits the producer's and the topic's size limits ({@link DeadLetterRecords}); transactional
-     * ids {@code <prefix>-dlq}.
+     * Dead letters to {@code topic} ({@code counter-events-dlq} by default): key = the input record's key (may be
+     * null), value = {@link Json#deadLetter}; every record fits the producer's and the topic's size limits
+     * ({@link DeadLetterRecords}); transactional ids {@code <transactionalIdPrefix>-dlq}.
      */
-    public static KafkaSink<Event> deadLetters(Properties producer, String transactionalIdPrefix) {
-        return exactlyOnce(
-                producer, transactionalIdPrefix, "dlq", DeadLetterRecords.forTopic(producer, DEAD_LETTER_TOPIC));
+    public static KafkaSink<Event> deadLetters(Properties producer, String transactionalIdPrefix, String topic) {
+        return exactlyOnce(producer, transactionalIdPrefix, "dlq", DeadLetterRecords.forTopic(producer, topic));
     }
 
-    /** {@code counter-trending}: key = the namespace, value = the bytes the caller makes; transactional ids {@code <prefix>-trending}. */
+    /**
+     * Lists to {@code topic} ({@code counter-trending} by default): key = the namespace, value = the bytes
+     * {@code value} makes, header {@value #PREFIX_HEADER} = {@code keyPrefix}; transactional ids
+     * {@code <transactionalIdPrefix>-trending}.
+     */
     public static <T> KafkaSink<T> trending(
             Properties producer,
             String transactionalIdPrefix,
+            String topic,
+            String keyPrefix,
             SerializableFunction<T, String> namespace,
             SerializableFunction<T, byte[]> value) {
         return exactlyOnce(
-                producer, transactionalIdPrefix, TRENDING_TOPIC, "trending", t -> utf8(namespace.apply(t)), value);
+                producer,
+                transactionalIdPrefix,
+                "trending",
+                new Serializer<>(topic, t -> utf8(namespace.apply(t)), value, keyPrefix));
     }
 
     /**
@@ -123,7 +144,7 @@ public final class KafkaIO {
             String idSuffix,
             SerializableFunction<T, byte[]> key,
             SerializableFunction<T, byte[]> value) {
-        return exactlyOnce(producer, transactionalIdPrefix, idSuffix, new Serializer<>(topic, key, value));
+        return exactlyOnce(producer, transactionalIdPrefix, idSuffix, new Serializer<>(topic, key, value, null));
     }
 
     /** An exactly-once sink with the given records. */
@@ -179,34 +200,46 @@ public final class KafkaIO {
     }
 
     /**
-     * Checks the brokers of {@code clients} and creates the output topics that are missing: once per job, before
-     * its graph is built ({@code RollcountJob.assemble}); the sink factories above expect their topic to exist and
-     * make no admin call.
+     * Checks the brokers of {@code clients} and creates the output {@code topics} that are missing: once per job,
+     * before its graph is built ({@code RollcountJob.assemble}); the sink factories above expect their topic to
+     * exist and make no admin call.
      */
-    public static void ensureOutputTopics(Properties clients) {
-        KafkaClients.ensureTopics(clients, KafkaClients.DEFAULT_CHECK_TIMEOUT, OUTPUT_TOPICS.toArray(String[]::new));
+    public static void ensureOutputTopics(Properties clients, String... topics) {
+        KafkaClients.ensureTopics(clients, KafkaClients.DEFAULT_CHECK_TIMEOUT, topics);
     }
 
     private static byte[] utf8(String s) {
         return s == null ? null : s.getBytes(StandardCharsets.UTF_8);
     }
 
-    /** One record per element: key and value from the given functions, no partition (Kafka's hash of the key), no timestamp. */
+    /**
+     * One record per element: key and value from the given functions, no partition (Kafka's hash of the key), no
+     * timestamp, and the header {@value #PREFIX_HEADER} where a key prefix is given.
+     */
     static final class Serializer<T> implements KafkaRecordSerializationSchema<T> {
         private static final long serialVersionUID = 1L;
         private final String topic;
         private final SerializableFunction<T, byte[]> key;
         private final SerializableFunction<T, byte[]> value;
+        /** The value of the {@value #PREFIX_HEADER} header; null: no header. */
+        private final byte[] keyPrefix;
 
-        Serializer(String topic, SerializableFunction<T, byte[]> key, SerializableFunction<T, byte[]> value) {
+        Serializer(
+                String topic,
+                SerializableFunction<T, byte[]> key,
+                SerializableFunction<T, byte[]> value,
+                String keyPrefix) {
             this.topic = topic;
             this.key = key;
             this.value = value;
+            this.keyPrefix = utf8(keyPrefix);
         }
 
         @Override
         public ProducerRecord<byte[], byte[]> serialize(T element, KafkaSinkContext context, Long timestamp) {
-            return new ProducerRecord<>(topic, key.apply(element), value.apply(element));
+            ProducerRecord<byte[], byte[]> r = new ProducerRecord<>(topic, key.apply(element), value.apply(element));
+            if (keyPrefix != null) r.headers().add(PREFIX_HEADER, keyPrefix);
+            return r;
         }
     }
 }

@@ -44,10 +44,14 @@ public final class Json {
         });
     }
 
-    /** {@code {"counter","res","start","end","sum","events","uniques","revision"}}. */
-    public static byte[] rollup(Rollup r) {
+    /**
+     * {@code {"prefix","counter","res","start","end","sum","events","uniques","revision"}}: {@code prefix} the Redis
+     * key prefix the window was counted for.
+     */
+    public static byte[] rollup(String prefix, Rollup r) {
         return write(g -> {
             g.writeStartObject();
+            g.writeStringField("prefix", prefix);
             g.writeStringField("counter", r.counter);
             g.writeStringField("res", r.res);
             g.writeNumberField("start", r.start);
@@ -61,10 +65,14 @@ public final class Json {
         });
     }
 
-    /** {@code {"ns","kind","res","start","at","items":[{"counter","score","estimate"}]}}; res and start null for trending. */
-    public static byte[] topList(TopList t) {
+    /**
+     * {@code {"prefix","ns","kind","res","start","at","items":[{"counter","score","estimate"}]}}; res and start null
+     * for trending; {@code prefix} the Redis key prefix the list was counted for.
+     */
+    public static byte[] topList(String prefix, TopList t) {
         return write(g -> {
             g.writeStartObject();
+            g.writeStringField("prefix", prefix);
             g.writeStringField("ns", t.ns);
             g.writeStringField("kind", t.kind);
             g.writeStringField("res", t.res);

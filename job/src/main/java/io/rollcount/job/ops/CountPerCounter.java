@@ -306,7 +306,8 @@ public final class CountPerCounter extends AbstractStreamOperator<CounterUpdate>
                 getProcessingTimeService(),
                 this,
                 store,
-                this::rewrite);
+                this::rewrite,
+                getRuntimeContext());
         scheduleFlush();
     }
 
@@ -686,7 +687,7 @@ public final class CountPerCounter extends AbstractStreamOperator<CounterUpdate>
     @Override
     public void snapshotState(StateSnapshotContext context) throws Exception {
         super.snapshotState(context);
-        rebuild.snapshotState();
+        rebuild.snapshotState(context.getCheckpointId());
         store.writeBackAll();
     }
 
@@ -728,9 +729,16 @@ public final class CountPerCounter extends AbstractStreamOperator<CounterUpdate>
             releaseHeld();
         }
         flushChanged();
-        // a bounded run that ends during a rebuild finishes it: the last writes go out before the sink's last flush
+        // a bounded run that ends during a rebuild finishes it from the state: the last writes go out before the
+        // sink's last flush; the rebuild from counter-rollups ends in close, after the final checkpoint
         rebuild.finish();
         super.finish();
+    }
+
+    @Override
+    public void notifyCheckpointComplete(long checkpointId) throws Exception {
+        super.notifyCheckpointComplete(checkpointId);
+        rebuild.notifyCheckpointComplete(checkpointId);
     }
 
     @Override

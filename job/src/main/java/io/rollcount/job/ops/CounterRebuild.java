@@ -4,9 +4,12 @@ import io.rollcount.job.metrics.RollcountMetrics;
 import io.rollcount.job.redis.RedisLossWatch;
 import io.rollcount.job.redis.RollupsRebuild;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import org.apache.flink.api.common.accumulators.LongCounter;
+import org.apache.flink.api.common.functions.RuntimeContext;
 import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.state.OperatorStateStore;
@@ -23,16 +26,33 @@ import org.apache.flink.streaming.runtime.tasks.ProcessingTimeService;
  * {@value #COUNTERS_PER_STEP} counters every {@value #STEP_MILLIS} ms, between the records and flushes the task
  * goes on with, so that the live values keep their freshness; a loss during a rebuild starts it over. With a
  * {@link RollupsRebuild}, subtask 0 also writes the closed windows of {@code counter-rollups} again, on a
- * thread of its own. Metrics {@code redisRebuilds}, {@code redisRebuildsFinished}, {@code redisRebuildKeys} and
- * the gauge {@code redisRebuildLongestMs}.
+ * thread of its own: first what the topic holds committed when the rebuild starts, then, once a checkpoint
+ * triggered after the loss was seen has completed (or, at the end of a bounded input, at {@link #close}, which
+ * Flink calls after the final checkpoint), what was committed since up to the topic's end at that moment. So a
+ * window that closed before the loss, and whose rollup was still in an open transaction when the rebuild
+ * started, is written too. A bounded run waits in {@link #close} for that reading to end.
+ *
+ * <p>Metrics {@code redisRebuilds}, {@code redisRebuildsFinished}, {@code redisRebuildKeys} and the gauge
+ * {@code redisRebuildLongestMs}; accumulators {@value #LOSSES} (losses seen, counted by subtask 0),
+ * {@value #COUNTERS} (counters written again from the job's state) and {@value #ROLLUP_KEYS} (keys written
+ * again from {@code counter-rollups}), for a run's summary.
  */
-final class CounterRebuild {
+public final class CounterRebuild {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(CounterRebuild.class);
 
     /** Counters per step of a rebuild, and the pause between steps: about 10,000 counters a second. */
     static final int COUNTERS_PER_STEP = 1_000;
 
     static final long STEP_MILLIS = 100;
+
+    /** Accumulator: losses of Redis's data that started a rebuild (subtask 0's). */
+    public static final String LOSSES = "redis.rebuild.losses";
+    /** Accumulator: counters written again from the job's state. */
+    public static final String COUNTERS = "redis.rebuild.counters";
+    /** Accumulator: keys of closed windows and top-K lists written again from {@code counter-rollups}. */
+    public static final String ROLLUP_KEYS = "redis.rebuild.rollup-keys";
+    /** How long a bounded run waits at its end for the rebuild from {@code counter-rollups}. */
+    static final long ROLLUPS_WAIT_MINUTES = 30;
 
     /** Writes everything Redis shows of the counter (the current key) again; returns how many keys. */
     interface Rewriter {
@@ -71,6 +91,24 @@ final class CounterRebuild {
     private ExecutorService rollupsThread;
     /** Whether the rebuild from counter-rollups of this subtask is under way (its thread sets it back). */
     private volatile boolean rollupsRunning;
+    /** The latest checkpoint this subtask took. */
+    private long lastCheckpoint;
+    /**
+     * Completed, for the rollups' thread to read on, once a checkpoint with an id of at least
+     * {@link #readOnAfterCheckpoint} completes: one triggered after the loss was seen. Null: none waits.
+     */
+    private CompletableFuture<Void> readOn;
+
+    private long readOnAfterCheckpoint;
+    /** Whether the input ended ({@link #finish}): the next {@link #close} follows the final checkpoint. */
+    private boolean ended;
+
+    private LongCounter lossesSeen;
+    private LongCounter countersWritten;
+    private LongCounter rollupKeysWritten;
+    /** Keys the rollups' thread wrote, not yet in {@link #rollupKeysWritten} (which the task's thread updates). */
+    private final java.util.concurrent.atomic.AtomicLong rollupKeysPending =
+            new java.util.concurrent.atomic.AtomicLong();
 
     /**
      * @param lossWatch null: no loss is noticed here (a restored pending rebuild still runs)
@@ -92,8 +130,12 @@ final class CounterRebuild {
             ProcessingTimeService time,
             KeyContext keyContext,
             CounterStore store,
-            Rewriter rewriter) {
+            Rewriter rewriter,
+            RuntimeContext runtime) {
         this.subtask = subtask;
+        lossesSeen = runtime.getLongCounter(LOSSES);
+        countersWritten = runtime.getLongCounter(COUNTERS);
+        rollupKeysWritten = runtime.getLongCounter(ROLLUP_KEYS);
         this.time = time;
         this.keyContext = keyContext;
         this.store = store;
@@ -112,6 +154,7 @@ final class CounterRebuild {
 
     /** After each flush: starts a rebuild if Redis lost its data since the last check, or one restored as pending. */
     void check() throws Exception {
+        rollupKeysWritten.add(rollupKeysPending.getAndSet(0));
         boolean lost = lossWatch != null && lossWatch.check();
         if (lost || resume) {
             if (resume && !lost)
@@ -122,26 +165,46 @@ final class CounterRebuild {
         }
     }
 
-    void snapshotState() throws Exception {
+    void snapshotState(long checkpointId) throws Exception {
+        lastCheckpoint = checkpointId;
         pending.update(queue != null || rollupsRunning || resume ? List.of(true) : List.of());
     }
 
-    /** At the end of input: a loss seen (or a pending rebuild) is rebuilt whole, before the sink's last flush. */
+    /** A checkpoint completed: the rollups' thread reads on if it was triggered after the loss was seen. */
+    void notifyCheckpointComplete(long checkpointId) {
+        if (readOn != null && checkpointId >= readOnAfterCheckpoint) readOn.complete(null);
+    }
+
+    /**
+     * At the end of input: a loss seen (or a pending rebuild) is rebuilt whole from the job's state, before the sink's
+     * last flush; the rebuild from {@code counter-rollups} goes on, and {@link #close} waits for it.
+     */
     void finish() throws Exception {
         if ((lossWatch != null && lossWatch.lossSeen()) || resume) {
             resume = false;
             start();
         }
         while (queue != null) step();
-        if (rollupsThread != null) {
-            rollupsThread.shutdown();
-            rollupsThread.awaitTermination(10, TimeUnit.MINUTES);
-        }
+        ended = true;
     }
 
-    void close() {
+    /**
+     * After the final checkpoint of a bounded input: the rebuild from {@code counter-rollups} reads on to the topic's
+     * end and this waits for it. Otherwise (a cancel, a failure) it is stopped.
+     */
+    void close() throws InterruptedException {
         if (lossWatch != null) lossWatch.close();
-        if (rollupsThread != null) rollupsThread.shutdownNow();
+        if (rollupsThread == null) return;
+        if (ended) {
+            if (readOn != null) readOn.complete(null);
+            rollupsThread.shutdown();
+            if (!rollupsThread.awaitTermination(ROLLUPS_WAIT_MINUTES, TimeUnit.MINUTES))
+                LOG.error(
+                        "the rebuild from counter-rollups did not end within {} minutes; run ./rollcount rebuild-redis",
+                        ROLLUPS_WAIT_MINUTES);
+            rollupKeysWritten.add(rollupKeysPending.getAndSet(0));
+        }
+        rollupsThread.shutdownNow();
     }
 
     /**
@@ -156,6 +219,7 @@ final class CounterRebuild {
         startNanos = System.nanoTime();
         keys = 0;
         rebuildsMetric.inc();
+        if (subtask == 0) lossesSeen.add(1);
         LOG.warn("Redis lost its data: writing the {} counters of this subtask again from the job's state", ids.size());
         if (!running) time.registerTimer(time.getCurrentProcessingTime(), t -> step());
         if (rollupsRebuild != null && subtask == 0) startRollups();
@@ -172,10 +236,16 @@ final class CounterRebuild {
         rebuildsMetric.inc();
         RollupsRebuild rollups = rollupsRebuild;
         rollupsRunning = true;
+        // a checkpoint triggered after now: the one after the next (the next may have been triggered before)
+        CompletableFuture<Void> after = new CompletableFuture<>();
+        if (readOn != null) readOn.complete(null);
+        readOn = after;
+        readOnAfterCheckpoint = lastCheckpoint + 2;
         rollupsThread.submit(() -> {
             long t0 = System.nanoTime();
             try {
-                RollupsRebuild.Result r = rollups.run(Long.MIN_VALUE, Long.MAX_VALUE);
+                RollupsRebuild.Result r = rollups.run(Long.MIN_VALUE, Long.MAX_VALUE, after);
+                rollupKeysPending.addAndGet(r.written());
                 finished(r.written(), System.nanoTime() - t0);
             } catch (RuntimeException e) {
                 LOG.error("rebuilding closed windows from counter-rollups failed; run ./rollcount rebuild-redis", e);
@@ -206,6 +276,7 @@ final class CounterRebuild {
                 keys,
                 nanos / 1_000_000);
         finished(keys, nanos);
+        countersWritten.add(queue.size());
         queue = null;
     }
 

@@ -22,13 +22,16 @@ import java.util.List;
  *   <li>guarded COUNT ({@code KEYS} key[, versionKey]): skipped if the stored version is {@code >= version},
  *       or if {@code monotone} and the stored value is larger than the new one; else {@code SET key value}
  *       and {@code SET versionKey version}. A monotone write updates a version that exists but creates none.
- *       The values compared against are read first, for the whole call, by one {@code MGET}.
+ *       The values compared against are read first, for the whole call, by one {@code MGET}. A write that
+ *       {@link RedisWrite#restoresMissing restores a missing key} is applied where the key is missing, whatever
+ *       the stored version; where the key exists, as above.
  *   <li>MAX ({@code KEYS} key): {@code SET key value} if there is no value or the new one is larger.
  *   <li>the watermark ({@code KEYS} perWriter, key): see {@link #watermark}.
  *   <li>ZSET ({@code KEYS} key[, versionKey]): skipped if the stored version is {@code > version}; else
  *       {@code SET versionKey version} (first: Redis refuses a SET at maxmemory, not a DEL, which would let the
  *       rest of the script past its OOM check), {@code DEL key}, {@code ZADD} of every member, and
- *       {@code PEXPIREAT} of the expiry.
+ *       {@code PEXPIREAT} of the expiry. One that restores a missing key is applied where the key is missing,
+ *       whatever the stored version.
  * </ul>
  * The script returns {@code {applied, skipped, status, key1, error1, ...}}: {@code status} one character per
  * write in order ({@code a} applied, {@code s} skipped as Redis was ahead, {@code r} rejected), then the
@@ -46,8 +49,13 @@ final class RedisApplyScript {
     static final byte[] SOURCE_BYTES = b(SOURCE);
     static final byte[] SHA1_BYTES = b(SHA1);
 
-    /** A COUNT's kind in ARGV, by (has a version key ? 1 : 0) | (monotone ? 2 : 0): one argument for three. */
-    private static final byte[][] COUNT_KINDS = {b("C"), b("Cv"), b("Cm"), b("Cvm")};
+    /**
+     * A COUNT's kind in ARGV, by (has a version key ? 1 : 0) | (monotone ? 2 : 0) | (restores a missing key ? 4 : 0):
+     * one argument for three.
+     */
+    private static final byte[][] COUNT_KINDS = {
+        b("C"), b("Cv"), b("Cm"), b("Cvm"), b("Cr"), b("Cvr"), b("Cmr"), b("Cvmr")
+    };
 
     private RedisApplyScript() {}
 
@@ -69,7 +77,7 @@ final class RedisApplyScript {
             switch (w.kind) {
                 case RedisWrite.COUNT -> {
                     boolean hasV = w.versionKey != null;
-                    args.add(COUNT_KINDS[(hasV ? 1 : 0) | (w.monotone ? 2 : 0)]);
+                    args.add(COUNT_KINDS[(hasV ? 1 : 0) | (w.monotone ? 2 : 0) | (w.restoresMissing ? 4 : 0)]);
                     args.add(b(Long.toString(w.value)));
                     args.add(b(Long.toString(w.version)));
                     args.add(b(Long.toString(w.expireAtMillis)));
@@ -80,7 +88,7 @@ final class RedisApplyScript {
                         keys.add(versionKey);
                         reads.add(versionKey);
                     }
-                    if (w.monotone) reads.add(key);
+                    if (w.monotone || w.restoresMissing) reads.add(key);
                 }
                 case RedisWrite.MAX -> {
                     args.add(b("M"));
@@ -91,7 +99,7 @@ final class RedisApplyScript {
                     boolean hasV = w.versionKey != null;
                     int n = w.members == null ? 0 : w.members.length;
                     args.add(b("Z"));
-                    args.add(b(hasV ? "1" : "0"));
+                    args.add(b(!hasV ? "0" : w.restoresMissing ? "2" : "1"));
                     args.add(b(Long.toString(w.version)));
                     args.add(b(Long.toString(w.expireAtMillis)));
                     args.add(b(Integer.toString(n)));

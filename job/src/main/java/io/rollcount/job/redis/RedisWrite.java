@@ -20,6 +20,9 @@ import java.util.Objects;
  *   <li>{@link #ZSET}: replace the sorted set at {@code key} atomically by {@link #members} with
  *       {@link #scores}, if {@link #version} is not older than the stored {@link #versionKey}.
  * </ul>
+ * A guarded COUNT or ZSET that {@link #restoresMissing} is written whenever its key is missing, whatever its version
+ * key says: what a rebuild from {@code counter-rollups} writes, so that a key lost on its own (an eviction, a
+ * {@code DEL}) while its version key survived comes back.
  * {@link #expireAtMillis} {@code > 0} is the key's absolute expiry (epoch ms: a window's end plus its
  * retention), the same for every write of that key, so a replay or a late revision never moves it; 0 means
  * no expiry. {@link #windowStart} is the start of the key's window (epoch ms), {@link #NO_WINDOW} for a key of
@@ -47,6 +50,8 @@ public class RedisWrite {
     public long value;
     public long version;
     public boolean monotone;
+    /** COUNT, ZSET: written where the key is missing, whatever the version key says (a rebuild's writes). */
+    public boolean restoresMissing;
     /** Absolute expiry, epoch ms; 0: none. */
     public long expireAtMillis;
     /** Start of the key's window, epoch ms, or {@link #NO_WINDOW}. */
@@ -80,6 +85,12 @@ public class RedisWrite {
         w.windowStart = windowStart;
         w.expireAtMillis = expireAtMillis;
         return w;
+    }
+
+    /** This write, also written where its key is missing whatever its version key says ({@link #restoresMissing}). */
+    public RedisWrite restoringMissing() {
+        restoresMissing = true;
+        return this;
     }
 
     public static RedisWrite users(String key, String[] users, long windowStart, long expireAtMillis) {
@@ -138,6 +149,7 @@ public class RedisWrite {
                 && value == w.value
                 && version == w.version
                 && monotone == w.monotone
+                && restoresMissing == w.restoresMissing
                 && expireAtMillis == w.expireAtMillis
                 && windowStart == w.windowStart
                 && Objects.equals(key, w.key)

@@ -3,10 +3,13 @@ package io.rollcount.job.redis;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
+import io.rollcount.job.kafka.KafkaClients;
+import io.rollcount.job.kafka.KafkaIO;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.policy.Policies;
 import java.io.IOException;
 import java.io.Serializable;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -14,6 +17,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -39,10 +43,20 @@ import redis.clients.jedis.exceptions.JedisDataException;
  * in the topic), for the windows that start in {@code [from, to)} and whose keys have not expired yet,
  * with their usual absolute expiry.
  *
+ * <p>Only the records of its own key prefix count: the value's {@code prefix} field decides, and a record whose
+ * {@value KafkaIO#PREFIX_HEADER} header names another prefix is passed over without being parsed. Records
+ * that name no prefix (written by versions that did not record it) are taken only {@link #withLegacyRollups
+ * when asked}; otherwise they are counted and reported in one WARN line naming {@code --legacy-rollups}.
+ *
  * <p>Every write is guarded, through the job's script ({@link RedisApplyScript}): monotone with the version
  * key (the window's events), so a value already in Redis that is larger, or whose version is at least as new,
  * stays; a window the running job rewrote since the loss keeps the job's value, and running this twice
- * changes nothing. Unique users of closed windows cannot be rebuilt from the topic (it carries their count,
+ * changes nothing. A window whose value key is missing is written whatever its version key says
+ * ({@link RedisWrite#restoresMissing}): a value lost on its own (an eviction, a {@code DEL}) comes back.
+ *
+ * <p>The job's rebuild after a loss {@link #run(long, long, CompletableFuture) goes on reading}: windows that
+ * closed before the loss but whose rollups were still in an open transaction when the rebuild started are
+ * committed later, and are read and written once the job says that a checkpoint taken after the loss completed. Unique users of closed windows cannot be rebuilt from the topic (it carries their count,
  * not their sketch); nor can closed 5 s windows, unless {@code --rollups.resolutions} lists {@code 5s}.
  *
  * <p>Used by the job (after it sees a loss) and by {@code ./rollcount rebuild-redis}.
@@ -65,6 +79,12 @@ public final class RollupsRebuild implements Serializable {
     private final int topk;
     /** {@code --trending.max-namespaces}: more namespaces than this, and only the {@code _all} lists are rebuilt. */
     private final int maxNamespaces;
+    /** Whether records that name no key prefix are taken as this prefix's ({@code --legacy-rollups}). */
+    private final boolean legacyRollups;
+    /** Whether a topic without a record of this prefix is refused ({@link NoRollupsException}) before any write. */
+    private final boolean requireOwnRollups;
+    /** How long the second reading waits for the transactions it must read to be committed. */
+    static final Duration COMMIT_WAIT = Duration.ofMinutes(20);
 
     /**
      * With the defaults: no policies, top-K lists of 100, at most 1,000 namespaces with lists of their own.
@@ -88,6 +108,19 @@ public final class RollupsRebuild implements Serializable {
             Policies policies,
             int topk,
             int maxNamespaces) {
+        this(kafka, topic, endpoint, keyPrefix, policies, topk, maxNamespaces, false, false);
+    }
+
+    private RollupsRebuild(
+            Properties kafka,
+            String topic,
+            RedisEndpoint endpoint,
+            String keyPrefix,
+            Policies policies,
+            int topk,
+            int maxNamespaces,
+            boolean legacyRollups,
+            boolean requireOwnRollups) {
         this.kafka = kafka;
         this.topic = topic;
         this.endpoint = endpoint;
@@ -95,17 +128,92 @@ public final class RollupsRebuild implements Serializable {
         this.policies = policies;
         this.topk = topk;
         this.maxNamespaces = maxNamespaces;
+        this.legacyRollups = legacyRollups;
+        this.requireOwnRollups = requireOwnRollups;
     }
 
-    /** What a rebuild read and wrote. */
+    /** This rebuild, taking records that name no key prefix as its own where {@code legacy} ({@code --legacy-rollups}). */
+    public RollupsRebuild withLegacyRollups(boolean legacy) {
+        return new RollupsRebuild(
+                kafka, topic, endpoint, keyPrefix, policies, topk, maxNamespaces, legacy, requireOwnRollups);
+    }
+
+    /**
+     * This rebuild, refusing with a {@link NoRollupsException} before any write a topic that holds no record of its
+     * key prefix (a mistyped prefix would otherwise take every record that names none).
+     */
+    public RollupsRebuild requiringOwnRollups() {
+        return new RollupsRebuild(
+                kafka, topic, endpoint, keyPrefix, policies, topk, maxNamespaces, legacyRollups, true);
+    }
+
+    /** The topic holds no rollup of the key prefix ({@link #requiringOwnRollups}): nothing was written. */
+    public static final class NoRollupsException extends IllegalStateException {
+        private static final long serialVersionUID = 1L;
+
+        NoRollupsException(String message) {
+            super(message);
+        }
+    }
+
+    /** The topic does not exist: nothing was read or written, and the topic was not created. */
+    public static final class NoTopicException extends IllegalArgumentException {
+        private static final long serialVersionUID = 1L;
+
+        NoTopicException(String message) {
+            super(message);
+        }
+    }
+
+    /**
+     * What a rebuild read and wrote: {@code records} of its key prefix (and, with {@code --legacy-rollups}, of
+     * none), {@code otherPrefixes} records of other key prefixes passed over, {@code legacy} records that name no
+     * prefix (taken with {@code --legacy-rollups}, else passed over).
+     */
     public record Result(
-            long records, long windows, long lists, long written, long skipped, long expired, double seconds) {
+            long records,
+            long otherPrefixes,
+            long legacy,
+            boolean legacyTaken,
+            long windows,
+            long lists,
+            long written,
+            long skipped,
+            long expired,
+            double seconds) {
         @Override
         public String toString() {
             return String.format(
                     "read %,d rollups (%,d windows, %,d top-K lists): %,d keys written, %,d left as Redis had them"
-                            + " (as new or newer), %,d expired; %.1f s",
-                    records, windows, lists, written, skipped, expired, seconds);
+                            + " (as new or newer), %,d expired; passed over %,d of other key prefixes%s; %.1f s",
+                    records,
+                    windows,
+                    lists,
+                    written,
+                    skipped,
+                    expired,
+                    otherPrefixes,
+                    legacy == 0
+                            ? ""
+                            : legacyTaken
+                                    ? String.format("; took %,d naming no key prefix (--legacy-rollups)", legacy)
+                                    : String.format(
+                                            " and %,d naming no key prefix (--legacy-rollups takes them)", legacy),
+                    seconds);
+        }
+
+        Result plus(Result more) {
+            return new Result(
+                    records + more.records,
+                    otherPrefixes + more.otherPrefixes,
+                    legacy + more.legacy,
+                    legacyTaken,
+                    Math.max(windows, more.windows),
+                    Math.max(lists, more.lists),
+                    written + more.written,
+                    skipped + more.skipped,
+                    Math.max(expired, more.expired),
+                    seconds + more.seconds);
         }
     }
 
@@ -127,51 +235,235 @@ public final class RollupsRebuild implements Serializable {
         }
     }
 
-    /** Rebuilds the windows that start in {@code [fromMillis, toMillis)}. */
+    /** Rebuilds the windows that start in {@code [fromMillis, toMillis)}: reads the topic to its end at the start. */
     public Result run(long fromMillis, long toMillis) {
-        long t0 = System.nanoTime();
+        return run(fromMillis, toMillis, null);
+    }
+
+    /**
+     * Rebuilds the windows that start in {@code [fromMillis, toMillis)}: reads the topic to its committed end at the
+     * start and writes what it read; then, if {@code thenToLatest} is given, waits for it, takes the topic's latest
+     * offsets at that moment (uncommitted records included), reads on with {@code read_committed} until every
+     * partition is read past them (their transactions committed or aborted), and writes the windows read since.
+     * The job completes {@code thenToLatest} once a checkpoint taken after the loss has completed: every rollup
+     * emitted before the loss is then below the latest offsets.
+     */
+    public Result run(long fromMillis, long toMillis, CompletableFuture<Void> thenToLatest) {
+        if (!KafkaClients.topicExists(kafka, KafkaClients.DEFAULT_CHECK_TIMEOUT, topic)) {
+            throw new NoTopicException("topic " + topic + " does not exist at "
+                    + kafka.getProperty(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG) + ": nothing to rebuild from");
+        }
+        try (Reading reading = new Reading(fromMillis, toMillis)) {
+            Result first = reading.readTo(reading.committedEnds(), null);
+            if (thenToLatest == null) return first;
+            try {
+                thenToLatest.get();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return first;
+            } catch (java.util.concurrent.ExecutionException e) {
+                return first;
+            }
+            return first.plus(reading.readTo(reading.latestEnds(), COMMIT_WAIT));
+        }
+    }
+
+    /** One reading of the topic, from its beginning, in one or more steps ({@link #readTo}); the windows read so far. */
+    private final class Reading implements AutoCloseable {
+        final long fromMillis;
+        final long toMillis;
+        final KafkaConsumer<byte[], byte[]> consumer;
+        final List<TopicPartition> parts = new ArrayList<>();
+        final Map<String, Window> latest = new HashMap<>();
+        final long[] closedUpTo = {Long.MIN_VALUE};
+        final Counts counts = new Counts();
+        final JsonFactory json = new JsonFactory();
+
+        Reading(long fromMillis, long toMillis) {
+            this.fromMillis = fromMillis;
+            this.toMillis = toMillis;
+            consumer = new KafkaConsumer<>(consumerProperties("read_committed"));
+            List<PartitionInfo> infos = consumer.partitionsFor(topic, Duration.ofSeconds(30));
+            if (infos == null || infos.isEmpty()) throw new NoTopicException("topic " + topic + " does not exist");
+            for (PartitionInfo i : infos) parts.add(new TopicPartition(i.topic(), i.partition()));
+            consumer.assign(parts);
+            consumer.seekToBeginning(parts);
+        }
+
+        /** The last stable offsets: before any transaction still open. */
+        Map<TopicPartition, Long> committedEnds() {
+            return consumer.endOffsets(parts, Duration.ofSeconds(30));
+        }
+
+        /** The end of every partition, records of open transactions included. */
+        Map<TopicPartition, Long> latestEnds() {
+            try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(consumerProperties("read_uncommitted"))) {
+                return c.endOffsets(parts, Duration.ofSeconds(30));
+            }
+        }
+
+        /**
+         * Reads on to {@code ends} and writes the windows changed by what it read; {@code commitWait}: how long to
+         * wait for transactions below {@code ends} to be resolved (null: {@code ends} are committed already).
+         */
+        Result readTo(Map<TopicPartition, Long> ends, Duration commitWait) {
+            long t0 = System.nanoTime();
+            long deadline = commitWait == null ? Long.MAX_VALUE : t0 + commitWait.toNanos();
+            Counts before = counts.copy();
+            java.util.Set<String> changed = new java.util.HashSet<>();
+            while (!reached(consumer, ends)) {
+                if (System.nanoTime() - deadline > 0) {
+                    LOG.warn(
+                            "{} was not committed up to {} within {}: closed windows of key prefix '{}' after the loss may be"
+                                    + " missing in Redis; run ./rollcount rebuild-redis",
+                            topic,
+                            ends,
+                            commitWait,
+                            keyPrefix);
+                    break;
+                }
+                for (ConsumerRecord<byte[], byte[]> rec : consumer.poll(Duration.ofMillis(500))) {
+                    Long end = ends.get(new TopicPartition(rec.topic(), rec.partition()));
+                    if (end != null && rec.offset() >= end && commitWait == null) continue;
+                    take(rec, this, changed);
+                }
+            }
+            Counts read = counts.minus(before);
+            if (requireOwnRollups && counts.own == 0) {
+                throw new NoRollupsException("no rollups of key prefix '" + keyPrefix + "' in topic " + topic
+                        + " (" + counts.other + " of other key prefixes, " + counts.legacy
+                        + " naming none); check --redis.key-prefix, or give --force");
+            }
+            if (read.legacy > 0 && !legacyRollups) {
+                LOG.warn(
+                        "{} holds {} rollups that name no key prefix (written before rollups named theirs): passed over;"
+                                + " --legacy-rollups takes them as key prefix '{}''s",
+                        topic,
+                        read.legacy,
+                        keyPrefix);
+            }
+            Map<String, List<RedisWrite>> writes = writes(this, commitWait == null ? null : changed);
+            long[] as = write(writes);
+            Result r = new Result(
+                    read.own + (legacyRollups ? read.legacy : 0),
+                    read.other,
+                    read.legacy,
+                    legacyRollups,
+                    latest.size(),
+                    lists(writes),
+                    as[0],
+                    as[1],
+                    expired,
+                    (System.nanoTime() - t0) / 1e9);
+            LOG.info("rebuilt closed windows under key prefix '{}' at {} from {}: {}", keyPrefix, endpoint, topic, r);
+            return r;
+        }
+
+        long expired;
+
+        @Override
+        public void close() {
+            consumer.close(Duration.ofSeconds(5));
+        }
+    }
+
+    /** Records read, by whose they are. */
+    private static final class Counts {
+        long own;
+        long other;
+        long legacy;
+
+        Counts copy() {
+            Counts c = new Counts();
+            c.own = own;
+            c.other = other;
+            c.legacy = legacy;
+            return c;
+        }
+
+        Counts minus(Counts before) {
+            Counts c = new Counts();
+            c.own = own - before.own;
+            c.other = other - before.other;
+            c.legacy = legacy - before.legacy;
+            return c;
+        }
+    }
+
+    private Properties consumerProperties(String isolation) {
+        Properties p = new Properties();
+        p.putAll(kafka);
+        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, isolation);
+        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        p.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, "false");
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "5000");
+        p.remove(ConsumerConfig.GROUP_ID_CONFIG);
+        return p;
+    }
+
+    /** How many top-K lists among the writes (their groups' names start with a NUL). */
+    private static long lists(Map<String, List<RedisWrite>> writes) {
+        return writes.keySet().stream().filter(k -> k.startsWith("\0")).count();
+    }
+
+    /**
+     * The guarded writes of the windows read (with the 5m windows derived from their 1m windows), grouped per
+     * counter and per top-K list; only those whose window is in {@code changed} (a derived 5m window: one of its
+     * 1m windows; a list: one of its windows), unless {@code changed} is null.
+     */
+    private Map<String, List<RedisWrite>> writes(Reading reading, java.util.Set<String> changed) {
+        Map<String, Window> latest = new HashMap<>(reading.latest);
         long now = System.currentTimeMillis();
-        Map<String, Window> latest = new HashMap<>();
-        long[] closedUpTo = {Long.MIN_VALUE};
-        long records = read(fromMillis, toMillis, latest, closedUpTo);
         // 5m windows: the sum of their 1m windows (contract: every 5m window is five 1m windows), for those the
         // job's watermark had passed (a rollup of a window ending at or after theirs was read): a 1m window still
         // open is in no rollup, and a sum of the others would be short
         Map<String, Window> derived = new HashMap<>();
+        java.util.Set<String> changedDerived = new java.util.HashSet<>();
         for (Window w : latest.values()) {
             if (w.res != Resolution.M1) continue;
             long start = Resolution.M5.windowStart(w.start);
-            if (start + Resolution.M5.sizeMillis > closedUpTo[0]) continue;
+            if (start + Resolution.M5.sizeMillis > reading.closedUpTo[0]) continue;
             String id = id(w.counter, Resolution.M5, start);
             if (latest.containsKey(id)) continue; // the topic has 5m windows of its own (--rollups.resolutions 5m)
             Window f = derived.computeIfAbsent(id, k -> new Window(w.counter, Resolution.M5, start));
             f.sum += w.sum;
             f.events += w.events;
             f.revision = 0;
+            if (changed != null && changed.contains(id(w.counter, w.res, w.start))) changedDerived.add(id);
         }
         latest.putAll(derived);
+        if (changed != null) changed.addAll(changedDerived);
         RedisKeys keys = new RedisKeys(keyPrefix);
         Map<String, List<RedisWrite>> byCounter = new LinkedHashMap<>();
         long expired = 0;
-        for (Window w : latest.values()) {
-            if (w.start < fromMillis || w.start >= toMillis) continue;
+        for (Map.Entry<String, Window> e : latest.entrySet()) {
+            Window w = e.getValue();
+            if (w.start < reading.fromMillis || w.start >= reading.toMillis) continue;
             long at = policies.forNamespace(RedisKeys.namespaceOf(w.counter)).expireAtMillis(w.res, w.start);
             if (at <= now) {
                 expired++;
                 continue;
             }
+            if (changed != null && !changed.contains(e.getKey())) continue;
             String base = keys.counterBase(w.counter);
             String suffix = RedisKeys.windowSuffix(w.res, w.start);
             byCounter
                     .computeIfAbsent(w.counter, c -> new ArrayList<>())
                     .add(RedisWrite.count(
-                            base + suffix, RedisKeys.versionKey(base, suffix), w.sum, w.events, true, w.start, at));
+                                    base + suffix,
+                                    RedisKeys.versionKey(base, suffix),
+                                    w.sum,
+                                    w.events,
+                                    true,
+                                    w.start,
+                                    at)
+                            .restoringMissing());
         }
-        long lists = topLists(latest.values(), fromMillis, toMillis, now, keys, byCounter);
-        long[] as = write(byCounter);
-        Result r = new Result(records, latest.size(), lists, as[0], as[1], expired, (System.nanoTime() - t0) / 1e9);
-        LOG.info("rebuilt closed windows under key prefix '{}' at {} from {}: {}", keyPrefix, endpoint, topic, r);
-        return r;
+        reading.expired = expired;
+        topLists(latest.values(), reading.fromMillis, reading.toMillis, now, keys, byCounter, changed);
+        return byCounter;
     }
 
     /**
@@ -190,8 +482,10 @@ public final class RollupsRebuild implements Serializable {
             long toMillis,
             long now,
             RedisKeys keys,
-            Map<String, List<RedisWrite>> out) {
+            Map<String, List<RedisWrite>> out,
+            java.util.Set<String> changed) {
         Map<String, List<Window>> byList = new LinkedHashMap<>();
+        java.util.Set<String> changedLists = new java.util.HashSet<>();
         java.util.Set<String> namespaces = new java.util.HashSet<>();
         for (Window w : windows) {
             if (w.res != Resolution.M1 && w.res != Resolution.H1 && w.res != Resolution.D1) continue;
@@ -205,6 +499,10 @@ public final class RollupsRebuild implements Serializable {
                             io.rollcount.job.ops.TrendingMerge.ALL + "\n" + w.res.label + "\n" + w.start,
                             k -> new ArrayList<>())
                     .add(w);
+            if (changed != null && changed.contains(id(w.counter, w.res, w.start))) {
+                changedLists.add(ns + "\n" + w.res.label + "\n" + w.start);
+                changedLists.add(io.rollcount.job.ops.TrendingMerge.ALL + "\n" + w.res.label + "\n" + w.start);
+            }
         }
         boolean perNamespace = namespaces.size() <= maxNamespaces;
         if (!perNamespace) {
@@ -216,6 +514,7 @@ public final class RollupsRebuild implements Serializable {
         }
         long lists = 0;
         for (Map.Entry<String, List<Window>> e : byList.entrySet()) {
+            if (changed != null && !changedLists.contains(e.getKey())) continue;
             String[] f = e.getKey().split("\n");
             String ns = f[0];
             if (!perNamespace && !ns.equals(io.rollcount.job.ops.TrendingMerge.ALL)) continue;
@@ -240,13 +539,14 @@ public final class RollupsRebuild implements Serializable {
             String key = keys.top(ns, r, start);
             out.computeIfAbsent("\0" + key, x -> new ArrayList<>())
                     .add(RedisWrite.zset(
-                            key,
-                            keys.versionOfGlobal(key),
-                            start + r.sizeMillis - 1,
-                            members,
-                            scores,
-                            start,
-                            expireAt));
+                                    key,
+                                    keys.versionOfGlobal(key),
+                                    start + r.sizeMillis - 1,
+                                    members,
+                                    scores,
+                                    start,
+                                    expireAt)
+                            .restoringMissing());
             lists++;
         }
         return lists;
@@ -256,38 +556,6 @@ public final class RollupsRebuild implements Serializable {
         return res.label + ":" + start + ":" + counter;
     }
 
-    /** Reads the topic from its beginning to its end offsets at the start (committed records only). */
-    private long read(long fromMillis, long toMillis, Map<String, Window> latest, long[] closedUpTo) {
-        Properties p = new Properties();
-        p.putAll(kafka);
-        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
-        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
-        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
-        p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "5000");
-        p.remove(ConsumerConfig.GROUP_ID_CONFIG);
-        JsonFactory json = new JsonFactory();
-        long records = 0;
-        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p)) {
-            List<PartitionInfo> infos = consumer.partitionsFor(topic, Duration.ofSeconds(30));
-            if (infos == null || infos.isEmpty()) throw new IllegalStateException("topic " + topic + " does not exist");
-            List<TopicPartition> parts = new ArrayList<>();
-            for (PartitionInfo i : infos) parts.add(new TopicPartition(i.topic(), i.partition()));
-            consumer.assign(parts);
-            consumer.seekToBeginning(parts);
-            // with read_committed: the last stable offsets, before any transaction still open
-            Map<TopicPartition, Long> end = consumer.endOffsets(parts, Duration.ofSeconds(30));
-            while (!reached(consumer, end)) {
-                for (ConsumerRecord<byte[], byte[]> rec : consumer.poll(Duration.ofMillis(500))) {
-                    if (rec.offset() >= end.get(new TopicPartition(rec.topic(), rec.partition()))) continue;
-                    records++;
-                    take(json, rec.value(), fromMillis, toMillis, latest, closedUpTo);
-                }
-            }
-        }
-        return records;
-    }
-
     private static boolean reached(KafkaConsumer<byte[], byte[]> consumer, Map<TopicPartition, Long> end) {
         for (Map.Entry<TopicPartition, Long> e : end.entrySet()) {
             if (consumer.position(e.getKey()) < e.getValue()) return false;
@@ -295,26 +563,31 @@ public final class RollupsRebuild implements Serializable {
         return true;
     }
 
-    /** One rollup record: kept if it is the latest revision of its window so far. A record it cannot read is logged and passed. */
-    private void take(
-            JsonFactory json,
-            byte[] value,
-            long fromMillis,
-            long toMillis,
-            Map<String, Window> latest,
-            long[] closedUpTo) {
+    /**
+     * One rollup record: kept if it is of this key prefix (or names none and {@link #legacyRollups}) and the latest
+     * revision of its window so far; its window's id goes into {@code changed}. A record it cannot read is logged
+     * and passed.
+     */
+    private void take(ConsumerRecord<byte[], byte[]> rec, Reading reading, java.util.Set<String> changed) {
+        org.apache.kafka.common.header.Header header = rec.headers().lastHeader(KafkaIO.PREFIX_HEADER);
+        if (header != null && !keyPrefix.equals(new String(header.value(), StandardCharsets.UTF_8))) {
+            reading.counts.other++;
+            return;
+        }
+        String prefix = null;
         String counter = null;
         String res = null;
         long start = Long.MIN_VALUE;
         long sum = 0;
         long events = 0;
         long revision = -1;
-        try (JsonParser j = json.createParser(value)) {
+        try (JsonParser j = reading.json.createParser(rec.value())) {
             if (j.nextToken() != JsonToken.START_OBJECT) throw new IOException("not a JSON object");
             while (j.nextToken() == JsonToken.FIELD_NAME) {
                 String f = j.currentName();
                 JsonToken t = j.nextToken();
                 switch (f) {
+                    case "prefix" -> prefix = j.getText();
                     case "counter" -> counter = j.getText();
                     case "res" -> res = j.getText();
                     case "start" -> start = j.getLongValue();
@@ -327,27 +600,49 @@ public final class RollupsRebuild implements Serializable {
                 }
             }
         } catch (IOException | RuntimeException e) {
-            LOG.warn("a counter-rollups record that is not a rollup was passed over: {}", e.getMessage());
+            LOG.warn("a {} record that is not a rollup was passed over: {}", topic, e.getMessage());
             return;
         }
+        if (prefix == null) {
+            reading.counts.legacy++;
+            if (!legacyRollups) return;
+        } else if (!prefix.equals(keyPrefix)) {
+            reading.counts.other++;
+            return;
+        } else {
+            reading.counts.own++;
+        }
         if (counter == null || res == null || start == Long.MIN_VALUE || revision < 0) {
-            LOG.warn("a counter-rollups record without counter, res, start or revision was passed over");
+            LOG.warn("a {} record without counter, res, start or revision was passed over", topic);
             return;
         }
         Resolution r;
         try {
             r = Resolution.ofLabel(res);
         } catch (IllegalArgumentException e) {
-            LOG.warn("a counter-rollups record of resolution '{}' was passed over", res);
+            LOG.warn("a {} record of resolution '{}' was passed over", topic, res);
             return;
         }
+        keep(reading, counter, r, start, sum, events, revision, changed);
+    }
+
+    /** A rollup of this prefix: kept if its window's keys still live and it is the latest revision read. */
+    private void keep(
+            Reading reading,
+            String counter,
+            Resolution r,
+            long start,
+            long sum,
+            long events,
+            long revision,
+            java.util.Set<String> changed) {
         // the job's watermark passed the end of this window: every window that ends before is closed too
-        closedUpTo[0] = Math.max(closedUpTo[0], start + r.sizeMillis);
+        reading.closedUpTo[0] = Math.max(reading.closedUpTo[0], start + r.sizeMillis);
         // 1m windows just outside the range still feed the 5m windows inside it
-        long lo = r == Resolution.M1 && fromMillis > Long.MIN_VALUE + Resolution.M5.sizeMillis
-                ? Resolution.M5.windowStart(fromMillis)
-                : fromMillis;
-        if (start < lo || start >= toMillis) return;
+        long lo = r == Resolution.M1 && reading.fromMillis > Long.MIN_VALUE + Resolution.M5.sizeMillis
+                ? Resolution.M5.windowStart(reading.fromMillis)
+                : reading.fromMillis;
+        if (start < lo || start >= reading.toMillis) return;
         // only windows whose keys still live are kept (a 1m window as long as its 5m window's keys do), so that
         // memory is bounded by the retention, not by the topic's
         long now = System.currentTimeMillis();
@@ -359,12 +654,13 @@ public final class RollupsRebuild implements Serializable {
                 : policy.expireAtMillis(r, start);
         if (liveUntil <= now) return;
         String id = id(counter, r, start);
-        Window w = latest.get(id);
-        if (w == null) latest.put(id, w = new Window(counter, r, start));
+        Window w = reading.latest.get(id);
+        if (w == null) reading.latest.put(id, w = new Window(counter, r, start));
         if (revision >= w.revision) {
             w.revision = revision;
             w.sum = sum;
             w.events = events;
+            changed.add(id);
         }
         if (revision == 0) w.firstSum = sum;
     }

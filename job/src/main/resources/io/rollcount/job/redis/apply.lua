@@ -46,8 +46,9 @@ while i <= nreads do
   for x = 1, #r do pre[i + x - 1] = r[x] end
   i = j + 1
 end
--- a COUNT's kind says whether it has a version key ('v') and is monotone ('m')
-local COUNT = {C = 0, Cv = 1, Cm = 2, Cvm = 3}
+-- a COUNT's kind says whether it has a version key ('v'), is monotone ('m') and restores a missing key ('r':
+-- written where the key is missing, whatever the version key says)
+local COUNT = {C = 0, Cv = 1, Cm = 2, Cvm = 3, Cr = 4, Cvr = 5, Cmr = 6, Cvmr = 7}
 -- errors a retry of the whole call can cure (the server is briefly unable to write): the call fails with
 -- them, and the writer retries it. Redis refuses a script's first write on OOM, so none is applied.
 local TRANSIENT = {'OOM', 'MISCONF', 'NOREPLICAS', 'LOADING', 'BUSY', 'TRYAGAIN', 'READONLY',
@@ -86,13 +87,16 @@ local function arg() local a = ARGV[ai]; ai = ai + 1; return a end
 local function key() local k = KEYS[ki]; ki = ki + 1; return k end
 -- COUNT: skipped if the stored version is >= version, or if monotone and the stored value is larger; else
 -- SET of the value, and of the version where not monotone or where a version exists (a monotone write keeps
--- a version current but creates none)
-local function wcount(k, vk, sv, cur, mono, value, version, at)
+-- a version current but creates none). A write that restores a missing key (restore) is applied where the
+-- key is missing, and sets its version key.
+local function wcount(k, vk, sv, cur, mono, restore, value, version, at)
+  local restoring = restore and not cur
+  if restoring then sv = false end
   if (sv and cmp(int(vk, sv), version) >= 0) or (cur and cmp(int(k, cur), value) > 0) then
     done(false)
   else
     set(k, value, at)
-    if vk and (not mono or sv) then set(vk, version, at) end
+    if vk and (not mono or sv or restoring) then set(vk, version, at) end
     done(true)
   end
 end
@@ -120,9 +124,10 @@ local function wwatermark(h, k, subtask, parallelism, value)
     done(true)
   else done(false) end
 end
--- members and scores ARGV[from .. from + 2n - 1] replace the sorted set k
-local function wzset(k, vk, version, at, from, n)
-  if vk then
+-- members and scores ARGV[from .. from + 2n - 1] replace the sorted set k; restore: also where k is missing,
+-- whatever the version key says
+local function wzset(k, vk, restore, version, at, from, n)
+  if vk and not (restore and call(k, 'EXISTS', k) == 0) then
     local sv = call(vk, 'GET', vk)
     if sv and cmp(int(vk, sv), version) > 0 then
       done(false)
@@ -149,10 +154,11 @@ while ai <= #ARGV do
   if cf then
     local value, version, at = arg(), arg(), arg()
     local k = key()
-    local vk, sv, cur, mono = nil, false, false, cf >= 2
-    if cf == 1 or cf == 3 then vk = key(); sv = pre[pi]; pi = pi + 1 end
-    if mono then cur = pre[pi]; pi = pi + 1 end
-    attempt(k, wcount, k, vk, sv, cur, mono, value, version, at)
+    local vk, sv, cur = nil, false, false
+    local mono, restore = cf % 4 >= 2, cf >= 4
+    if cf % 2 == 1 then vk = key(); sv = pre[pi]; pi = pi + 1 end
+    if mono or restore then cur = pre[pi]; pi = pi + 1 end
+    attempt(k, wcount, k, vk, sv, cur, mono, restore, value, version, at)
   elseif kind == 'M' then
     local value = arg()
     local k = key()
@@ -165,10 +171,10 @@ while ai <= #ARGV do
     local hasv, version, at, n = arg(), arg(), arg(), tonumber(arg())
     local k = key()
     local vk = nil
-    if hasv == '1' then vk = key() end
+    if hasv ~= '0' then vk = key() end
     local from = ai
     ai = ai + 2 * n
-    attempt(k, wzset, k, vk, version, at, from, n)
+    attempt(k, wzset, k, vk, hasv == '2', version, at, from, n)
   else
     error({err = 'ERR rollcount: unknown write kind ' .. tostring(kind)})
   end

@@ -91,7 +91,7 @@ class KafkaBrokerRestartTest {
 
             List<KV> expected = new ArrayList<>();
             for (long i = 0; i < RECORDS; i++)
-                expected.add(KV.of(KafkaTestSupport.utf8(rollup(i).counter), Json.rollup(rollup(i))));
+                expected.add(KV.of(KafkaTestSupport.utf8(rollup(i).counter), Json.rollup(o.redisKeyPrefix, rollup(i))));
             Map<TopicPartition, Long> fromStart = Map.of();
             List<KV> got = KafkaTestSupport.kvs(
                     KafkaTestSupport.readCommitted(broker.adminProperties(), KafkaIO.ROLLUPS_TOPIC, fromStart));

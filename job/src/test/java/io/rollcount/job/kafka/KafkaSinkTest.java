@@ -112,7 +112,13 @@ class KafkaSinkTest extends KafkaBrokerTest {
         // The trending topic is not created by the test: the sink factory creates it.
         numbers.filter(i -> i % 50 == 0)
                 .returns(Types.LONG)
-                .sinkTo(RollcountJob.<Long>trendingSink(o, i -> "ns" + (i % 3), KafkaSinkTest::trendingValue))
+                .sinkTo(KafkaIO.<Long>trending(
+                        RollcountJob.kafkaProducerProperties(o),
+                        o.kafkaTransactionalIdPrefix,
+                        o.kafkaTopicTrending,
+                        o.redisKeyPrefix,
+                        i -> "ns" + (i % 3),
+                        KafkaSinkTest::trendingValue))
                 .name("trending");
         env.execute("kafka sink test");
     }
@@ -132,7 +138,7 @@ class KafkaSinkTest extends KafkaBrokerTest {
         for (long i = 0; i < RECORDS; i++) {
             if (!isDeadLetter(i)) {
                 Rollup r = rollup(i);
-                out.add(KV.of(utf8(r.counter), Json.rollup(r)));
+                out.add(KV.of(utf8(r.counter), Json.rollup(new JobOptions().redisKeyPrefix, r)));
             }
         }
         return out;

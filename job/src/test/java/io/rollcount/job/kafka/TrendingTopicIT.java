@@ -65,7 +65,7 @@ class TrendingTopicIT extends KafkaBrokerTest {
                             RollcountJob.deadLetterSink(o),
                             0,
                             RollcountJob.rollupsSink(o),
-                            RollcountJob.trendingSink(o, t -> t.ns, Json::topList)));
+                            RollcountJob.trendingSink(o)));
             env.execute("trending-topic-it");
 
             List<ConsumerRecord<byte[], byte[]>> records = KafkaTestSupport.readCommitted(
@@ -79,7 +79,10 @@ class TrendingTopicIT extends KafkaBrokerTest {
             for (ConsumerRecord<byte[], byte[]> r : records) {
                 String key = new String(r.key(), StandardCharsets.UTF_8);
                 String value = new String(r.value(), StandardCharsets.UTF_8);
-                assertThat(value).startsWith("{\"ns\":\"" + key + "\",");
+                assertThat(value).startsWith("{\"prefix\":\"" + o.redisKeyPrefix + "\",\"ns\":\"" + key + "\",");
+                assertThat(new String(
+                                r.headers().lastHeader(KafkaIO.PREFIX_HEADER).value(), StandardCharsets.UTF_8))
+                        .isEqualTo(o.redisKeyPrefix);
                 if (value.contains("\"kind\":\"window\"")) {
                     windows.add(value);
                 } else {
@@ -106,7 +109,7 @@ class TrendingTopicIT extends KafkaBrokerTest {
                         .mapToDouble(Long::doubleValue)
                         .toArray();
                 t.estimates = t.scores.clone();
-                expected.add(new String(Json.topList(t), StandardCharsets.UTF_8));
+                expected.add(new String(Json.topList(o.redisKeyPrefix, t), StandardCharsets.UTF_8));
             }
             assertThat(windows).hasSize(expected.size()).containsExactlyInAnyOrderElementsOf(expected);
 
