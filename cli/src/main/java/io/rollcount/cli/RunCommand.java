@@ -1,6 +1,7 @@
 package io.rollcount.cli;
 
 import io.rollcount.job.JobOptions;
+import io.rollcount.job.RestorePath;
 import io.rollcount.job.RollcountJob;
 import io.rollcount.job.files.InputFiles;
 import io.rollcount.job.metrics.LocalMetrics;
@@ -113,10 +114,10 @@ final class RunCommand implements Callable<Integer> {
         String base = checkpointBase(options);
         Path localBase = localPath(base);
         String restore = resume;
+        PrintWriter says = spec.commandLine().getErr();
         if (restore != null) {
-            Path r = localPath(restore);
-            if (r != null && !Files.exists(r))
-                throw new IllegalArgumentException("--resume " + restore + " does not exist");
+            String unreadable = RestorePath.refusal("--resume", restore, true);
+            if (unreadable != null) return refuse(says, unreadable);
         } else if (!options.fresh && localBase != null) {
             Path latest = latestCheckpoint(localBase);
             if (latest != null) restore = latest.toString();
@@ -132,12 +133,7 @@ final class RunCommand implements Callable<Integer> {
                 restore != null,
                 "--resume PATH, a chk-N folder of its checkpoints; none under "
                         + (localBase != null ? localBase : base));
-        PrintWriter says = spec.commandLine().getErr();
-        if (refusal != null) {
-            says.println("rollcount: " + refusal);
-            says.flush();
-            return EXIT_REFUSED;
-        }
+        if (refusal != null) return refuse(says, refusal);
         Configuration extra = new Configuration();
         extra.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
         extra.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, base);
@@ -173,6 +169,13 @@ final class RunCommand implements Callable<Integer> {
         } finally {
             releaseLease(options);
         }
+    }
+
+    /** A refused start: one line that says what to do, exit code {@value #EXIT_REFUSED}. */
+    private static int refuse(PrintWriter says, String refusal) {
+        says.println("rollcount: " + refusal);
+        says.flush();
+        return EXIT_REFUSED;
     }
 
     private int follow(JobClient job, LocalMetrics metrics, long inputBytes, long started) throws Exception {
