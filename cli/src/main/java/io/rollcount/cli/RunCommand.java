@@ -10,6 +10,7 @@ import io.rollcount.job.ops.DropDuplicates;
 import io.rollcount.job.ops.PreAggregate;
 import io.rollcount.job.ops.RouteEvents;
 import io.rollcount.job.redis.PrefixGuard;
+import io.rollcount.job.redis.RedisClusterDownException;
 import io.rollcount.job.redis.RedisEndpoint;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -100,7 +101,11 @@ final class RunCommand implements Callable<Integer> {
                 return EXIT_REFUSED;
             }
         }
-        checkRedis(options);
+        try {
+            checkRedis(options);
+        } catch (RedisClusterDownException e) {
+            return refuse(spec.commandLine().getErr(), e.getMessage());
+        }
         try {
             RollcountJob.refuseSharedDeadLetterFile(options);
         } catch (IllegalStateException e) {
@@ -375,7 +380,8 @@ final class RunCommand implements Callable<Integer> {
 
     /**
      * Redis answers, and is what {@code --redis.cluster} says it is (a Redis Cluster or a single server);
-     * otherwise one line naming the node(s) and the option.
+     * otherwise one line naming the node(s) and the option. A Redis Cluster that is down is a
+     * {@link RedisClusterDownException}: a refused start.
      */
     static void checkRedis(JobOptions options) {
         RedisEndpoint endpoint = RollcountJob.redisEndpoint(options);
@@ -383,6 +389,8 @@ final class RunCommand implements Callable<Integer> {
             endpoint.checkMode();
         } catch (IllegalArgumentException e) {
             throw new IllegalStateException(e.getMessage());
+        } catch (RedisClusterDownException e) {
+            throw e;
         } catch (RuntimeException e) {
             throw new IllegalStateException("cannot reach Redis at " + endpoint + " (" + Main.oneLine(e)
                     + "): start redis-server, or point --redis / $ROLLCOUNT_REDIS at one");

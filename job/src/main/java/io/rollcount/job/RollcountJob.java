@@ -34,6 +34,7 @@ import io.rollcount.job.policy.PoliciesException;
 import io.rollcount.job.redis.CounterUpdateWrites;
 import io.rollcount.job.redis.InvalidSettingException;
 import io.rollcount.job.redis.PrefixGuard;
+import io.rollcount.job.redis.RedisClusterDownException;
 import io.rollcount.job.redis.RedisEndpoint;
 import io.rollcount.job.redis.RedisKeys;
 import io.rollcount.job.redis.RedisLossWatch;
@@ -388,8 +389,8 @@ public final class RollcountJob {
         try {
             if (refusal == null)
                 refusal = checkPrefix(options, savepoint != null, "flink run -s <its checkpoint or savepoint>");
-        } catch (IllegalArgumentException e) {
-            // --redis.cluster against a single server, or the reverse
+        } catch (IllegalArgumentException | RedisClusterDownException e) {
+            // --redis.cluster against a single server, or the reverse; a Redis Cluster that is down
             System.err.println("rollcount: " + e.getMessage());
             System.exit(2);
             return;
