@@ -10,6 +10,7 @@ import io.rollcount.job.ops.DropDuplicates;
 import io.rollcount.job.ops.PreAggregate;
 import io.rollcount.job.ops.RouteEvents;
 import io.rollcount.job.redis.PrefixGuard;
+import io.rollcount.job.redis.PrefixInUseException;
 import io.rollcount.job.redis.RedisClusterDownException;
 import io.rollcount.job.redis.RedisEndpoint;
 import java.io.IOException;
@@ -83,6 +84,9 @@ final class RunCommand implements Callable<Integer> {
                     "Serve Flink's and Rollcount's metrics for Prometheus at http://HOST:PORT/metrics (default: off).")
     Integer metricsPort;
 
+    /** Runs once the start checks have passed, before the job is submitted: tests start two runs together. */
+    Runnable afterPrefixCheck = () -> {};
+
     /** The running job, for tests that stop it. */
     volatile JobClient running;
     /** The input files and the ones skipped, for a files run. */
@@ -139,6 +143,7 @@ final class RunCommand implements Callable<Integer> {
                 "--resume PATH, a chk-N folder of its checkpoints; none under "
                         + (localBase != null ? localBase : base));
         if (refusal != null) return refuse(says, refusal);
+        afterPrefixCheck.run();
         Configuration extra = new Configuration();
         extra.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
         extra.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, base);
@@ -188,6 +193,9 @@ final class RunCommand implements Callable<Integer> {
             return followOrThrow(job, metrics, inputBytes, started);
         } catch (java.util.concurrent.ExecutionException e) {
             System.err.println();
+            // started at the same moment as another job on the prefix, whose writers took the lease first
+            String inUse = PrefixInUseException.messageIn(e);
+            if (inUse != null) return refuse(spec.commandLine().getErr(), inUse);
             if (org.apache.flink.util.ExceptionUtils.findThrowable(
                             e, org.apache.flink.runtime.client.JobCancellationException.class)
                     .isPresent()) {
