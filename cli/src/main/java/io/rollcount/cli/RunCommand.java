@@ -1,6 +1,7 @@
 package io.rollcount.cli;
 
 import io.rollcount.job.JobOptions;
+import io.rollcount.job.RestorePath;
 import io.rollcount.job.RollcountJob;
 import io.rollcount.job.files.InputFiles;
 import io.rollcount.job.metrics.LocalMetrics;
@@ -10,6 +11,8 @@ import io.rollcount.job.ops.DropDuplicates;
 import io.rollcount.job.ops.PreAggregate;
 import io.rollcount.job.ops.RouteEvents;
 import io.rollcount.job.redis.PrefixGuard;
+import io.rollcount.job.redis.PrefixInUseException;
+import io.rollcount.job.redis.RedisClusterDownException;
 import io.rollcount.job.redis.RedisEndpoint;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -82,6 +85,9 @@ final class RunCommand implements Callable<Integer> {
                     "Serve Flink's and Rollcount's metrics for Prometheus at http://HOST:PORT/metrics (default: off).")
     Integer metricsPort;
 
+    /** Runs once the start checks have passed, before the job is submitted: tests start two runs together. */
+    Runnable afterPrefixCheck = () -> {};
+
     /** The running job, for tests that stop it. */
     volatile JobClient running;
     /** The input files and the ones skipped, for a files run. */
@@ -100,7 +106,11 @@ final class RunCommand implements Callable<Integer> {
                 return EXIT_REFUSED;
             }
         }
-        checkRedis(options);
+        try {
+            checkRedis(options);
+        } catch (RedisClusterDownException e) {
+            return refuse(spec.commandLine().getErr(), e.getMessage());
+        }
         try {
             RollcountJob.refuseSharedDeadLetterFile(options);
         } catch (IllegalStateException e) {
@@ -114,10 +124,10 @@ final class RunCommand implements Callable<Integer> {
         String base = checkpointBase(options);
         Path localBase = localPath(base);
         String restore = resume;
+        PrintWriter says = spec.commandLine().getErr();
         if (restore != null) {
-            Path r = localPath(restore);
-            if (r != null && !Files.exists(r))
-                throw new IllegalArgumentException("--resume " + restore + " does not exist");
+            String unreadable = RestorePath.refusal("--resume", restore, true);
+            if (unreadable != null) return refuse(says, unreadable);
         } else if (!options.fresh && localBase != null) {
             Path latest = latestCheckpoint(localBase);
             if (latest != null) restore = latest.toString();
@@ -133,12 +143,8 @@ final class RunCommand implements Callable<Integer> {
                 restore != null,
                 "--resume PATH, a chk-N folder of its checkpoints; none under "
                         + (localBase != null ? localBase : base));
-        PrintWriter says = spec.commandLine().getErr();
-        if (refusal != null) {
-            says.println("rollcount: " + refusal);
-            says.flush();
-            return EXIT_REFUSED;
-        }
+        if (refusal != null) return refuse(says, refusal);
+        afterPrefixCheck.run();
         Configuration extra = new Configuration();
         extra.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
         extra.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, base);
@@ -176,11 +182,21 @@ final class RunCommand implements Callable<Integer> {
         }
     }
 
+    /** A refused start: one line that says what to do, exit code {@value #EXIT_REFUSED}. */
+    private static int refuse(PrintWriter says, String refusal) {
+        says.println("rollcount: " + refusal);
+        says.flush();
+        return EXIT_REFUSED;
+    }
+
     private int follow(JobClient job, LocalMetrics metrics, long inputBytes, long started) throws Exception {
         try {
             return followOrThrow(job, metrics, inputBytes, started);
         } catch (java.util.concurrent.ExecutionException e) {
             System.err.println();
+            // started at the same moment as another job on the prefix, whose writers took the lease first
+            String inUse = PrefixInUseException.messageIn(e);
+            if (inUse != null) return refuse(spec.commandLine().getErr(), inUse);
             if (org.apache.flink.util.ExceptionUtils.findThrowable(
                             e, org.apache.flink.runtime.client.JobCancellationException.class)
                     .isPresent()) {
@@ -383,7 +399,8 @@ final class RunCommand implements Callable<Integer> {
 
     /**
      * Redis answers, and is what {@code --redis.cluster} says it is (a Redis Cluster or a single server);
-     * otherwise one line naming the node(s) and the option.
+     * otherwise one line naming the node(s) and the option. A Redis Cluster that is down is a
+     * {@link RedisClusterDownException}: a refused start.
      */
     static void checkRedis(JobOptions options) {
         RedisEndpoint endpoint = RollcountJob.redisEndpoint(options);
@@ -391,6 +408,8 @@ final class RunCommand implements Callable<Integer> {
             endpoint.checkMode();
         } catch (IllegalArgumentException e) {
             throw new IllegalStateException(e.getMessage());
+        } catch (RedisClusterDownException e) {
+            throw e;
         } catch (RuntimeException e) {
             throw new IllegalStateException("cannot reach Redis at " + endpoint + " (" + Main.oneLine(e)
                     + "): start redis-server, or point --redis / $ROLLCOUNT_REDIS at one");

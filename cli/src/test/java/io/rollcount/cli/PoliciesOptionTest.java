@@ -66,6 +66,50 @@ class PoliciesOptionTest {
     }
 
     @Test
+    void aKeyGivenTwiceADurationOutOfRangeAndAFileOverOneMibAreOneLineAndExitCode2() throws Exception {
+        Path input = dir.resolve("in.jsonl");
+        Files.writeString(input, "{\"counter\":\"a:1\"}\n");
+        Path file = dir.resolve("p.yaml");
+
+        Files.writeString(file, "- match: ad\n  retention: {1m: 5d, 1m: 3d}\n");
+        assertRefused(input, file, "rollcount: " + file + ": rule 1 (line 2): field 'retention.1m': given twice");
+
+        Files.writeString(file, "- match: ad\n- match: post\n  retention: {1m: 200000000000d}\n");
+        assertRefused(
+                input,
+                file,
+                "rollcount: " + file
+                        + ": rule 2 (line 3): field 'retention.1m': '200000000000d' is longer than 36500d");
+
+        Files.writeString(file, "- match: ad\n#" + "x".repeat(50 << 20) + "\n");
+        long start = System.nanoTime();
+        assertRefused(
+                input,
+                file,
+                "rollcount: " + file
+                        + ": larger than 1 MiB, the most a policies file may hold (a list of rules is a few KiB): not read");
+        assertThat(java.time.Duration.ofNanos(System.nanoTime() - start)).isLessThan(java.time.Duration.ofSeconds(10));
+    }
+
+    private void assertRefused(Path input, Path policies, String line) {
+        CliRun run = run(
+                "run",
+                "--input",
+                input.toString(),
+                "--policies",
+                policies.toString(),
+                "--dlq",
+                dir.resolve("dlq.jsonl").toString(),
+                "--redis.key-prefix",
+                "policies-option-test",
+                "--checkpoint.dir",
+                dir.resolve("checkpoints").toUri().toString());
+        assertThat(run.code()).isEqualTo(2);
+        assertThat(run.err()).isEqualTo(line + System.lineSeparator());
+        assertThat(dir.resolve("dlq.jsonl")).doesNotExist();
+    }
+
+    @Test
     void flinkRunRefusesABadFileWithOneLineAndExitCode2() throws Exception {
         // RollcountJob.main, the entry point of flink run, in a JVM of its own (it exits): the file is read on the
         // client.

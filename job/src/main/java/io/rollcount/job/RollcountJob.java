@@ -34,6 +34,7 @@ import io.rollcount.job.policy.PoliciesException;
 import io.rollcount.job.redis.CounterUpdateWrites;
 import io.rollcount.job.redis.InvalidSettingException;
 import io.rollcount.job.redis.PrefixGuard;
+import io.rollcount.job.redis.RedisClusterDownException;
 import io.rollcount.job.redis.RedisEndpoint;
 import io.rollcount.job.redis.RedisKeys;
 import io.rollcount.job.redis.RedisLossWatch;
@@ -374,7 +375,6 @@ public final class RollcountJob {
         }
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(configuration(options));
         if (options.parallelism != null) env.setParallelism(options.parallelism);
-        String refusal;
         try {
             // before the prefix check, which with --fresh deletes keys: a refused start changes nothing
             refuseSharedDeadLetterFile(options);
@@ -383,13 +383,14 @@ public final class RollcountJob {
             System.exit(2);
             return;
         }
+        String savepoint = env.getConfiguration().get(StateRecoveryOptions.SAVEPOINT_PATH);
+        // a path missing here may be there where the JobManager runs
+        String refusal = RestorePath.refusal("flink run -s", savepoint, false);
         try {
-            refusal = checkPrefix(
-                    options,
-                    env.getConfiguration().get(StateRecoveryOptions.SAVEPOINT_PATH) != null,
-                    "flink run -s <its checkpoint or savepoint>");
-        } catch (IllegalArgumentException e) {
-            // --redis.cluster against a single server, or the reverse
+            if (refusal == null)
+                refusal = checkPrefix(options, savepoint != null, "flink run -s <its checkpoint or savepoint>");
+        } catch (IllegalArgumentException | RedisClusterDownException e) {
+            // --redis.cluster against a single server, or the reverse; a Redis Cluster that is down
             System.err.println("rollcount: " + e.getMessage());
             System.exit(2);
             return;

@@ -3,13 +3,17 @@ package io.rollcount.job.policy;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.util.Durations;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.Reader;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Set;
 import org.yaml.snakeyaml.LoaderOptions;
@@ -49,6 +53,10 @@ public final class PoliciesFile {
     private static final String RESOLUTIONS = "5s, 1m, 5m, 1h, 1d";
     /** The longest window top-K list (as {@code --topk}). */
     static final int MAX_TOPK = 10_000;
+    /** The largest file read: a list of rules is a few KiB, and YAML of megabytes takes long to parse. */
+    static final int MAX_BYTES = 1 << 20;
+    /** The longest retention or dedup horizon: 100 years (a window's expiry stays far from overflowing). */
+    static final Duration MAX_DURATION = Duration.ofDays(36_500);
 
     private PoliciesFile() {}
 
@@ -57,14 +65,27 @@ public final class PoliciesFile {
      * and {@code defaultDedupMillis} ({@code --dedup-horizon}) and the defaults of contract sections 3 and 6.
      */
     public static Policies load(Path file, int defaultTopk, long defaultDedupMillis) {
-        String text;
-        try {
-            text = Files.readString(file, StandardCharsets.UTF_8);
+        return parse(file.toString(), read(file), defaultTopk, defaultDedupMillis);
+    }
+
+    /** The text of {@code file}, refused when it is over {@link #MAX_BYTES} before any of it is parsed. */
+    private static String read(Path file) {
+        byte[] bytes;
+        try (InputStream in = Files.newInputStream(file)) {
+            bytes = in.readNBytes(MAX_BYTES + 1);
+            if (bytes.length > MAX_BYTES)
+                throw new PoliciesException(file + ": larger than 1 MiB, the most a policies file may hold"
+                        + " (a list of rules is a few KiB): not read");
+            return StandardCharsets.UTF_8
+                    .newDecoder()
+                    .decode(ByteBuffer.wrap(bytes))
+                    .toString();
+        } catch (PoliciesException e) {
+            throw e;
         } catch (IOException | RuntimeException e) {
             throw new PoliciesException(file + ": cannot read the policies file ("
                     + e.getClass().getSimpleName() + (e.getMessage() == null ? "" : ": " + e.getMessage()) + ")");
         }
-        return parse(file.toString(), text, defaultTopk, defaultDedupMillis);
     }
 
     /** The policies of a file's text; {@code name} names it in errors. */
@@ -138,6 +159,7 @@ public final class PoliciesFile {
                         "expected a mapping with 'match' and any of "
                                 + String.join(", ", FIELDS.subList(1, FIELDS.size())) + ", found " + kind(node));
             }
+            refuseDuplicateKeys(null, map);
             String match = null;
             int resolutions = defaults.resolutionMask;
             Node resolutionsNode = null;
@@ -149,7 +171,6 @@ public final class PoliciesFile {
             boolean trending = defaults.trending;
             int topk = defaults.topk;
             long dedup = defaults.dedupMillis;
-            Set<String> seen = new HashSet<>();
             for (NodeTuple t : map.getValue()) {
                 String field = t.getKeyNode() instanceof ScalarNode k ? k.getValue() : null;
                 Node v = t.getValueNode();
@@ -159,7 +180,6 @@ public final class PoliciesFile {
                             t.getKeyNode(),
                             "unknown field; a rule has " + String.join(", ", FIELDS));
                 }
-                if (!seen.add(field)) throw error(field, t.getKeyNode(), "given twice");
                 switch (field) {
                     case "match" -> match = readMatch(v);
                     case "resolutions" -> {
@@ -202,6 +222,30 @@ public final class PoliciesFile {
             return new Policies.Rule(
                     new Glob(match),
                     new NamespacePolicy(match, position, resolutions, retention, uniques, trending, topk, dedup));
+        }
+
+        /**
+         * Refuses a key given twice in {@code map} or in any mapping inside it (YAML leaves that to the reader,
+         * which would keep the last); {@code path} is the field of {@code map}, null for the rule itself.
+         */
+        private void refuseDuplicateKeys(String path, MappingNode map) {
+            refuseDuplicateKeys(path, map, Collections.newSetFromMap(new IdentityHashMap<>()));
+        }
+
+        /** {@code visited}: the nodes seen, as an alias may make a list or a mapping hold itself. */
+        private void refuseDuplicateKeys(String path, Node n, Set<Node> visited) {
+            if (!visited.add(n)) return;
+            if (n instanceof SequenceNode seq) {
+                for (Node item : seq.getValue()) refuseDuplicateKeys(path, item, visited);
+            } else if (n instanceof MappingNode map) {
+                Set<String> keys = new HashSet<>();
+                for (NodeTuple t : map.getValue()) {
+                    String key = t.getKeyNode() instanceof ScalarNode k ? k.getValue() : null;
+                    String field = path == null ? key : path + "." + key;
+                    if (key != null && !keys.add(key)) throw error(field, t.getKeyNode(), "given twice");
+                    refuseDuplicateKeys(field, t.getValueNode(), visited);
+                }
+            }
         }
 
         private String readMatch(Node v) {
@@ -306,12 +350,19 @@ public final class PoliciesFile {
             Duration d;
             try {
                 d = Durations.parse(s.getValue());
+            } catch (ArithmeticException | NumberFormatException e) {
+                throw tooLong(field, s);
             } catch (IllegalArgumentException e) {
                 throw error(field, n, "unknown duration '" + s.getValue() + "': use for example 90s, 30m, 12h, 7d");
             }
             if (d.compareTo(min) < 0)
                 throw error(field, n, "'" + s.getValue() + "' is shorter than " + Durations.format(min));
+            if (d.compareTo(MAX_DURATION) > 0) throw tooLong(field, s);
             return d.toMillis();
+        }
+
+        private PoliciesException tooLong(String field, ScalarNode s) {
+            return error(field, s, "'" + s.getValue() + "' is longer than " + Durations.format(MAX_DURATION));
         }
 
         private boolean bool(String field, Node n) {

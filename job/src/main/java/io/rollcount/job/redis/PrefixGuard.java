@@ -14,7 +14,8 @@ import redis.clients.jedis.UnifiedJedis;
  *   <li>The job's Redis sink holds a lease, {@code P:_lease} = the job's token, expiring {@link #LEASE_TTL}
  *       after its last renewal (every {@link #LEASE_RENEWAL}); a second job finds it held and is refused.
  *       The token is kept in the sink's writer state, so a job restored from a checkpoint or savepoint takes
- *       the lease back.
+ *       the lease back. A job that got past that check (started at the same moment) and whose writers find
+ *       the lease held fails with a {@link PrefixInUseException} of the same line, restarts suppressed.
  *   <li>The first lease also writes {@code P:_job:{P:_lease}} = the token, never expiring: a mark that a job
  *       has written under the prefix (its hash tag puts it in the slot of {@code P:_lease}, so that one script
  *       writes both in a Redis Cluster). {@link #earlierJob} finds it (or, for prefixes of earlier versions,
@@ -68,11 +69,7 @@ public final class PrefixGuard {
         String holder = leaseHolder(jedis);
         // A restored job of unknown token (flink run -s) is left to its writers: they take the lease back with
         // the token in their state, or wait for it to expire, or fail the job.
-        if (holder != null && (ownToken != null ? !holder.equals(ownToken) : !restoring)) {
-            return "key prefix '" + prefix() + "' is in use by a running job (lease " + keys.lease()
-                    + ", renewed every " + LEASE_RENEWAL.toSeconds() + " s, gone " + LEASE_TTL.toSeconds()
-                    + " s after that job stops): stop it, or give this job its own --redis.key-prefix";
-        }
+        if (holder != null && (ownToken != null ? !holder.equals(ownToken) : !restoring)) return inUse();
         if (restoring || fresh) return null;
         String found = earlierJob(jedis);
         if (found == null) return null;
@@ -80,6 +77,13 @@ public final class PrefixGuard {
                 + " exists) and this job would start"
                 + " empty: its smaller totals would never replace the larger ones. Resume that job (" + resumeHint
                 + "), choose a new --redis.key-prefix, or give --fresh to delete the prefix's keys and count from zero";
+    }
+
+    /** The refusal of a job that finds the lease held by another: one line that says what to do. */
+    public String inUse() {
+        return "key prefix '" + prefix() + "' is in use by a running job (lease " + keys.lease() + ", renewed every "
+                + LEASE_RENEWAL.toSeconds() + " s, gone " + LEASE_TTL.toSeconds()
+                + " s after that job stops): stop it, or give this job its own --redis.key-prefix";
     }
 
     /** The token of the job holding the lease, or null. */

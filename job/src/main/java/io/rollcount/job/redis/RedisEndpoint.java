@@ -274,23 +274,31 @@ public final class RedisEndpoint implements Serializable {
      * Checks the seed nodes against {@code --redis.cluster}, each with {@code INFO cluster}: throws an
      * {@link IllegalArgumentException} of one line naming the node and the option for a non-cluster node in
      * a cluster's seed list, or a cluster node given without {@code --redis.cluster}; a
-     * {@link JedisConnectionException} naming every node tried if none can be reached. Unreachable seeds
-     * among reachable ones are fine (a seed may be down while the cluster serves). A user whose ACL
-     * refuses {@code INFO} skips the check.
+     * {@link JedisConnectionException} naming every node tried if none can be reached; a
+     * {@link RedisClusterDownException} naming the slots not covered if every seed reached says
+     * {@code cluster_state:fail}. Unreachable seeds among reachable ones are fine (a seed may be down while the
+     * cluster serves), and so is a seed that says fail while another serves. A user whose ACL refuses
+     * {@code INFO} skips the check.
      */
     public void checkMode() {
         List<String> failures = new ArrayList<>();
         int reached = 0;
+        boolean serving = false;
+        RedisClusterDownException down = null;
         for (int i = 0; i < seedHosts.length; i++) {
             String node = hostPort(seedHosts[i], seedPorts[i]);
             Boolean enabled;
+            String nodesIfDown = null;
             try (Jedis j = connect(seedHosts[i], seedPorts[i])) {
                 reached++;
                 enabled = clusterEnabled(j);
+                if (cluster && Boolean.TRUE.equals(enabled)) nodesIfDown = clusterNodesIfDown(j);
             } catch (JedisConnectionException e) {
                 failures.add(node + " (" + redact(rootMessage(e)) + ")");
                 continue;
             }
+            if (nodesIfDown == null) serving = true;
+            else if (down == null) down = RedisClusterDownException.of(node, nodesIfDown);
             if (enabled == null) continue;
             if (cluster && !enabled) {
                 throw new IllegalArgumentException(
@@ -307,6 +315,19 @@ public final class RedisEndpoint implements Serializable {
             throw new JedisConnectionException(
                     "cannot reach any " + (cluster ? "seed node of the Redis Cluster" : "Redis")
                             + " given in --redis: tried " + String.join(", ", failures));
+        }
+        if (!serving) throw down;
+    }
+
+    /**
+     * {@code CLUSTER NODES} of a node that says {@code cluster_state:fail} (it answers CLUSTERDOWN), or null if
+     * it serves or its ACL refuses {@code CLUSTER INFO}.
+     */
+    private static String clusterNodesIfDown(Jedis j) {
+        try {
+            return j.clusterInfo().contains("cluster_state:fail") ? j.clusterNodes() : null;
+        } catch (JedisDataException e) {
+            return null;
         }
     }
 

@@ -343,10 +343,8 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
                 }
                 continue;
             }
-            leaseLost = new SuppressRestartsException(new RedisSinkException.Unchecked("key prefix '" + sink.keyPrefix
-                    + "' is in use by another job (lease " + new RedisKeys(sink.keyPrefix).lease() + " held by "
-                    + holder
-                    + "): stop that job, or give this one its own --redis.key-prefix"));
+            LOG.warn("key prefix '{}': the lease is held by another job (token {})", sink.keyPrefix, holder);
+            leaseLost = new SuppressRestartsException(new PrefixInUseException(guard.inUse()));
             return;
         }
     }

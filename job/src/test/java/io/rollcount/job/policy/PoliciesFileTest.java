@@ -176,6 +176,55 @@ class PoliciesFileTest {
     }
 
     @Test
+    void aKeyGivenTwiceAnywhereIsRefused() {
+        assertThat(error("- match: ad\n  retention: {1m: 5d, 1m: 3d}\n"))
+                .isEqualTo("p.yaml: rule 1 (line 2): field 'retention.1m': given twice");
+        assertThat(error("- match: ad\n  retention:\n    1d: 5d\n    1m: 2d\n    1d: 3d\n"))
+                .isEqualTo("p.yaml: rule 1 (line 5): field 'retention.1d': given twice");
+        assertThat(error("- match: ad\n- {match: post, topk: 5, topk: 7}\n"))
+                .isEqualTo("p.yaml: rule 2 (line 2): field 'topk': given twice");
+        assertThat(error("- match: ad\n  retention: {'1m': 5d, \"1m\": 3d}\n"))
+                .isEqualTo("p.yaml: rule 1 (line 2): field 'retention.1m': given twice");
+        assertThat(error("- match: ad\n  uniques: [{a: 1, a: 2}]\n"))
+                .isEqualTo("p.yaml: rule 1 (line 2): field 'uniques.a': given twice");
+        assertThat(error("- match: ad\n  uniques: &u [*u]\n")).contains("field 'uniques'");
+    }
+
+    @Test
+    void aDurationOutOfRangeIsRefused() {
+        assertThat(error("- match: ad\n  retention: {1m: 200000000000d}\n"))
+                .isEqualTo("p.yaml: rule 1 (line 2): field 'retention.1m': '200000000000d' is longer than 36500d");
+        assertThat(error("- match: ad\n  retention: {1d: 36501d}\n"))
+                .isEqualTo("p.yaml: rule 1 (line 2): field 'retention.1d': '36501d' is longer than 36500d");
+        assertThat(error("- match: ad\n  dedup: 99999999999999999999d\n"))
+                .isEqualTo("p.yaml: rule 1 (line 2): field 'dedup': '99999999999999999999d' is longer than 36500d");
+        assertThat(error("- match: ad\n  dedup: 9223372036854775807d\n"))
+                .isEqualTo("p.yaml: rule 1 (line 2): field 'dedup': '9223372036854775807d' is longer than 36500d");
+        assertThat(parse("- {match: ad, retention: {1d: 36500d}}\n")
+                        .forNamespace("ad")
+                        .retentionMillis(Resolution.D1))
+                .isEqualTo(36_500 * DAY);
+    }
+
+    @Test
+    void aFileOverOneMibIsRefusedBeforeItIsParsed() throws Exception {
+        Path big = dir.resolve("big.yaml");
+        Files.writeString(big, "- match: ad\n#" + "x".repeat(PoliciesFile.MAX_BYTES));
+        long start = System.nanoTime();
+        assertThatThrownBy(() -> PoliciesFile.load(big, 100, DEDUP))
+                .isInstanceOf(PoliciesException.class)
+                .hasMessage(
+                        big
+                                + ": larger than 1 MiB, the most a policies file may hold (a list of rules is a few KiB): not read");
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5));
+        Path justUnder = dir.resolve("ok.yaml");
+        String rule = "- match: ad\n";
+        Files.writeString(justUnder, rule + "\n".repeat(PoliciesFile.MAX_BYTES - rule.length()));
+        assertThat(PoliciesFile.load(justUnder, 100, DEDUP).forNamespace("ad").position)
+                .isEqualTo(1);
+    }
+
+    @Test
     void aRuleThatCanNeverMatchIsRefused() {
         assertThat(error("- match: '*'\n- match: post\n"))
                 .isEqualTo(

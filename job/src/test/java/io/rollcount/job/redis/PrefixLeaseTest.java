@@ -71,8 +71,10 @@ class PrefixLeaseTest {
         assertThatThrownBy(() -> writeAndFlush(b, total("b", 5)))
                 .isInstanceOf(SuppressRestartsException.class)
                 .rootCause()
-                .hasMessage("key prefix '" + prefix + "' is in use by another job (lease " + prefix
-                        + ":_lease held by job-a): stop that job, or give this one its own --redis.key-prefix");
+                .isInstanceOf(PrefixInUseException.class)
+                .hasMessage("key prefix '" + prefix + "' is in use by a running job (lease " + prefix
+                        + ":_lease, renewed every 5 s, gone 30 s"
+                        + " after that job stops): stop it, or give this job its own --redis.key-prefix");
         b.close();
         assertThat(redis.exists(keys.total("b")))
                 .as("the refused writer wrote nothing")
