@@ -69,9 +69,13 @@ import org.apache.kafka.common.TopicPartition;
  *
  * <p>A reader with no partition (a topic with fewer partitions than the source has subtasks) has no split
  * output that could go idle, and its output would hold every downstream watermark at its start for ever: once
- * it has had no partition for {@code idleTimeout}, it marks its whole output idle. A partition assigned to it
- * later (partition discovery) makes it active again with the partition's first watermark; that partition's
- * events behind the job's watermark by more than the allowed lateness are late, as any late event.
+ * it has had no partition for {@code idleTimeout} since its first completed checkpoint, it marks its whole
+ * output idle. Counting from the first checkpoint, not from its start: the enumerator hands the partitions it
+ * finds at start out a while after the readers start (over a second on a busy machine), and a reader idle
+ * before its partition came would let the others' watermark run ahead of that partition's events. By the
+ * first completed checkpoint every subtask runs and the enumerator has had that while. A partition assigned
+ * later (partition discovery) makes the reader active again with the partition's first watermark; its events
+ * behind the job's watermark by more than the allowed lateness are late, as any late event.
  */
 public final class CaughtUpIdlenessSource
         implements Source<Event, KafkaPartitionSplit, KafkaSourceEnumState>, ResultTypeQueryable<Event> {
@@ -232,8 +236,8 @@ public final class CaughtUpIdlenessSource
         private List<Partition> queried = List.of();
         private ScheduledExecutorService timer;
         private CompletableFuture<Void> checkDue;
-        /** Since when this reader has had no partition. */
-        private long withoutPartitionSinceNanos = System.nanoTime();
+        /** Since when this reader has had no partition, counted from its first completed checkpoint; 0: not yet. */
+        private long withoutPartitionSinceNanos;
         /** Whether this reader marked its whole output idle for having no partition. */
         private boolean idleWithoutPartition;
 
@@ -273,12 +277,13 @@ public final class CaughtUpIdlenessSource
         }
 
         /**
-         * Marks the reader's whole output idle once it has had no partition for the idle timeout. Its split
-         * outputs, when it has some, go idle one by one instead ({@link #checkIdleness}): Flink marks the
-         * reader's output idle when both its own output and every split output are.
+         * Marks the reader's whole output idle once it has had no partition for the idle timeout (since its first
+         * completed checkpoint). With partitions, their split outputs go idle one by one ({@link #checkIdleness});
+         * Flink marks the reader's output idle when its own output and all its split outputs are.
          */
         private void markIdleWithoutPartition(ReaderOutput<Event> output, long now) {
-            if (!partitions.isEmpty() || idleWithoutPartition || now - withoutPartitionSinceNanos < idleNanos) return;
+            if (idleWithoutPartition || !partitions.isEmpty() || withoutPartitionSinceNanos == 0) return;
+            if (now - withoutPartitionSinceNanos < idleNanos) return;
             idleWithoutPartition = true;
             output.markIdle();
             LOG.info("no partition assigned for {} ms: idle", source.idleTimeoutMillis);
@@ -441,6 +446,7 @@ public final class CaughtUpIdlenessSource
 
         @Override
         public void notifyCheckpointComplete(long checkpointId) throws Exception {
+            if (withoutPartitionSinceNanos == 0) withoutPartitionSinceNanos = System.nanoTime();
             inner.notifyCheckpointComplete(checkpointId);
         }
 
@@ -488,7 +494,7 @@ public final class CaughtUpIdlenessSource
             @Override
             public void releaseOutputForSplit(String splitId) {
                 splitOutputs.remove(splitId);
-                if (partitions.remove(splitId) != null && partitions.isEmpty()) {
+                if (partitions.remove(splitId) != null && partitions.isEmpty() && withoutPartitionSinceNanos != 0) {
                     withoutPartitionSinceNanos = System.nanoTime();
                 }
                 readerOutput.releaseOutputForSplit(splitId);

@@ -93,9 +93,16 @@ class CaughtUpIdlenessSourceTest {
     }
 
     @Test
-    void aReaderWithoutPartitionIsPolledAndMarksItsOutputIdleAfterTheTimeout() throws Exception {
+    void aReaderWithoutPartitionIsPolledAndMarksItsOutputIdleAfterTheTimeoutFromItsFirstCheckpoint() throws Exception {
         RecordingOutput output = new RecordingOutput();
         try (Reader reader = reader(Duration.ofMillis(200))) {
+            reader.pollNext(output);
+            Thread.sleep(300);
+            reader.pollNext(output);
+            assertThat(output.idleMarks)
+                    .as("no checkpoint yet: its partition may still come")
+                    .isZero();
+            reader.notifyCheckpointComplete(1);
             reader.pollNext(output);
             assertThat(output.idleMarks).as("before the timeout").isZero();
 
@@ -120,6 +127,7 @@ class CaughtUpIdlenessSourceTest {
         RecordingOutput output = new RecordingOutput();
         try (Reader reader = reader(Duration.ofMillis(100))) {
             reader.addSplits(List.of(new KafkaPartitionSplit(new TopicPartition("t", 0), 0)));
+            reader.notifyCheckpointComplete(1);
             reader.pollNext(output);
             Thread.sleep(200);
             reader.pollNext(output);
@@ -132,6 +140,7 @@ class CaughtUpIdlenessSourceTest {
     void aZeroTimeoutNeverMarksAReaderWithoutPartitionIdle() throws Exception {
         RecordingOutput output = new RecordingOutput();
         try (Reader reader = reader(Duration.ZERO)) {
+            reader.notifyCheckpointComplete(1);
             reader.pollNext(output);
             Thread.sleep(100);
             reader.pollNext(output);
