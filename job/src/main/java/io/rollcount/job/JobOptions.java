@@ -170,7 +170,7 @@ public class JobOptions extends RedisOptions {
             defaultValue = "10s",
             converter = DurationConverter.class,
             description =
-                    "A Kafka partition read to its end and without events for this long no longer holds the watermark back (default: ${DEFAULT-VALUE}).")
+                    "A Kafka partition read to its end and without events for this long, or a source subtask without a partition this long, no longer holds the watermark back (default: ${DEFAULT-VALUE}).")
     public Duration idleTimeout;
 
     @Option(

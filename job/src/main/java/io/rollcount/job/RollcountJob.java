@@ -135,12 +135,11 @@ public final class RollcountJob {
         // 1. Parse inside the source; per-partition watermarks over valid events only.
         DataStream<Event> events = env.fromSource(
                         source,
-                        // A Kafka source decides idleness itself: only a partition read to its end is idle.
-                        ValidEventsWatermarks.strategy(
-                                options.outOfOrderness,
-                                options.sourceKind() == JobOptions.SourceKind.kafka
-                                        ? Duration.ZERO
-                                        : options.idleTimeout),
+                        // No idleness by time alone. A Kafka source decides it itself: only a partition read to
+                        // its end, or a reader without partition, is idle. A file split ends: silent for a while
+                        // (a large gzip is checked whole before its first line), it still holds the watermark,
+                        // which would otherwise jump to that of the subtasks already finished, the end of time.
+                        ValidEventsWatermarks.strategy(options.outOfOrderness, Duration.ZERO),
                         "events",
                         TypeInformation.of(Event.class))
                 .uid(sourceUid(options));

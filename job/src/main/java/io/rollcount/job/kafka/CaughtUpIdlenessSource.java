@@ -66,6 +66,16 @@ import org.apache.kafka.common.TopicPartition;
  * the watermark, however long the backlog waits. The check asks the broker only about partitions quiet for
  * {@code idleTimeout}, at most once every {@link #checkIntervalMillis} per reader, from a small admin client
  * the reader opens on first need and closes with itself.
+ *
+ * <p>A reader with no partition (a topic with fewer partitions than the source has subtasks) has no split
+ * output that could go idle, and its output would hold every downstream watermark at its start for ever: once
+ * it has had no partition for {@code idleTimeout} since its first completed checkpoint, it marks its whole
+ * output idle. Counting from the first checkpoint, not from its start: the enumerator hands the partitions it
+ * finds at start out a while after the readers start (over a second on a busy machine), and a reader idle
+ * before its partition came would let the others' watermark run ahead of that partition's events. By the
+ * first completed checkpoint every subtask runs and the enumerator has had that while. A partition assigned
+ * later (partition discovery) makes the reader active again with the partition's first watermark; its events
+ * behind the job's watermark by more than the allowed lateness are late, as any late event.
  */
 public final class CaughtUpIdlenessSource
         implements Source<Event, KafkaPartitionSplit, KafkaSourceEnumState>, ResultTypeQueryable<Event> {
@@ -226,6 +236,10 @@ public final class CaughtUpIdlenessSource
         private List<Partition> queried = List.of();
         private ScheduledExecutorService timer;
         private CompletableFuture<Void> checkDue;
+        /** Since when this reader has had no partition, counted from its first completed checkpoint; 0: not yet. */
+        private long withoutPartitionSinceNanos;
+        /** Whether this reader marked its whole output idle for having no partition. */
+        private boolean idleWithoutPartition;
 
         Reader(SourceReader<Event, KafkaPartitionSplit> inner, CaughtUpIdlenessSource source) {
             this.inner = inner;
@@ -253,12 +267,26 @@ public final class CaughtUpIdlenessSource
             InputStatus status = inner.pollNext(countingOutput);
             if (idleNanos > 0) {
                 long now = System.nanoTime();
+                markIdleWithoutPartition(output, now);
                 if (now - nextCheckNanos >= 0) {
                     nextCheckNanos = now + checkNanos;
                     checkIdleness(now);
                 }
             }
             return status;
+        }
+
+        /**
+         * Marks the reader's whole output idle once it has had no partition for the idle timeout (since its first
+         * completed checkpoint). With partitions, their split outputs go idle one by one ({@link #checkIdleness});
+         * Flink marks the reader's output idle when its own output and all its split outputs are.
+         */
+        private void markIdleWithoutPartition(ReaderOutput<Event> output, long now) {
+            if (idleWithoutPartition || !partitions.isEmpty() || withoutPartitionSinceNanos == 0) return;
+            if (now - withoutPartitionSinceNanos < idleNanos) return;
+            idleWithoutPartition = true;
+            output.markIdle();
+            LOG.info("no partition assigned for {} ms: idle", source.idleTimeoutMillis);
         }
 
         /** Marks idle the quiet partitions the broker says are read to their end; asks about the others. */
@@ -363,7 +391,9 @@ public final class CaughtUpIdlenessSource
             return timer;
         }
 
+        /** Whether some partition, or the reader without one, may still become idle. */
         private boolean anyActive() {
+            if (partitions.isEmpty()) return !idleWithoutPartition;
             for (Partition p : partitions.values()) if (!p.idle) return true;
             return false;
         }
@@ -371,7 +401,8 @@ public final class CaughtUpIdlenessSource
         @Override
         public CompletableFuture<Void> isAvailable() {
             CompletableFuture<Void> data = inner.isAvailable();
-            // Without data, poll again when a check is due, so that quiet partitions can become idle.
+            // Without data, poll again when a check is due, so that quiet partitions (or a reader without one)
+            // can become idle.
             if (data.isDone() || idleNanos == 0 || !anyActive()) return data;
             if (checkDue == null || checkDue.isDone()) {
                 CompletableFuture<Void> due = new CompletableFuture<>();
@@ -393,6 +424,8 @@ public final class CaughtUpIdlenessSource
                 partitions.put(s.splitId(), new Partition(s, now));
                 withoutOutput.add(s.splitId());
             }
+            // Its first watermark makes the reader's output active again.
+            if (!splits.isEmpty()) idleWithoutPartition = false;
             inner.addSplits(splits);
         }
 
@@ -413,6 +446,7 @@ public final class CaughtUpIdlenessSource
 
         @Override
         public void notifyCheckpointComplete(long checkpointId) throws Exception {
+            if (withoutPartitionSinceNanos == 0) withoutPartitionSinceNanos = System.nanoTime();
             inner.notifyCheckpointComplete(checkpointId);
         }
 
@@ -460,7 +494,9 @@ public final class CaughtUpIdlenessSource
             @Override
             public void releaseOutputForSplit(String splitId) {
                 splitOutputs.remove(splitId);
-                partitions.remove(splitId);
+                if (partitions.remove(splitId) != null && partitions.isEmpty() && withoutPartitionSinceNanos != 0) {
+                    withoutPartitionSinceNanos = System.nanoTime();
+                }
                 readerOutput.releaseOutputForSplit(splitId);
             }
         }

@@ -16,9 +16,9 @@ import org.apache.flink.api.common.eventtime.WatermarkStrategy;
  * on a Kafka partition (inside {@code --max-future}, so it counts). The latter is one of the last 1024
  * times, above the quantile: it is counted in its own window, which closes when the rest of the stream
  * gets there. The watermark never goes back. Used in {@code env.fromSource}, so that each Kafka partition
- * and each file gets its own generator; for files with Flink's idleness, so a quiet split does not stall the
- * job, and for Kafka without it: {@link io.rollcount.job.kafka.CaughtUpIdlenessSource} marks a partition idle
- * only when it is read to its end.
+ * and each file gets its own generator, by the job without Flink's idleness: a file split holds the watermark
+ * until it ends, and {@link io.rollcount.job.kafka.CaughtUpIdlenessSource} marks a partition idle only when it
+ * is read to its end.
  */
 public final class ValidEventsWatermarks implements WatermarkGenerator<Event> {
     private final long outOfOrdernessMillis;
