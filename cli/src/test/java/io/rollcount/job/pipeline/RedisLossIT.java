@@ -641,7 +641,7 @@ class RedisLossIT {
         return o;
     }
 
-    private static StreamExecutionEnvironment environment(JobOptions options, String savepoint) {
+    static StreamExecutionEnvironment environment(JobOptions options, String savepoint) {
         Configuration conf = JobRuns.configuration(options, 3, Duration.ofSeconds(1));
         if (savepoint != null) conf.set(org.apache.flink.configuration.StateRecoveryOptions.SAVEPOINT_PATH, savepoint);
         return JobRuns.environment(conf, 2);

@@ -2,6 +2,7 @@ package io.rollcount.job.pipeline;
 
 import static io.rollcount.job.pipeline.RedisLossIT.PREFIX;
 import static io.rollcount.job.pipeline.RedisLossIT.compare;
+import static io.rollcount.job.pipeline.RedisLossIT.environment;
 import static io.rollcount.job.pipeline.RedisLossIT.first;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -326,12 +327,6 @@ class RollupsPrefixIT {
         o.validate();
         RollcountJob.ensureOutputTopics(o);
         return o;
-    }
-
-    private static StreamExecutionEnvironment environment(JobOptions options, String savepoint) {
-        Configuration conf = JobRuns.configuration(options, 3, Duration.ofSeconds(1));
-        if (savepoint != null) conf.set(org.apache.flink.configuration.StateRecoveryOptions.SAVEPOINT_PATH, savepoint);
-        return JobRuns.environment(conf, 2);
     }
 
     private boolean committed(JobOptions options) throws Exception {
