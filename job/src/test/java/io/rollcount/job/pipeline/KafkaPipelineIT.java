@@ -410,7 +410,15 @@ class KafkaPipelineIT extends KafkaBrokerTest {
         for (ConsumerRecord<byte[], byte[]> r : records) {
             Map<String, Object> v = KafkaOutputs.parse(r.value());
             assertThat(v.keySet())
-                    .containsExactly("counter", "res", "start", "end", "sum", "events", "uniques", "revision");
+                    .containsExactly(
+                            "prefix", "counter", "res", "start", "end", "sum", "events", "uniques", "revision");
+            // the key prefix it was counted for, in the value and in the header
+            assertThat(v.get("prefix")).as("prefix of " + v).isNotNull();
+            assertThat(KafkaOutputs.text(r.headers()
+                            .lastHeader(io.rollcount.job.kafka.KafkaIO.PREFIX_HEADER)
+                            .value()))
+                    .as("header of " + v)
+                    .isEqualTo(v.get("prefix"));
             assertThat(KafkaOutputs.text(r.key())).as("key of " + v).isEqualTo(v.get("counter"));
             Resolution res = Resolution.ofLabel((String) v.get("res"));
             assertThat((long) v.get("end") - (long) v.get("start"))
