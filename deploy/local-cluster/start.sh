@@ -9,6 +9,8 @@
 #   --rest-port P      REST API / web UI port on 127.0.0.1 (default 8081; 0: a free port)
 #   --metrics-ports R  Prometheus metrics: each process serves http://HOST:PORT/metrics on the first free
 #                      port of range R (default 9249-9259, Flink's usual one; 0: no metrics)
+#   --conf KEY=VALUE   one more line 'KEY: VALUE' of config.yaml, after the others (repeatable), e.g.
+#                      --conf execution.checkpointing.interval=3s
 #
 # The cluster's folder is $ROLLCOUNT_CLUSTER_DIR (default .rollcount/cluster): conf/config.yaml, log/,
 # run/*.pid, checkpoints/, savepoints/, tmp/. Flink's jars are assembled once into
@@ -21,13 +23,17 @@ taskmanagers=2
 slots=2
 rest_port=8081
 metrics_ports=9249-9259
+extra_conf=()
 while (($#)); do
   case "$1" in
     --taskmanagers) taskmanagers="$2"; shift 2 ;;
     --slots) slots="$2"; shift 2 ;;
     --rest-port) rest_port="$2"; shift 2 ;;
     --metrics-ports) metrics_ports="$2"; shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --conf)
+      [[ "${2:-}" =~ ^[A-Za-z0-9._-]+=.+$ ]] || die "--conf takes KEY=VALUE, e.g. execution.checkpointing.interval=3s"
+      extra_conf+=("$2"); shift 2 ;;
+    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option $1 (see --help)" ;;
   esac
 done
@@ -97,6 +103,11 @@ if [[ "$metrics_ports" != 0 ]]; then
 metrics.reporter.prom.factory.class: org.apache.flink.metrics.prometheus.PrometheusReporterFactory
 metrics.reporter.prom.port: $metrics_ports
 YAML
+fi
+
+if ((${#extra_conf[@]})); then
+  printf '\n# --conf of start.sh\n' >>"$CONF_DIR/config.yaml"
+  for kv in "${extra_conf[@]}"; do printf '%s: %s\n' "${kv%%=*}" "${kv#*=}" >>"$CONF_DIR/config.yaml"; done
 fi
 
 cat >"$CONF_DIR/log4j.properties" <<'PROPS'

@@ -138,10 +138,13 @@ public class JobOptions extends RedisOptions {
 
     @Option(
             names = "--checkpoint.interval",
-            defaultValue = "10s",
             converter = DurationConverter.class,
-            description = "Checkpoint interval (default: ${DEFAULT-VALUE}).")
+            description = "Checkpoint interval (default: the cluster's execution.checkpointing.interval, else 10s;"
+                    + " ./rollcount run: 10s). The exactly-once outputs become visible at each checkpoint.")
     public Duration checkpointInterval;
+
+    /** The checkpoint interval where neither {@code --checkpoint.interval} nor the cluster sets one. */
+    public static final Duration DEFAULT_CHECKPOINT_INTERVAL = Duration.ofSeconds(10);
 
     @Option(
             names = "--checkpoint.dir",
@@ -270,6 +273,11 @@ public class JobOptions extends RedisOptions {
         return policies;
     }
 
+    /** {@code --checkpoint.interval}, or {@link #DEFAULT_CHECKPOINT_INTERVAL} where it is not given. */
+    public Duration checkpointIntervalOrDefault() {
+        return checkpointInterval != null ? checkpointInterval : DEFAULT_CHECKPOINT_INTERVAL;
+    }
+
     /** Whether {@code --kafka.bootstrap} is set: then rollups and dead letters go to Kafka, else dead letters to {@code --dlq}. */
     public boolean kafkaConfigured() {
         return kafkaBootstrap != null && !kafkaBootstrap.isBlank();
@@ -349,7 +357,8 @@ public class JobOptions extends RedisOptions {
         atLeast("--idle-timeout", idleTimeout, Duration.ZERO, " (0s: partitions never count as idle)");
         atLeast("--dedup-horizon", dedupHorizon, Duration.ofSeconds(1), "");
         atLeast("--max-future", maxFuture, Duration.ofSeconds(1), "");
-        atLeast("--checkpoint.interval", checkpointInterval, Duration.ofMillis(10), " (Flink's minimum)");
+        if (checkpointInterval != null)
+            atLeast("--checkpoint.interval", checkpointInterval, Duration.ofMillis(10), " (Flink's minimum)");
         atLeast("--trending.half-life", trendingHalfLife, Duration.ofSeconds(1), "");
         atLeast("--redis.retry-timeout", redisRetryTimeout, Duration.ZERO, "");
         atLeast("--flush-interval", flushInterval, Duration.ofMillis(10), "");

@@ -92,4 +92,67 @@ class DeployFilesTest {
                 .endsWith(".jar");
         return "job/target/" + outputFile.substring(dir.length());
     }
+
+    /**
+     * The build context (the repository root) holds the jar the Dockerfile copies and nothing of .git, .rollcount/ or
+     * any other target/ folder: the root's .dockerignore, read as Docker does (each path against every pattern in
+     * order, the last that matches it or a folder above it deciding; '!' includes again).
+     */
+    @Test
+    void theDockerBuildContextHoldsTheJarAndLeavesOutGitRunFilesAndOtherBuildOutput() throws Exception {
+        List<String> patterns = Files.readAllLines(RepoFiles.root().resolve(".dockerignore")).stream()
+                .map(String::trim)
+                .filter(l -> !l.isEmpty() && !l.startsWith("#"))
+                .toList();
+        assertThat(inContext(patterns, "job/target/rollcount-job.jar")).isTrue();
+        for (String out : List.of(
+                ".git/HEAD",
+                ".git/objects/ab/cdef",
+                ".rollcount/checkpoints/rc/chk-1/_metadata",
+                ".rollcount/tmp/run-1/x",
+                "job/target/classes/io/rollcount/job/RollcountJob.class",
+                "job/target/local-cluster-1234/log/jobmanager.log",
+                "cli/target/rollcount-cli.jar",
+                "deploy/local-cluster/target/lib/flink-runtime-2.2.1.jar",
+                "README.md")) {
+            assertThat(inContext(patterns, out)).as(out).isFalse();
+        }
+    }
+
+    /** Whether Docker sends {@code path} with the build context, given the .dockerignore {@code patterns}. */
+    static boolean inContext(List<String> patterns, String path) {
+        boolean included = true;
+        for (String p : patterns) {
+            boolean negated = p.startsWith("!");
+            String glob = negated ? p.substring(1) : p;
+            Pattern re = Pattern.compile(globRegex(glob));
+            String at = path;
+            boolean matches = false;
+            while (!at.isEmpty()) {
+                if (re.matcher(at).matches()) {
+                    matches = true;
+                    break;
+                }
+                int slash = at.lastIndexOf('/');
+                at = slash < 0 ? "" : at.substring(0, slash);
+            }
+            if (matches) included = negated;
+        }
+        return included;
+    }
+
+    /** Go's filepath.Match with Docker's {@code **}: {@code *} within a path element, {@code **} across them. */
+    private static String globRegex(String glob) {
+        StringBuilder re = new StringBuilder();
+        for (int i = 0; i < glob.length(); i++) {
+            char c = glob.charAt(i);
+            if (c == '*' && i + 1 < glob.length() && glob.charAt(i + 1) == '*') {
+                re.append(".*");
+                i++;
+            } else if (c == '*') re.append("[^/]*");
+            else if (c == '?') re.append("[^/]");
+            else re.append(Pattern.quote(String.valueOf(c)));
+        }
+        return re.toString();
+    }
 }

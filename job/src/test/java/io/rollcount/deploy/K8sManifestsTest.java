@@ -249,6 +249,20 @@ class K8sManifestsTest {
                     .matches("(s3|s3a|s3p|gs|abfss|wasbs|oss)://.+");
         }
         assertThat(conf.path("high-availability.type").asText()).isEqualTo("kubernetes");
+        // restarts are bounded as the manifest's comment says (exponential-delay alone retries for ever)
+        assertThat(conf.path(org.apache.flink.configuration.RestartStrategyOptions.RESTART_STRATEGY.key())
+                        .asText())
+                .isEqualTo("exponential-delay");
+        String attempts = conf.path(
+                        org.apache.flink.configuration.RestartStrategyOptions
+                                .RESTART_STRATEGY_EXPONENTIAL_DELAY_ATTEMPTS
+                                .key())
+                .asText();
+        assertThat(attempts)
+                .as("restart-strategy.exponential-delay.attempts-before-reset-backoff")
+                .matches("[1-9][0-9]*");
+        assertThat(Files.readString(RepoFiles.root().resolve("k8s/flinkdeployment.yaml")))
+                .contains("At most " + attempts + " restarts");
         assertThat(conf.path("metrics.reporter.prom.factory.class").asText())
                 .isEqualTo("org.apache.flink.metrics.prometheus.PrometheusReporterFactory");
         String port = conf.path("metrics.reporter.prom.port").asText();

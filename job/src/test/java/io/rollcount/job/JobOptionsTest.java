@@ -84,7 +84,10 @@ class JobOptionsTest {
     @Test
     void aNewInstanceHoldsTheDefaultsOfTheAnnotations() {
         JobOptions o = new JobOptions();
-        assertThat(o.checkpointInterval).isEqualTo(java.time.Duration.ofSeconds(10));
+        assertThat(o.checkpointInterval)
+                .as("not given: the cluster's, else 10 s")
+                .isNull();
+        assertThat(o.checkpointIntervalOrDefault()).isEqualTo(java.time.Duration.ofSeconds(10));
         assertThat(o.trendingHalfLife).isEqualTo(java.time.Duration.ofHours(1));
         assertThat(o.kafkaTransactionTimeout).isEqualTo(java.time.Duration.ofMinutes(10));
         assertThat(o.kafkaTopic).isEqualTo("counter-events");

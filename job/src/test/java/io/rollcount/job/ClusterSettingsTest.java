@@ -1,0 +1,78 @@
+package io.rollcount.job;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import org.apache.flink.configuration.CheckpointingOptions;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.PipelineOptions;
+import org.apache.flink.configuration.StateBackendOptions;
+import org.apache.flink.core.execution.CheckpointingMode;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link RollcountJob#configuration(JobOptions, org.apache.flink.configuration.ReadableConfig)}: what a cluster
+ * sets stays the cluster's unless the job's option is given; what exactness and speed need is the job's.
+ */
+class ClusterSettingsTest {
+    /** The settings the job runs with: the cluster's, then the job's over them (as Flink merges them). */
+    private static Configuration effective(Configuration cluster, String... args) {
+        JobOptions o = new JobOptions();
+        new picocli.CommandLine(o).parseArgs(args);
+        Configuration merged = new Configuration(cluster);
+        merged.addAll(RollcountJob.configuration(o, cluster));
+        return merged;
+    }
+
+    @Test
+    void theClustersCheckpointIntervalAndStateBackendStayUnlessTheOptionIsGiven() {
+        Configuration cluster = new Configuration();
+        cluster.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, Duration.ofSeconds(3));
+        cluster.set(StateBackendOptions.STATE_BACKEND, "hashmap");
+        Configuration c = effective(cluster);
+        assertThat(c.get(CheckpointingOptions.CHECKPOINTING_INTERVAL)).isEqualTo(Duration.ofSeconds(3));
+        assertThat(c.get(StateBackendOptions.STATE_BACKEND)).isEqualTo("hashmap");
+        assertThat(effective(cluster, "--checkpoint.interval", "7s").get(CheckpointingOptions.CHECKPOINTING_INTERVAL))
+                .isEqualTo(Duration.ofSeconds(7));
+    }
+
+    @Test
+    void whereNeitherSetsThemTheJobTakesTenSecondsAndRocksDb() {
+        Configuration c = effective(new Configuration());
+        assertThat(c.get(CheckpointingOptions.CHECKPOINTING_INTERVAL)).isEqualTo(Duration.ofSeconds(10));
+        assertThat(c.get(StateBackendOptions.STATE_BACKEND)).isEqualTo("rocksdb");
+        assertThat(c.get(CheckpointingOptions.INCREMENTAL_CHECKPOINTS)).isTrue();
+    }
+
+    @Test
+    void exactnessAndSpeedSettingsAreTheJobsWhateverTheClusterSays() {
+        Configuration cluster = new Configuration();
+        cluster.set(PipelineOptions.OBJECT_REUSE, false);
+        cluster.set(PipelineOptions.GENERIC_TYPES, true);
+        Configuration c = effective(cluster);
+        assertThat(c.get(CheckpointingOptions.CHECKPOINTING_CONSISTENCY_MODE))
+                .isEqualTo(CheckpointingMode.EXACTLY_ONCE);
+        assertThat(c.get(PipelineOptions.OBJECT_REUSE)).isTrue();
+        assertThat(c.get(PipelineOptions.GENERIC_TYPES)).isFalse();
+    }
+
+    @Test
+    void aClusterOfAtLeastOnceCheckpointsIsRefusedInOneLine() {
+        Configuration cluster = new Configuration();
+        cluster.set(CheckpointingOptions.CHECKPOINTING_CONSISTENCY_MODE, CheckpointingMode.AT_LEAST_ONCE);
+        assertThatThrownBy(() -> effective(cluster))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("the cluster sets execution.checkpointing.mode: AT_LEAST_ONCE; Rollcount's counts and"
+                        + " Kafka outputs are exactly-once only with EXACTLY_ONCE checkpoints: set it to EXACTLY_ONCE,"
+                        + " or leave it unset, for this job");
+    }
+
+    @Test
+    void aLocalRunKeepsItsOwnConfiguration() {
+        JobOptions o = new JobOptions();
+        Configuration c = RollcountJob.configuration(o);
+        assertThat(c.get(CheckpointingOptions.CHECKPOINTING_INTERVAL)).isEqualTo(Duration.ofSeconds(10));
+        assertThat(c.get(StateBackendOptions.STATE_BACKEND)).isEqualTo("rocksdb");
+    }
+}
