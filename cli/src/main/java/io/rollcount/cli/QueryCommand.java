@@ -17,7 +17,10 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import redis.clients.jedis.UnifiedJedis;
 
-/** {@code ./rollcount query <counter> [--res 1m] [--last 1h]}: a counter's series, total and uniques from Redis. */
+/**
+ * {@code ./rollcount query <counter> [--res 1m] [--last 1h] [--json]}: a counter's series, total and uniques from
+ * Redis; with {@code --json} one JSON object (its fields: {@link #json}).
+ */
 @Command(
         name = "query",
         mixinStandardHelpOptions = true,
@@ -41,6 +44,9 @@ final class QueryCommand implements Callable<Integer> {
             defaultValue = "1h",
             description = "How far back from the job's watermark (default: ${DEFAULT-VALUE}).")
     String last;
+
+    @Option(names = "--json", description = "Print one JSON object (fields: see the README, Reading the counts).")
+    boolean json;
 
     @Mixin
     RedisReadOptions redisOptions = new RedisReadOptions();
@@ -71,7 +77,12 @@ final class QueryCommand implements Callable<Integer> {
             for (int i = points - 1; i >= 0; i--) starts.add(lastStart - i * r.sizeMillis);
             String[] windowKeys =
                     starts.stream().map(s -> keys.window(counter, r, s)).toArray(String[]::new);
+            // one MGET per counter: every key of a counter shares its hash tag, so its slot in a Redis Cluster
             List<String> values = jedis.mget(windowKeys);
+            if (json) {
+                System.out.println(json(keys, jedis, r, wm, end, starts, values, total));
+                return 0;
+            }
             long[] series = new long[values.size()];
             for (int i = 0; i < series.length; i++)
                 series[i] = values.get(i) == null ? 0 : Long.parseLong(values.get(i));
@@ -107,6 +118,57 @@ final class QueryCommand implements Callable<Integer> {
             }
             return 0;
         }
+    }
+
+    /**
+     * {@code {"counter","prefix","total","res","watermark","windows":[{"start","end","sum"}],"uniques":{"all",
+     * "hour","day"}}}: times in epoch milliseconds; {@code watermark} null when Redis holds none; a window's
+     * {@code sum} null where its key is missing (no event in it, expired, or a resolution the policy does not
+     * keep); each {@code uniques} field null where no sketch exists ({@code hour} and {@code day}: the windows
+     * of the watermark).
+     */
+    private String json(
+            RedisKeys keys,
+            UnifiedJedis jedis,
+            Resolution r,
+            String wm,
+            long end,
+            List<Long> starts,
+            List<String> values,
+            String total) {
+        long hour = pfcount(jedis, keys.uniques(counter, Resolution.H1, Resolution.H1.windowStart(end)));
+        long day = pfcount(jedis, keys.uniques(counter, Resolution.D1, Resolution.D1.windowStart(end)));
+        long all = pfcount(jedis, keys.uniquesAll(counter));
+        byte[] bytes = io.rollcount.job.model.Json.write(g -> {
+            g.writeStartObject();
+            g.writeStringField("counter", counter);
+            g.writeStringField("prefix", redisOptions.redisKeyPrefix);
+            g.writeNumberField("total", Long.parseLong(total));
+            g.writeStringField("res", r.label);
+            if (wm == null) g.writeNullField("watermark");
+            else g.writeNumberField("watermark", Long.parseLong(wm));
+            g.writeArrayFieldStart("windows");
+            for (int i = 0; i < starts.size(); i++) {
+                g.writeStartObject();
+                g.writeNumberField("start", starts.get(i));
+                g.writeNumberField("end", starts.get(i) + r.sizeMillis);
+                if (values.get(i) == null) g.writeNullField("sum");
+                else g.writeNumberField("sum", Long.parseLong(values.get(i)));
+                g.writeEndObject();
+            }
+            g.writeEndArray();
+            g.writeObjectFieldStart("uniques");
+            for (var f : List.of(
+                    java.util.Map.entry("all", all),
+                    java.util.Map.entry("hour", hour),
+                    java.util.Map.entry("day", day))) {
+                if (f.getValue() < 0) g.writeNullField(f.getKey());
+                else g.writeNumberField(f.getKey(), f.getValue());
+            }
+            g.writeEndObject();
+            g.writeEndObject();
+        });
+        return new String(bytes, java.nio.charset.StandardCharsets.UTF_8);
     }
 
     private static long pfcount(UnifiedJedis jedis, String key) {

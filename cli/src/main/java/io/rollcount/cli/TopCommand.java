@@ -49,6 +49,9 @@ final class TopCommand implements Callable<Integer> {
             description = "How many items of each list to print (default: ${DEFAULT-VALUE}).")
     int limit;
 
+    @Option(names = "--json", description = "Print one JSON object (fields: see the README, Reading the counts).")
+    boolean json;
+
     @picocli.CommandLine.Mixin
     RedisReadOptions redisOptions = new RedisReadOptions();
 
@@ -72,6 +75,12 @@ final class TopCommand implements Callable<Integer> {
             }
             PrintStream out = System.out;
             String at = jedis.get(keys.versionOfGlobal(trendingKey));
+            if (json) {
+                List<Tuple> top =
+                        start == null ? List.of() : jedis.zrevrangeWithScores(keys.top(ns, r, start), 0, limit - 1);
+                out.println(json(r, at, trending, start, top));
+                return 0;
+            }
             out.printf(
                     "trending in %s%s%n",
                     ns,
@@ -95,6 +104,49 @@ final class TopCommand implements Callable<Integer> {
             }
             return 0;
         }
+    }
+
+    /**
+     * {@code {"ns","prefix","trending":{"at","items":[{"counter","score"}]},"window":{"res","start","end",
+     * "items":[{"counter","score"}]}}}: times in epoch milliseconds ({@code at} the event time of the trending
+     * list, null where unknown); {@code window} null when no window of the resolution has closed; items best
+     * first, at most {@code --limit}.
+     */
+    private String json(Resolution r, String at, List<Tuple> trending, Long start, List<Tuple> top) {
+        byte[] bytes = io.rollcount.job.model.Json.write(g -> {
+            g.writeStartObject();
+            g.writeStringField("ns", ns);
+            g.writeStringField("prefix", redisOptions.redisKeyPrefix);
+            g.writeObjectFieldStart("trending");
+            if (at == null) g.writeNullField("at");
+            else g.writeNumberField("at", Long.parseLong(at));
+            items(g, trending);
+            g.writeEndObject();
+            if (start == null) {
+                g.writeNullField("window");
+            } else {
+                g.writeObjectFieldStart("window");
+                g.writeStringField("res", r.label);
+                g.writeNumberField("start", start);
+                g.writeNumberField("end", start + r.sizeMillis);
+                items(g, top);
+                g.writeEndObject();
+            }
+            g.writeEndObject();
+        });
+        return new String(bytes, java.nio.charset.StandardCharsets.UTF_8);
+    }
+
+    private static void items(com.fasterxml.jackson.core.JsonGenerator g, List<Tuple> items)
+            throws java.io.IOException {
+        g.writeArrayFieldStart("items");
+        for (Tuple t : items) {
+            g.writeStartObject();
+            g.writeStringField("counter", t.getElement());
+            g.writeNumberField("score", t.getScore());
+            g.writeEndObject();
+        }
+        g.writeEndArray();
     }
 
     /** Start (epoch ms) of the latest window with a top-K key: just behind the watermark first, else a scan. */
