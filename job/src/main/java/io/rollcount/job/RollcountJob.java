@@ -546,6 +546,7 @@ public final class RollcountJob {
             "setFallbackPassword", "$" + RedisEndpoint.PASSWORD_ENV,
             "setCaCertificatePem", "$" + RedisEndpoint.CA_ENV,
             "setKeyPrefix", "--redis.key-prefix",
+            "setAllowedLateness", "--allowed-lateness",
             "setRetryTimeout", "--redis.retry-timeout");
 
     /**
@@ -591,6 +592,7 @@ public final class RollcountJob {
         return namingOptions(() -> RedisSink.builder()
                 .setEndpoint(endpoint)
                 .setKeyPrefix(options.redisKeyPrefix)
+                .setAllowedLateness(options.allowedLateness)
                 .setRetryTimeout(options.redisRetryTimeout)
                 .setCountersPerCall(RedisSink.JOB_COUNTERS_PER_CALL)
                 .setMaxBufferedKeys(RedisSink.JOB_MAX_BUFFERED_KEYS));

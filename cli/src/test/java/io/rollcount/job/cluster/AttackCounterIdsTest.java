@@ -196,7 +196,7 @@ class AttackCounterIdsTest extends JobOnMiniClusterTest {
         String head = redis.prefix + ":{";
         List<String> tops = new ArrayList<>();
         for (String key : redis.keys()) {
-            if (key.equals(redis.prefix + ":meta:watermark") || key.startsWith(redis.prefix + ":_")) continue;
+            if (key.startsWith(redis.prefix + ":meta:") || key.startsWith(redis.prefix + ":_")) continue;
             if (key.startsWith(redis.prefix + ":top:") || key.startsWith(redis.prefix + ":trending:")) {
                 // Namespace lists: an id's namespace is text before its first ':', whatever it looks like;
                 // its members must be exactly the ids that were counted.

@@ -180,6 +180,11 @@ public final class RedisKeys implements Serializable {
         return prefix + ":meta:watermark";
     }
 
+    /** {@code P:meta:allowed_lateness_ms}: the job's allowed lateness, so that a reader can tell a final window. */
+    public String allowedLateness() {
+        return prefix + ":meta:allowed_lateness_ms";
+    }
+
     /**
      * The beginnings of every key family of the layout: <code>P:&#123;</code> (counters), {@code P:top:}, {@code P:trending:},
      * {@code P:meta:} and {@code P:_} (bookkeeping). Every key the job writes starts with one of them.

@@ -124,6 +124,8 @@ public final class RedisSink implements Sink<RedisWrite>, SupportsWriterState<Re
     final int maxWritesPerCall;
     /** Whether writers publish their watermark to {@code rc:meta:watermark} (the counts' sink does, a second sink does not). */
     final boolean publishesWatermark;
+    /** What writers that publish the watermark write to {@code rc:meta:allowed_lateness_ms}; negative: nothing. */
+    final long allowedLatenessMillis;
 
     final int countersPerCall;
     /** Every COUNT and USERS write plain: no guard, no mark (see {@link Builder#setPlainWritesOnly}). */
@@ -150,6 +152,7 @@ public final class RedisSink implements Sink<RedisWrite>, SupportsWriterState<Re
         // a Redis Cluster serves one slot per script call: one counter's keys
         this.countersPerCall = b.endpoint != null && b.endpoint.cluster() ? 1 : b.countersPerCall;
         this.plainWritesOnly = b.plainWritesOnly;
+        this.allowedLatenessMillis = b.allowedLateness == null ? -1 : b.allowedLateness.toMillis();
     }
 
     /**
@@ -188,6 +191,7 @@ public final class RedisSink implements Sink<RedisWrite>, SupportsWriterState<Re
         b.maxWritesPerCall = maxWritesPerCall;
         b.countersPerCall = countersPerCall;
         b.plainWritesOnly = plainWritesOnly;
+        b.allowedLateness = allowedLatenessMillis < 0 ? null : Duration.ofMillis(allowedLatenessMillis);
         return b;
     }
 
@@ -252,6 +256,7 @@ public final class RedisSink implements Sink<RedisWrite>, SupportsWriterState<Re
         private int maxWritesPerCall = DEFAULT_MAX_WRITES_PER_CALL;
         private int countersPerCall = 1;
         private boolean plainWritesOnly;
+        private Duration allowedLateness;
 
         private Builder() {}
 
@@ -366,6 +371,18 @@ public final class RedisSink implements Sink<RedisWrite>, SupportsWriterState<Re
          */
         public Builder setPlainWritesOnly(boolean plainWritesOnly) {
             this.plainWritesOnly = plainWritesOnly;
+            return this;
+        }
+
+        /**
+         * The job's allowed lateness, which the writers that publish {@code rc:meta:watermark} also write to
+         * {@code rc:meta:allowed_lateness_ms} (at their first watermark, and again after a loss of Redis's data),
+         * so that a reader can tell a final window from one a late event may still change. Default: not written.
+         */
+        public Builder setAllowedLateness(Duration allowedLateness) {
+            if (allowedLateness == null || allowedLateness.isNegative())
+                throw invalid("setAllowedLateness", "must not be negative, got " + allowedLateness);
+            this.allowedLateness = allowedLateness;
             return this;
         }
 

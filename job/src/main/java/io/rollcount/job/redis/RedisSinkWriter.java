@@ -177,6 +177,11 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
     private java.util.concurrent.Future<?> inFlight;
 
     private final String watermarkPerWriterKey;
+    /** {@code P:meta:allowed_lateness_ms}, written with the first watermark and again after a loss. */
+    private final String latenessKey;
+    /** Whether {@link #latenessKey} was written since this writer started or Redis last lost its data (I/O thread). */
+    private boolean latenessWritten;
+
     private final String watermarkKey;
     private final int subtask;
     private final int parallelism;
@@ -242,6 +247,7 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
         this.maxParallelism = Math.max(parallelism, context.getTaskInfo().getMaxNumberOfParallelSubtasks());
         RedisKeys keys = new RedisKeys(sink.keyPrefix);
         this.watermarkKey = keys.watermark();
+        this.latenessKey = keys.allowedLateness();
         this.markKey = keys.mark();
         this.epochKey = keys.epoch();
         this.watermarkPerWriterKey =
@@ -491,8 +497,21 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
         if (effective <= writtenWatermark || effective < 0) return;
         RedisApplyScript.Call c =
                 RedisApplyScript.watermark(watermarkPerWriterKey, watermarkKey, subtask, parallelism, effective);
-        retrying(() -> sendCalls(connection(), List.of(c)));
+        retrying(() -> sendCalls(connection(), withLateness(c)));
         writtenWatermark = effective;
+    }
+
+    /**
+     * The watermark's call, and where the allowed lateness is not written yet a call that writes it (a call of its
+     * own: in a Redis Cluster its key is in another slot).
+     */
+    private List<RedisApplyScript.Call> withLateness(RedisApplyScript.Call watermark) {
+        if (latenessWritten || sink.allowedLatenessMillis < 0) return List.of(watermark);
+        latenessWritten = true;
+        RedisApplyScript.Call lateness = new RedisApplyScript.Call();
+        lateness.add(
+                RedisWrite.count(latenessKey, null, sink.allowedLatenessMillis, 0, false, RedisWrite.NO_WINDOW, 0));
+        return List.of(watermark, lateness);
     }
 
     /** The watermark this writer holds its published one below, {@code Long.MAX_VALUE} for none. */
@@ -724,7 +743,8 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
         if (wm != Long.MIN_VALUE && sink.publishesWatermark) {
             RedisApplyScript.Call c =
                     RedisApplyScript.watermark(watermarkPerWriterKey, watermarkKey, subtask, parallelism, wm);
-            sendCalls(j, List.of(c));
+            latenessWritten = false;
+            sendCalls(j, withLateness(c));
             writtenWatermark = wm;
         }
     }

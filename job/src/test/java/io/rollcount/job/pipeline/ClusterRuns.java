@@ -157,7 +157,7 @@ final class ClusterRuns {
             for (String key : cluster.keys(prefix)) {
                 if (skip.contains(key)
                         || bookkeeping.matcher(key).matches()
-                        || key.equals(prefix + ":meta:watermark")
+                        || key.startsWith(prefix + ":meta:")
                         || key.startsWith(prefix + ":top:")
                         || key.startsWith(prefix + ":trending:")) {
                     continue;

@@ -116,7 +116,7 @@ final class PolicyTruth {
         Set<String> seen = new HashSet<>();
         Map<String, List<Tuple>> lists = new HashMap<>();
         for (String key : redis.keys()) {
-            if (key.equals(prefix + ":meta:watermark") || key.startsWith(prefix + ":_"))
+            if (key.startsWith(prefix + ":meta:") || key.startsWith(prefix + ":_"))
                 continue; // the job's own, and lists' versions
             if (key.startsWith(prefix + ":top:") || key.startsWith(prefix + ":trending:")) {
                 lists.put(key, redis.jedis.zrevrangeWithScores(key, 0, -1));

@@ -38,7 +38,7 @@ final class RedisTruth {
                 if (at != expiry) wrongExpiry.add(key + " expires at " + at + ", expected " + expiry);
                 if (expiry > 0) windowKeys++;
             }
-            if (bookkeeping.matcher(key).matches() || key.equals(redis.prefix + ":meta:watermark")) continue;
+            if (bookkeeping.matcher(key).matches() || key.startsWith(redis.prefix + ":meta:")) continue;
             // Trending and window top-K sorted sets: checked by TrendingIT.
             if (key.startsWith(redis.prefix + ":top:") || key.startsWith(redis.prefix + ":trending:")) continue;
             if (uniques.containsKey(key)) {

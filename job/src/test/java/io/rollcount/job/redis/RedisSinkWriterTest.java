@@ -438,6 +438,34 @@ class RedisSinkWriterTest {
     }
 
     @Test
+    void theAllowedLatenessIsWrittenWithTheFirstWatermarkAndAgainAfterALoss() throws Exception {
+        String ok = keys.window("ok", Resolution.M1, 60_000);
+        write(RedisWrite.count(ok, keys.versionOf("ok", ok), 1, 1, true, 60_000, 0));
+        writer.writeWatermark(new org.apache.flink.api.common.eventtime.Watermark(120_000));
+        writer.flush(false);
+        assertThat(redis.get(keys.allowedLateness()))
+                .as("a sink not given the lateness")
+                .isNull();
+
+        writer.close();
+        writer = RedisTestSupport.writer(
+                sink().setAllowedLateness(Duration.ofSeconds(90)).build(), new TestWriterContext());
+        write(RedisWrite.count(ok, keys.versionOf("ok", ok), 2, 2, true, 60_000, 0));
+        writer.writeWatermark(new org.apache.flink.api.common.eventtime.Watermark(200_000));
+        writer.flush(false);
+        assertThat(redis.get(keys.allowedLateness())).isEqualTo("90000");
+
+        // Redis loses the prefix's keys: the next batch sees the epoch gone and writes the lateness again
+        RedisTestSupport.deleteAll(redis, prefix);
+        write(RedisWrite.count(ok, keys.versionOf("ok", ok), 3, 3, true, 60_000, 0));
+        writer.writeWatermark(new org.apache.flink.api.common.eventtime.Watermark(260_000));
+        writer.flush(false);
+        assertThat(writer.dataLost.getCount()).isEqualTo(1);
+        assertThat(redis.get(keys.allowedLateness())).isEqualTo("90000");
+        assertThat(redis.get(keys.watermark())).isEqualTo("260000");
+    }
+
+    @Test
     void aRestoredWriterKeepsTheHoldAndReportsNoKeyAgain() throws Exception {
         String bad = keys.window("bad", Resolution.M1, 120_000);
         redis.hset(bad, "f", "v");
