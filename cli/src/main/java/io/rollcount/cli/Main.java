@@ -36,14 +36,35 @@ public final class Main implements Callable<Integer> {
         System.exit(commandLine().execute(args));
     }
 
-    /** The command line of {@code ./rollcount}: an error of a command is one line, exit code 1 (2: a bad {@code --policies} file, nothing started). */
+    /** Exit code of a usage error: an unknown or malformed option, a value a command refuses, a bad file. */
+    static final int EXIT_USAGE = 2;
+    /** Exit code of a failure at run time. */
+    static final int EXIT_FAILURE = 1;
+
+    /**
+     * The command line of {@code ./rollcount} with the contract's exit codes: an unknown or malformed option is one
+     * line and a pointer to the command's help, exit 2; an error of a command is one line, exit 2 where it refuses a
+     * value or a file ({@link IllegalArgumentException}, which the option checks throw), else 1.
+     */
     static CommandLine commandLine() {
         CommandLine cli = new CommandLine(new Main());
+        cli.setParameterExceptionHandler((ex, args) -> {
+            CommandLine c = ex.getCommandLine();
+            c.getErr().println("rollcount: " + oneLine(ex));
+            c.getErr().println("try './" + c.getCommandSpec().qualifiedName() + " --help'");
+            c.getErr().flush();
+            return EXIT_USAGE;
+        });
         cli.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
             commandLine.getErr().println("rollcount: " + oneLine(ex));
-            return ex instanceof io.rollcount.job.policy.PoliciesException ? 2 : 1;
+            return exitCodeOf(ex);
         });
         return cli;
+    }
+
+    /** 2 for a refused value or file ({@link IllegalArgumentException}: the options' checks), 1 for any other failure. */
+    static int exitCodeOf(Throwable ex) {
+        return ex instanceof IllegalArgumentException ? EXIT_USAGE : EXIT_FAILURE;
     }
 
     /** The message of an error and of its causes, on one line, without stack traces. */

@@ -25,7 +25,7 @@ record CliRun(int code, String out, String err) {
         return new CliRun(code, out.toString(), err.toString());
     }
 
-    /** Runs {@code rollcount args...} with standard output and error captured (and restored after). */
+    /** Runs {@code rollcount args...} as {@code Main} does, standard output and error captured (and restored after). */
     static CliRun run(String... args) {
         PrintStream out = System.out;
         PrintStream err = System.err;
@@ -34,12 +34,8 @@ record CliRun(int code, String out, String err) {
         try {
             System.setOut(new PrintStream(o, true, StandardCharsets.UTF_8));
             System.setErr(new PrintStream(e, true, StandardCharsets.UTF_8));
-            CommandLine cli = new CommandLine(new Main());
+            CommandLine cli = Main.commandLine();
             cli.setErr(new PrintWriter(System.err, true));
-            cli.setExecutionExceptionHandler((ex, c, p) -> {
-                c.getErr().println("rollcount: " + Main.oneLine(ex));
-                return 1;
-            });
             int code = cli.execute(args);
             return new CliRun(code, o.toString(StandardCharsets.UTF_8), e.toString(StandardCharsets.UTF_8));
         } finally {

@@ -78,7 +78,7 @@ class RedisClusterCommandsIT {
     void aClusterNodeWithoutTheOptionIsRefusedNamingIt() {
         int port = CLUSTER.livePorts().get(0);
         CliRun r = CliRun.run("query", "post:1", "--redis", "redis://127.0.0.1:" + port);
-        assertThat(r.code()).isEqualTo(1);
+        assertThat(r.code()).isEqualTo(2);
         assertThat(r.err().strip())
                 .isEqualTo("rollcount: --redis: 127.0.0.1:" + port
                         + " is a Redis Cluster node: add --redis.cluster (and list its seed nodes in --redis)");
@@ -89,7 +89,7 @@ class RedisClusterCommandsIT {
         try (RedisServerProcess single = RedisServerProcess.launch()) {
             CliRun r = CliRun.run(
                     "top", "post", "--redis.cluster", "--redis", CLUSTER.url() + ",127.0.0.1:" + single.port);
-            assertThat(r.code()).isEqualTo(1);
+            assertThat(r.code()).isEqualTo(2);
             assertThat(r.err().strip())
                     .doesNotContain("\n")
                     .startsWith(
@@ -97,7 +97,7 @@ class RedisClusterCommandsIT {
                     .contains("mixes cluster and non-cluster nodes");
 
             CliRun alone = CliRun.run("query", "post:1", "--redis.cluster", "--redis", single.url());
-            assertThat(alone.code()).isEqualTo(1);
+            assertThat(alone.code()).isEqualTo(2);
             assertThat(alone.err().strip())
                     .doesNotContain("\n")
                     .startsWith(
@@ -122,7 +122,7 @@ class RedisClusterCommandsIT {
     @Test
     void aDatabaseOrAListWithoutTheOptionIsRefusedNamingTheOption() {
         CliRun db = CliRun.run("query", "post:1", "--redis.cluster", "--redis", CLUSTER.url() + "/2");
-        assertThat(db.code()).isEqualTo(1);
+        assertThat(db.code()).isEqualTo(2);
         assertThat(db.err().strip()).doesNotContain("\n").contains("--redis: seed node 6 must be host:port");
         int port = CLUSTER.livePorts().get(0);
         CliRun db1 = CliRun.run("query", "post:1", "--redis.cluster", "--redis", "redis://127.0.0.1:" + port + "/2");
@@ -130,7 +130,7 @@ class RedisClusterCommandsIT {
                 .isEqualTo(
                         "rollcount: --redis: a Redis Cluster has database 0 only: remove '/2' (--redis.cluster is set)");
         CliRun list = CliRun.run("query", "post:1", "--redis", CLUSTER.url());
-        assertThat(list.code()).isEqualTo(1);
+        assertThat(list.code()).isEqualTo(2);
         assertThat(list.err().strip())
                 .doesNotContain("\n")
                 .startsWith(
