@@ -63,7 +63,7 @@ class DashboardIT {
                 .as("Debian's prometheus on the PATH (.ci/run installs it: apt-get install prometheus)")
                 .isNotNull();
         Map<String, String> queries = panelQueries(LocalCluster.repoRoot().resolve("deploy/grafana/rollcount.json"));
-        assertThat(queries).as("panel queries").hasSizeGreaterThanOrEqualTo(9);
+        assertThat(queries).as("panel queries").hasSizeGreaterThanOrEqualTo(14);
 
         LocalCluster.jobJar();
         int base = freePortRange(METRIC_PORTS);
@@ -129,18 +129,34 @@ class DashboardIT {
         }
     }
 
-    /** Every panel's queries, by "panel title / refId"; fails on a panel that hard-codes a data source. */
+    /**
+     * Every panel's queries, by "panel title / refId", with the job variable set to all jobs (what Grafana's "All"
+     * sends); fails on a panel that hard-codes a data source, a dashboard without the {@code job_name} variable,
+     * and a query of a job's metric that does not filter on it.
+     */
     static Map<String, String> panelQueries(Path dashboard) throws IOException {
         JsonNode d = JSON.readTree(dashboard.toFile());
+        boolean jobVariable = false;
+        for (JsonNode v : d.path("templating").path("list"))
+            jobVariable |= v.path("name").asText().equals("job_name");
+        assertThat(jobVariable).as("the dashboard's variable job_name").isTrue();
         Map<String, String> out = new LinkedHashMap<>();
         for (JsonNode panel : d.path("panels")) {
             assertThat(panel.path("datasource").path("uid").asText())
                     .as("data source of panel %s", panel.path("title"))
                     .isEqualTo("${datasource}");
             for (JsonNode t : panel.path("targets")) {
+                String expr = t.path("expr").asText();
+                java.util.regex.Matcher selector = java.util.regex.Pattern.compile("flink_[A-Za-z0-9_]+(\\{[^}]*\\})?")
+                        .matcher(expr);
+                while (selector.find()) {
+                    assertThat(selector.group())
+                            .as("a metric of panel %s filtered by the job", panel.path("title"))
+                            .contains("job_name=~\"$job_name\"");
+                }
                 out.put(
                         panel.path("title").asText() + " / " + t.path("refId").asText(),
-                        t.path("expr").asText());
+                        expr.replace("$job_name", ".*"));
             }
         }
         return out;

@@ -271,6 +271,7 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
         RollcountMetrics.counter(metrics, RollcountMetrics.REDIS_KEYS_WRITTEN, keysWritten);
         RollcountMetrics.counter(metrics, RollcountMetrics.REDIS_RETRIES, retries);
         RollcountMetrics.counter(metrics, RollcountMetrics.REDIS_REJECTED, keysRejected);
+        RollcountMetrics.counter(metrics, RollcountMetrics.REDIS_DATA_LOST, dataLost);
         this.writeLatency = RollcountMetrics.redisWriteLatency(metrics);
         RollcountMetrics.redisWritesInFlight(metrics, () -> inFlight, () -> inFlightWrites);
         this.recordsSend = metrics.getNumRecordsSendCounter();
