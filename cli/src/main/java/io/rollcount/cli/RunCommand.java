@@ -50,6 +50,12 @@ import redis.clients.jedis.UnifiedJedis;
  * starts empty and deletes the prefix's keys. A start that would undercount or that finds another job on
  * the prefix is refused with exit code {@value #EXIT_REFUSED} and one line that says what to do
  * (see {@link PrefixGuard}).
+ *
+ * <p>Each job folder holds the job's {@link JobIdentity} ({@value JobIdentity#FILE}); a job that ended with exit
+ * code 0 also leaves {@value #FINISHED_FILE}, there and in the folders of the prefix's earlier jobs. The latest checkpoint is resumed automatically only when its job has
+ * not ended and is of this run's identity; a checkpoint of another identity, or of none recorded, is refused in one
+ * line naming whose it is. A finished job's checkpoints, taken mid-run, are never resumed automatically: the next
+ * run on the prefix meets the prefix check, as after a job that left no checkpoint.
  */
 @Command(
         name = "run",
@@ -64,6 +70,11 @@ final class RunCommand implements Callable<Integer> {
     static final int EXIT_REFUSED = 2;
     /** The file beside a job's checkpoints that holds its lease token, so that a resumed run takes the lease back. */
     static final String LEASE_TOKEN_FILE = "lease-token";
+    /**
+     * The file a job that ended (exit code 0) leaves in its folder and in those of the prefix's earlier jobs: their
+     * checkpoints are never resumed automatically.
+     */
+    static final String FINISHED_FILE = "finished";
 
     @Mixin
     JobOptions options = new JobOptions();
@@ -75,7 +86,7 @@ final class RunCommand implements Callable<Integer> {
             names = "--resume",
             paramLabel = "PATH",
             description =
-                    "Resume from this checkpoint (a chk-N folder) or savepoint. Default: the latest retained checkpoint of the key prefix, if any.")
+                    "Resume from this checkpoint (a chk-N folder) or savepoint, whoever's it is. Default: the latest retained checkpoint of the key prefix, if its job has not ended and has this run's Redis and source.")
     String resume;
 
     @Option(
@@ -125,12 +136,17 @@ final class RunCommand implements Callable<Integer> {
         Path localBase = localPath(base);
         String restore = resume;
         PrintWriter says = spec.commandLine().getErr();
+        JobIdentity identity = localBase != null ? JobIdentity.of(options) : null;
         if (restore != null) {
             String unreadable = RestorePath.refusal("--resume", restore, true);
             if (unreadable != null) return refuse(says, unreadable);
         } else if (!options.fresh && localBase != null) {
             Path latest = latestCheckpoint(localBase);
-            if (latest != null) restore = latest.toString();
+            if (latest != null && !finished(latest)) {
+                String foreign = foreignCheckpoint(latest, identity);
+                if (foreign != null) return refuse(says, foreign);
+                restore = latest.toString();
+            }
         }
         // A resumed run holds the lease with the token of the run it continues (kept beside its checkpoints, and
         // in the writers' state); a new run with a new one. Unknown (a checkpoint from elsewhere): the writers' state
@@ -173,10 +189,13 @@ final class RunCommand implements Callable<Integer> {
         long started = System.nanoTime();
         JobClient job = env.executeAsync("rollcount");
         running = job;
-        if (localBase != null && options.leaseToken != null)
-            writeLeaseToken(localBase.resolve(job.getJobID().toHexString()), options.leaseToken);
+        Path jobDir = localBase != null ? localBase.resolve(job.getJobID().toHexString()) : null;
+        if (jobDir != null && options.leaseToken != null) writeLeaseToken(jobDir, options.leaseToken);
+        if (jobDir != null) writeIdentity(jobDir, identity);
         try {
-            return follow(job, metrics, inputBytes, started);
+            int code = follow(job, metrics, inputBytes, started);
+            if (code == 0 && jobDir != null) markFinished(localBase, jobDir);
+            return code;
         } finally {
             releaseLease(options);
         }
@@ -384,6 +403,54 @@ final class RunCommand implements Callable<Integer> {
             System.err.println("rollcount: could not write " + jobDir.resolve(LEASE_TOKEN_FILE) + " (" + e.getMessage()
                     + "): a run resumed from these checkpoints within " + PrefixGuard.LEASE_TTL.toSeconds()
                     + " s may be refused");
+        }
+    }
+
+    /** Whether the job of a checkpoint ({@code <job>/chk-N}) ended: it left {@value #FINISHED_FILE} beside it. */
+    static boolean finished(Path checkpoint) {
+        return Files.exists(checkpoint.getParent().resolve(FINISHED_FILE));
+    }
+
+    /**
+     * The refusal of the latest checkpoint of the key prefix when its job is not this run's ({@link JobIdentity})
+     * or recorded no identity; null when it is this run's to resume.
+     */
+    static String foreignCheckpoint(Path checkpoint, JobIdentity identity) {
+        JobIdentity owner = JobIdentity.readFrom(checkpoint.getParent());
+        if (owner != null && owner.sameJob(identity)) return null;
+        String whose = owner != null
+                ? "is another job's (" + owner.describe() + "), not this run's (" + identity.describe() + ")"
+                : "is of a job that recorded no identity (" + JobIdentity.FILE + ", an earlier version of rollcount)";
+        return "the latest checkpoint of key prefix '" + identity.prefix() + "', " + checkpoint + ", " + whose
+                + ": --resume PATH takes it, --fresh starts over, or give this run another --redis.key-prefix";
+    }
+
+    private static void writeIdentity(Path jobDir, JobIdentity identity) {
+        try {
+            identity.writeTo(jobDir);
+        } catch (IOException e) {
+            System.err.println("rollcount: could not write " + jobDir.resolve(JobIdentity.FILE) + " (" + e.getMessage()
+                    + "): a later run will not resume these checkpoints without --resume PATH");
+        }
+    }
+
+    /** Marks the job folder of a job that ended: its checkpoints, taken mid-run, are never resumed automatically. */
+    /**
+     * Marks finished the folder of the job that ended and every other job folder of the key prefix: the jobs before
+     * it are its past (it resumed one of them, or started after them), so none of their checkpoints is resumed
+     * automatically either.
+     */
+    private static void markFinished(Path base, Path jobDir) {
+        try {
+            Files.createDirectories(jobDir);
+            try (Stream<Path> jobs = Files.list(base)) {
+                for (Path dir : (Iterable<Path>) jobs::iterator) {
+                    if (Files.isDirectory(dir)) Files.writeString(dir.resolve(FINISHED_FILE), "");
+                }
+            }
+        } catch (IOException e) {
+            System.err.println("rollcount: could not mark the jobs under " + base + " finished (" + e.getMessage()
+                    + "): delete their folders before the next run on this key prefix, or give it --fresh");
         }
     }
 

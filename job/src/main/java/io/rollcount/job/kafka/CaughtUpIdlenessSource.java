@@ -6,10 +6,12 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -27,6 +29,7 @@ import org.apache.flink.api.connector.source.SplitEnumeratorContext;
 import org.apache.flink.api.java.typeutils.ResultTypeQueryable;
 import org.apache.flink.connector.kafka.source.KafkaSource;
 import org.apache.flink.connector.kafka.source.enumerator.KafkaSourceEnumState;
+import org.apache.flink.connector.kafka.source.enumerator.SplitAndAssignmentStatus;
 import org.apache.flink.connector.kafka.source.split.KafkaPartitionSplit;
 import org.apache.flink.core.io.InputStatus;
 import org.apache.flink.core.io.SimpleVersionedSerializer;
@@ -76,6 +79,12 @@ import org.apache.kafka.common.TopicPartition;
  * first completed checkpoint every subtask runs and the enumerator has had that while. A partition assigned
  * later (partition discovery) makes the reader active again with the partition's first watermark; its events
  * behind the job's watermark by more than the allowed lateness are late, as any late event.
+ *
+ * <p>A bounded source ({@code setBounded}) stops at the end offsets found at its start on every partition. Flink's
+ * enumerator sets them on the splits it makes; a split restored from an unbounded run's checkpoint has none, and
+ * the reader gives it its partition's end offset when it gets the split. Restored with every partition of its
+ * topics, Flink's enumerator never tells the readers that no split will come: {@link RestoredBoundedEnumerator}
+ * does.
  */
 public final class CaughtUpIdlenessSource
         implements Source<Event, KafkaPartitionSplit, KafkaSourceEnumState>, ResultTypeQueryable<Event> {
@@ -117,7 +126,18 @@ public final class CaughtUpIdlenessSource
     @Override
     public SplitEnumerator<KafkaPartitionSplit, KafkaSourceEnumState> restoreEnumerator(
             SplitEnumeratorContext<KafkaPartitionSplit> context, KafkaSourceEnumState checkpoint) throws Exception {
-        return kafka.restoreEnumerator(context, checkpoint);
+        SplitEnumerator<KafkaPartitionSplit, KafkaSourceEnumState> restored =
+                kafka.restoreEnumerator(context, checkpoint);
+        if (!bounded()) return restored;
+        Set<TopicPartition> partitions = new HashSet<>();
+        for (SplitAndAssignmentStatus s : checkpoint.splits())
+            partitions.add(s.split().getTopicPartition());
+        return new RestoredBoundedEnumerator(restored, context, partitions, adminProperties());
+    }
+
+    /** Whether the source stops at the end offsets found at its start ({@code setBounded}). */
+    boolean bounded() {
+        return kafka.getBoundedness() == Boundedness.BOUNDED;
     }
 
     @Override
@@ -418,7 +438,8 @@ public final class CaughtUpIdlenessSource
         }
 
         @Override
-        public void addSplits(List<KafkaPartitionSplit> splits) {
+        public void addSplits(List<KafkaPartitionSplit> assigned) {
+            List<KafkaPartitionSplit> splits = source.bounded() ? withStoppingOffsets(assigned) : assigned;
             long now = System.nanoTime();
             for (KafkaPartitionSplit s : splits) {
                 partitions.put(s.splitId(), new Partition(s, now));
@@ -427,6 +448,54 @@ public final class CaughtUpIdlenessSource
             // Its first watermark makes the reader's output active again.
             if (!splits.isEmpty()) idleWithoutPartition = false;
             inner.addSplits(splits);
+        }
+
+        /**
+         * The splits, those without a stopping offset (restored from the checkpoint of an unbounded run) made to stop
+         * at their partition's end offset now, read with the consumer's isolation level: a bounded run stops at the
+         * end offsets found at its start on every partition, as Flink's own splits of {@code setBounded(latest())}
+         * do. Fails (the job restarts) when the broker does not answer within 30 s.
+         */
+        private List<KafkaPartitionSplit> withStoppingOffsets(List<KafkaPartitionSplit> splits) {
+            List<TopicPartition> open = new ArrayList<>();
+            for (KafkaPartitionSplit s : splits) if (s.getStoppingOffset().isEmpty()) open.add(s.getTopicPartition());
+            if (open.isEmpty()) return splits;
+            Map<TopicPartition, Long> ends = endOffsets(open);
+            List<KafkaPartitionSplit> out = new ArrayList<>();
+            for (KafkaPartitionSplit s : splits) {
+                Long end = ends.get(s.getTopicPartition());
+                out.add(end == null ? s : new KafkaPartitionSplit(s.getTopicPartition(), s.getStartingOffset(), end));
+            }
+            LOG.info("bounded: restored partitions without a stopping offset stop at {}", ends);
+            return out;
+        }
+
+        /** The end offsets of {@code partitions}, asked on the timer's thread (where the admin client lives). */
+        private Map<TopicPartition, Long> endOffsets(List<TopicPartition> partitions) {
+            try {
+                return CompletableFuture.supplyAsync(() -> listEndOffsets(partitions), timer())
+                        .get(30, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                if (e instanceof InterruptedException) Thread.currentThread().interrupt();
+                throw new IllegalStateException("bounded: cannot read the end offsets of " + partitions, e);
+            }
+        }
+
+        private Map<TopicPartition, Long> listEndOffsets(List<TopicPartition> partitions) {
+            Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+            for (TopicPartition tp : partitions) latest.put(tp, OffsetSpec.latest());
+            try {
+                if (admin == null) admin = Admin.create(source.adminProperties());
+                var ends = admin.listOffsets(latest, new ListOffsetsOptions(source.isolationLevel()))
+                        .all()
+                        .get(25, TimeUnit.SECONDS);
+                Map<TopicPartition, Long> out = new HashMap<>();
+                ends.forEach((tp, info) -> out.put(tp, info.offset()));
+                return out;
+            } catch (Exception e) {
+                if (e instanceof InterruptedException) Thread.currentThread().interrupt();
+                throw new java.util.concurrent.CompletionException(e);
+            }
         }
 
         @Override

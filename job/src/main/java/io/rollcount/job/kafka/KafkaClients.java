@@ -117,6 +117,18 @@ public final class KafkaClients {
                         .contains(topic));
     }
 
+    /**
+     * The id of the Kafka cluster of {@code clients} ({@code describeCluster().clusterId()}): the same for every
+     * broker of one cluster, another for another cluster. Fails as {@link #ensureTopics} does when the brokers do
+     * not answer.
+     */
+    public static String clusterId(Properties clients, Duration timeout) {
+        return withAdmin(
+                clients,
+                timeout,
+                (admin, bootstrap, ms) -> admin.describeCluster().clusterId().get(ms, TimeUnit.MILLISECONDS));
+    }
+
     /** What to do with an admin client whose brokers answered. */
     private interface AdminCall<T> {
         T apply(Admin admin, String bootstrap, int timeoutMillis)

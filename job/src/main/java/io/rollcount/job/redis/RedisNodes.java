@@ -33,6 +33,34 @@ public final class RedisNodes {
                 "cannot reach any seed node of " + endpoint + " to list the cluster's masters", last);
     }
 
+    /**
+     * The ids of every node of the cluster ({@code CLUSTER NODES} on the first seed that answers), sorted; they
+     * stay with the nodes through failovers and restarts (they live in each node's {@code nodes.conf}).
+     */
+    public static List<String> nodeIds(RedisEndpoint endpoint) {
+        JedisConnectionException last = null;
+        for (String seed : endpoint.seeds()) {
+            HostAndPort s = HostAndPort.from(seed.replace("[", "").replace("]", ""));
+            try (Jedis j = endpoint.connect(s.getHost(), s.getPort())) {
+                return idsOf(j.clusterNodes());
+            } catch (JedisConnectionException e) {
+                last = e;
+            }
+        }
+        throw new JedisConnectionException("cannot reach any seed node of " + endpoint + " to list its node ids", last);
+    }
+
+    /** The node ids of a {@code CLUSTER NODES} reply, sorted. */
+    static List<String> idsOf(String clusterNodes) {
+        List<String> out = new ArrayList<>();
+        for (String line : clusterNodes.split("\\r?\\n")) {
+            String id = line.trim().split(" ")[0];
+            if (!id.isEmpty()) out.add(id);
+        }
+        out.sort(null);
+        return out;
+    }
+
     /** The masters in a {@code CLUSTER NODES} reply ({@code id host:port@cport flags master ...}); a node of no address takes {@code seedHost}. */
     static List<HostAndPort> mastersOf(String clusterNodes, String seedHost) {
         List<HostAndPort> out = new ArrayList<>();
