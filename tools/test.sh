@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The tests, on a machine that has only what this repository's files install: installs from Debian's
 # packages what the machine lacks (Java 17, Maven, redis-server and redis-cli, openssl, Prometheus for
-# DashboardIT; as root, or with sudo), starts a Redis on 127.0.0.1:6379 if none answers, checks the format of
+# DashboardIT, python3-redis for the reading examples; as root, or with sudo), starts a Redis on 127.0.0.1:6379 if none answers, checks the format of
 # the tree (mvn spotless:apply fixes it), then runs every test, the fault tests on a real Flink cluster
 # included (mvn -B verify -Pcluster-tests). Extra arguments go to that mvn command (e.g. -o).
 set -euo pipefail
@@ -22,6 +22,8 @@ command -v redis-cli >/dev/null 2>&1 || need_pkgs+=(redis-tools)
 command -v openssl >/dev/null 2>&1 || need_pkgs+=(openssl)
 # DashboardIT scrapes the local cluster with a real Prometheus server.
 command -v prometheus >/dev/null 2>&1 || need_pkgs+=(prometheus)
+# ReadingExamplesIT runs examples/python with redis-py, which Debian packages for its own /usr/bin/python3.
+/usr/bin/python3 -c 'import redis' >/dev/null 2>&1 || need_pkgs+=(python3-redis)
 if ((${#need_pkgs[@]})); then
   echo "tools/test.sh: installing ${need_pkgs[*]}"
   as_root apt-get update -qq
