@@ -130,6 +130,8 @@ public final class RedisSink implements Sink<RedisWrite>, SupportsWriterState<Re
     final boolean plainWritesOnly;
     /** The token of the prefix's lease this sink's writers hold, or null for none (see {@link #holdingLease}). */
     final String leaseToken;
+    /** Whether a writer that restores nothing refuses a prefix an earlier job has written (see {@link #refusingEarlierJob}). */
+    final boolean refusesEarlierJob;
 
     private RedisSink(Builder b) {
         this(b, true, null);
@@ -150,6 +152,7 @@ public final class RedisSink implements Sink<RedisWrite>, SupportsWriterState<Re
         // a Redis Cluster serves one slot per script call: one counter's keys
         this.countersPerCall = b.endpoint != null && b.endpoint.cluster() ? 1 : b.countersPerCall;
         this.plainWritesOnly = b.plainWritesOnly;
+        this.refusesEarlierJob = b.refusesEarlierJob;
     }
 
     /**
@@ -170,6 +173,20 @@ public final class RedisSink implements Sink<RedisWrite>, SupportsWriterState<Re
         return new RedisSink(copy(), publishesWatermark, token);
     }
 
+    /**
+     * The same sink, its lease-holding writers that restore nothing (a job started without a checkpoint or
+     * savepoint) refusing a prefix whose job mark {@code P:_job:{P:_lease}} holds another token: an earlier job's
+     * counts, which this job's smaller totals would never replace. They fail the job with restarts suppressed,
+     * with the line of {@link PrefixGuard#earlierJobRefusal}. A writer of the same job graph (a restart before the
+     * first checkpoint) finds its own token there. The job's check of an application cluster, where main runs
+     * again at every JobManager start and leaves the prefix to the writers.
+     */
+    public RedisSink refusingEarlierJob() {
+        Builder b = copy();
+        b.refusesEarlierJob = true;
+        return new RedisSink(b, publishesWatermark, leaseToken);
+    }
+
     /** The lease token of this sink's writers, or null. */
     public String leaseToken() {
         return leaseToken;
@@ -188,6 +205,7 @@ public final class RedisSink implements Sink<RedisWrite>, SupportsWriterState<Re
         b.maxWritesPerCall = maxWritesPerCall;
         b.countersPerCall = countersPerCall;
         b.plainWritesOnly = plainWritesOnly;
+        b.refusesEarlierJob = refusesEarlierJob;
         return b;
     }
 
@@ -252,6 +270,7 @@ public final class RedisSink implements Sink<RedisWrite>, SupportsWriterState<Re
         private int maxWritesPerCall = DEFAULT_MAX_WRITES_PER_CALL;
         private int countersPerCall = 1;
         private boolean plainWritesOnly;
+        private boolean refusesEarlierJob;
 
         private Builder() {}
 
