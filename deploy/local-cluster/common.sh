@@ -1,6 +1,7 @@
 # Shared by the scripts of deploy/local-cluster/ (sourced, not run).
 #
-# A Flink session cluster on this machine from Flink's Maven artifacts: lib/ is assembled once by Maven
+# A Flink session cluster (start.sh) or application cluster (start-application.sh) on this machine from
+# Flink's Maven artifacts: lib/ is assembled once by Maven
 # (pom.xml next to this file, versions from the root pom) into deploy/local-cluster/target/lib; the
 # cluster's own folder (conf, logs, pid files, checkpoints, savepoints, tmp) is $ROLLCOUNT_CLUSTER_DIR,
 # by default .rollcount/cluster at the repository root.
@@ -38,6 +39,88 @@ ensure_lib() {
   rm -f "$HERE/target-mvn.log"
   ls "$LIB_DIR"/flink-runtime-*.jar >/dev/null 2>&1 || die "no flink-runtime jar in $LIB_DIR"
   lib_stamp >"$LIB_DIR/.complete"
+}
+
+# write_conf REST_PORT RPC_PORT SLOTS METRICS_PORTS WHAT: conf/config.yaml and the log4j files of a cluster
+# (WHAT, for the header) in $CLUSTER_DIR; its folders checkpoints/, savepoints/, tmp/, plugins/.
+write_conf() {
+  local rest_port="$1" rpc_port="$2" slots="$3" metrics_ports="$4" what="$5" script
+  script="$(basename "$0")"
+  mkdir -p "$CONF_DIR" "$LOG_DIR" "$RUN_DIR" "$CLUSTER_DIR/checkpoints" "$CLUSTER_DIR/savepoints" "$CLUSTER_DIR/tmp" "$CLUSTER_DIR/plugins"
+  cat >"$CONF_DIR/config.yaml" <<YAML
+# Written by deploy/local-cluster/$script: $what on the loopback interface of this machine.
+jobmanager.rpc.address: 127.0.0.1
+jobmanager.rpc.port: $rpc_port
+jobmanager.bind-host: 127.0.0.1
+taskmanager.bind-host: 127.0.0.1
+taskmanager.host: 127.0.0.1
+rest.address: 127.0.0.1
+rest.bind-address: 127.0.0.1
+rest.port: $rest_port
+
+jobmanager.memory.process.size: 1024m
+taskmanager.memory.process.size: 1536m
+taskmanager.numberOfTaskSlots: $slots
+parallelism.default: 2
+# Spread a job's slots over the TaskManagers, so that one TaskManager's loss leaves spare slots.
+taskmanager.load-balance.mode: SLOTS
+
+state.backend.type: rocksdb
+execution.checkpointing.incremental: true
+execution.checkpointing.storage: filesystem
+execution.checkpointing.dir: file://$CLUSTER_DIR/checkpoints
+execution.checkpointing.savepoint-dir: file://$CLUSTER_DIR/savepoints
+execution.checkpointing.externalized-checkpoint-retention: RETAIN_ON_CANCELLATION
+execution.checkpointing.num-retained: 2
+
+restart-strategy.type: fixed-delay
+restart-strategy.fixed-delay.attempts: 10
+restart-strategy.fixed-delay.delay: 1 s
+
+heartbeat.interval: 2000
+heartbeat.timeout: 10000
+
+io.tmp.dirs: $CLUSTER_DIR/tmp
+web.tmpdir: $CLUSTER_DIR/tmp/web
+YAML
+  if [[ "$metrics_ports" != 0 ]]; then
+    cat >>"$CONF_DIR/config.yaml" <<YAML
+
+# Prometheus: every process (JobManager, TaskManagers) serves its metrics, Rollcount's rollcount_* among
+# them, at http://HOST:PORT/metrics on the first free port of the range (flink-metrics-prometheus in lib/).
+metrics.reporter.prom.factory.class: org.apache.flink.metrics.prometheus.PrometheusReporterFactory
+metrics.reporter.prom.port: $metrics_ports
+YAML
+  fi
+
+  cat >"$CONF_DIR/log4j.properties" <<'PROPS'
+# The JobManager's and TaskManagers' log: ${sys:log.file} (log/<process>.log), rolled at 50 MB.
+monitorInterval = 30
+rootLogger.level = INFO
+rootLogger.appenderRef.file.ref = MainAppender
+logger.pekko.name = org.apache.pekko
+logger.pekko.level = INFO
+logger.kafka.name = org.apache.kafka
+logger.kafka.level = WARN
+logger.zookeeper.name = org.apache.zookeeper
+logger.zookeeper.level = WARN
+logger.netty.name = org.jboss.netty.channel.DefaultChannelPipeline
+logger.netty.level = OFF
+appender.main.name = MainAppender
+appender.main.type = RollingFile
+appender.main.append = true
+appender.main.fileName = ${sys:log.file}
+appender.main.filePattern = ${sys:log.file}.%i
+appender.main.layout.type = PatternLayout
+appender.main.layout.pattern = %d{yyyy-MM-dd HH:mm:ss,SSS} %-5p %-60c %x - %m%n
+appender.main.policies.type = Policies
+appender.main.policies.size.type = SizeBasedTriggeringPolicy
+appender.main.policies.size.size = 50MB
+appender.main.strategy.type = DefaultRolloverStrategy
+appender.main.strategy.max = 5
+PROPS
+  sed 's/^# The JobManager.*/# The flink client: log\/flink-client.log (its results go to the terminal)./' \
+    "$CONF_DIR/log4j.properties" >"$CONF_DIR/log4j-cli.properties"
 }
 
 conf_value() { # conf_value KEY: the value of a flat key in config.yaml
@@ -95,10 +178,30 @@ launch() {
   echo $! >"$RUN_DIR/$name.pid"
 }
 
+# The arguments of an application cluster's JobManager, one a line (start-application.sh writes them): the
+# same command at every start, as a Kubernetes Deployment restarts its JobManager pod.
+APPLICATION_ARGS="$CLUSTER_DIR/conf/application.args"
+
 start_jobmanager() {
   if pid="$(pid_of jobmanager)"; then log "JobManager already running (pid $pid)"; return 0; fi
-  launch jobmanager org.apache.flink.runtime.entrypoint.StandaloneSessionClusterEntrypoint
+  if [[ -f "$APPLICATION_ARGS" ]]; then
+    local args
+    mapfile -t args <"$APPLICATION_ARGS"
+    # Flink finds the job jar in usrlib/ next to the folder of $FLINK_LIB_DIR: $CLUSTER_DIR/usrlib.
+    FLINK_LIB_DIR="$CLUSTER_DIR/lib" launch jobmanager \
+      org.apache.flink.container.entrypoint.StandaloneApplicationClusterEntryPoint "${args[@]}"
+  else
+    launch jobmanager org.apache.flink.runtime.entrypoint.StandaloneSessionClusterEntrypoint
+  fi
   log "JobManager started (pid $(cat "$RUN_DIR/jobmanager.pid")), log $LOG_DIR/jobmanager.log"
+}
+
+# zookeeper_answers HOST:PORT: whether a ZooKeeper server answers there (its four-letter word srvr is allowed
+# by default).
+zookeeper_answers() {
+  local host="${1%:*}" port="${1##*:}" reply
+  reply="$( (exec 3<>"/dev/tcp/$host/$port" && printf srvr >&3 && timeout 3 cat <&3) 2>/dev/null || true)"
+  [[ "$reply" == *"Zookeeper version"* ]]
 }
 
 start_taskmanager() { # start_taskmanager N

@@ -58,86 +58,12 @@ ensure_lib
 if (echo >"/dev/tcp/127.0.0.1/$rest_port") 2>/dev/null; then die "port $rest_port on 127.0.0.1 is in use: choose another with --rest-port"; fi
 rpc_port="$(free_port)"
 
-mkdir -p "$CONF_DIR" "$LOG_DIR" "$RUN_DIR" "$CLUSTER_DIR/checkpoints" "$CLUSTER_DIR/savepoints" "$CLUSTER_DIR/tmp" "$CLUSTER_DIR/plugins"
-cat >"$CONF_DIR/config.yaml" <<YAML
-# Written by deploy/local-cluster/start.sh: a session cluster on the loopback interface of this machine.
-jobmanager.rpc.address: 127.0.0.1
-jobmanager.rpc.port: $rpc_port
-jobmanager.bind-host: 127.0.0.1
-taskmanager.bind-host: 127.0.0.1
-taskmanager.host: 127.0.0.1
-rest.address: 127.0.0.1
-rest.bind-address: 127.0.0.1
-rest.port: $rest_port
-
-jobmanager.memory.process.size: 1024m
-taskmanager.memory.process.size: 1536m
-taskmanager.numberOfTaskSlots: $slots
-parallelism.default: 2
-# Spread a job's slots over the TaskManagers, so that one TaskManager's loss leaves spare slots.
-taskmanager.load-balance.mode: SLOTS
-
-state.backend.type: rocksdb
-execution.checkpointing.incremental: true
-execution.checkpointing.storage: filesystem
-execution.checkpointing.dir: file://$CLUSTER_DIR/checkpoints
-execution.checkpointing.savepoint-dir: file://$CLUSTER_DIR/savepoints
-execution.checkpointing.externalized-checkpoint-retention: RETAIN_ON_CANCELLATION
-execution.checkpointing.num-retained: 2
-
-restart-strategy.type: fixed-delay
-restart-strategy.fixed-delay.attempts: 10
-restart-strategy.fixed-delay.delay: 1 s
-
-heartbeat.interval: 2000
-heartbeat.timeout: 10000
-
-io.tmp.dirs: $CLUSTER_DIR/tmp
-web.tmpdir: $CLUSTER_DIR/tmp/web
-YAML
-if [[ "$metrics_ports" != 0 ]]; then
-  cat >>"$CONF_DIR/config.yaml" <<YAML
-
-# Prometheus: every process (JobManager, TaskManagers) serves its metrics, Rollcount's rollcount_* among
-# them, at http://HOST:PORT/metrics on the first free port of the range (flink-metrics-prometheus in lib/).
-metrics.reporter.prom.factory.class: org.apache.flink.metrics.prometheus.PrometheusReporterFactory
-metrics.reporter.prom.port: $metrics_ports
-YAML
-fi
-
+rm -f "$APPLICATION_ARGS"
+write_conf "$rest_port" "$rpc_port" "$slots" "$metrics_ports" "a session cluster"
 if ((${#extra_conf[@]})); then
   printf '\n# --conf of start.sh\n' >>"$CONF_DIR/config.yaml"
   for kv in "${extra_conf[@]}"; do printf '%s: %s\n' "${kv%%=*}" "${kv#*=}" >>"$CONF_DIR/config.yaml"; done
 fi
-
-cat >"$CONF_DIR/log4j.properties" <<'PROPS'
-# The JobManager's and TaskManagers' log: ${sys:log.file} (log/<process>.log), rolled at 50 MB.
-monitorInterval = 30
-rootLogger.level = INFO
-rootLogger.appenderRef.file.ref = MainAppender
-logger.pekko.name = org.apache.pekko
-logger.pekko.level = INFO
-logger.kafka.name = org.apache.kafka
-logger.kafka.level = WARN
-logger.zookeeper.name = org.apache.zookeeper
-logger.zookeeper.level = WARN
-logger.netty.name = org.jboss.netty.channel.DefaultChannelPipeline
-logger.netty.level = OFF
-appender.main.name = MainAppender
-appender.main.type = RollingFile
-appender.main.append = true
-appender.main.fileName = ${sys:log.file}
-appender.main.filePattern = ${sys:log.file}.%i
-appender.main.layout.type = PatternLayout
-appender.main.layout.pattern = %d{yyyy-MM-dd HH:mm:ss,SSS} %-5p %-60c %x - %m%n
-appender.main.policies.type = Policies
-appender.main.policies.size.type = SizeBasedTriggeringPolicy
-appender.main.policies.size.size = 50MB
-appender.main.strategy.type = DefaultRolloverStrategy
-appender.main.strategy.max = 5
-PROPS
-sed 's/^# The JobManager.*/# The flink client: log\/flink-client.log (its results go to the terminal)./' \
-  "$CONF_DIR/log4j.properties" >"$CONF_DIR/log4j-cli.properties"
 
 # From here on, a failure stops whatever this script started.
 started=0

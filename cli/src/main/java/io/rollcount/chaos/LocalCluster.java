@@ -116,22 +116,48 @@ public final class LocalCluster implements AutoCloseable {
 
     /** As {@link #start(int, String...)}, in a given (new) folder. */
     public static LocalCluster startIn(Path dir, int taskmanagers, String... startOptions) throws IOException {
+        List<String> args =
+                new ArrayList<>(List.of("--taskmanagers", Integer.toString(taskmanagers), "--rest-port", "0"));
+        args.addAll(List.of(startOptions));
+        return startWith(dir, "start.sh", args);
+    }
+
+    /**
+     * An application cluster ({@code start-application.sh}) of {@code taskmanagers} TaskManagers in a given (new)
+     * folder, with ZooKeeper HA at {@code zookeeper} (HOST:PORT), running the job jar with {@code jobArgs};
+     * {@code savepoint} (may be null) is its {@code execution.savepoint.path}.
+     */
+    public static LocalCluster startApplicationIn(
+            Path dir, int taskmanagers, String zookeeper, String savepoint, List<String> jobArgs) throws IOException {
+        List<String> args = new ArrayList<>(List.of(
+                "--zookeeper",
+                zookeeper,
+                "--jar",
+                jobJar().toString(),
+                "--taskmanagers",
+                Integer.toString(taskmanagers),
+                "--rest-port",
+                "0"));
+        if (savepoint != null) args.addAll(List.of("--from-savepoint", savepoint));
+        args.add("--");
+        args.addAll(jobArgs);
+        return startWith(dir, "start-application.sh", args);
+    }
+
+    private static LocalCluster startWith(Path dir, String script, List<String> args) throws IOException {
         Path repo = repoRoot();
         Files.createDirectories(dir);
         LocalCluster c = new LocalCluster(repo, dir);
         Runtime.getRuntime().addShutdownHook(c.hook);
-        List<String> args =
-                new ArrayList<>(List.of("--taskmanagers", Integer.toString(taskmanagers), "--rest-port", "0"));
-        args.addAll(List.of(startOptions));
-        Result r = c.run(Duration.ofMinutes(5), "start.sh", args.toArray(String[]::new));
+        Result r = c.run(Duration.ofMinutes(5), script, args.toArray(String[]::new));
         if (r.exit() != 0) {
             c.close();
-            throw new IllegalStateException("start.sh failed (" + r.exit() + "):\n" + r.output());
+            throw new IllegalStateException(script + " failed (" + r.exit() + "):\n" + r.output());
         }
         Matcher m = Pattern.compile("REST (http://\\S+)").matcher(r.output());
         if (!m.find()) {
             c.close();
-            throw new IllegalStateException("start.sh printed no REST address:\n" + r.output());
+            throw new IllegalStateException(script + " printed no REST address:\n" + r.output());
         }
         c.restUrl = m.group(1);
         c.startOutput = r.output();
@@ -271,6 +297,38 @@ public final class LocalCluster implements AutoCloseable {
 
     public void startJobManager() {
         ok(Duration.ofMinutes(3), "jobmanager.sh", "start");
+    }
+
+    /** The pid of the JobManager process, or empty when none runs. */
+    public Optional<Long> jobManagerPid() {
+        Result r = run(Duration.ofSeconds(30), "jobmanager.sh", "pid");
+        return r.exit() == 0 ? Optional.of(Long.parseLong(r.output().trim())) : Optional.empty();
+    }
+
+    /**
+     * POST of {@code body} (JSON) to the REST API; returns the answer as JSON. Fails on a status other than
+     * 200 and 202.
+     */
+    public JsonNode restPost(String path, String body) throws IOException, InterruptedException {
+        HttpResponse<String> r = http.send(
+                HttpRequest.newBuilder(URI.create(restUrl + path))
+                        .timeout(Duration.ofSeconds(10))
+                        .header("Content-Type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofString(body))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
+        if (r.statusCode() != 200 && r.statusCode() != 202)
+            throw new IllegalStateException("POST " + path + ": " + r.statusCode() + " " + r.body());
+        return JSON.readTree(r.body());
+    }
+
+    /** The ids of the jobs the JobManager knows, whatever their state. */
+    public List<String> jobIds() {
+        List<String> ids = new ArrayList<>();
+        rest("/jobs")
+                .ifPresent(j ->
+                        j.path("jobs").forEach(job -> ids.add(job.path("id").asText())));
+        return ids;
     }
 
     /** GET of the REST API as JSON, or empty when it does not answer (e.g. the JobManager is down). */

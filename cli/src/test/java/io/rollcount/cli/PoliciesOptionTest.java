@@ -1,7 +1,10 @@
 package io.rollcount.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.rollcount.job.RefusedStartException;
+import io.rollcount.job.RollcountJob;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
@@ -110,30 +113,17 @@ class PoliciesOptionTest {
     }
 
     @Test
-    void flinkRunRefusesABadFileWithOneLineAndExitCode2() throws Exception {
-        // RollcountJob.main, the entry point of flink run, in a JVM of its own (it exits): the file is read on the
-        // client.
+    void flinkRunRefusesABadFileWithAnExceptionOfOneLine() throws Exception {
+        // RollcountJob.main, the entry point of flink run and of an application cluster: the file is read there,
+        // and the refusal is an exception (flink run fails the submission with it and sets the exit code).
         Path bad = dir.resolve("bad.yaml");
         Files.writeString(bad, "- match: '*'\n- match: post\n");
-        Path err = dir.resolve("err.txt");
-        Process p = new ProcessBuilder(
-                        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                        "-cp",
-                        System.getProperty("java.class.path"),
-                        "io.rollcount.job.RollcountJob",
-                        "--input",
-                        dir.toString(),
-                        "--policies",
-                        bad.toString())
-                .redirectError(err.toFile())
-                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
-                .start();
-        assertThat(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
-        assertThat(p.exitValue()).isEqualTo(2);
-        assertThat(Files.readAllLines(err))
-                .filteredOn(l -> !l.startsWith("SLF4J") && !l.isBlank())
-                .containsExactly(
-                        "rollcount: " + bad
-                                + ": rule 2 (line 2): field 'match': 'post' can never match: rule 1 ('*') comes first and matches every namespace it does");
+        assertThatThrownBy(
+                        () -> RollcountJob.main(new String[] {"--input", dir.toString(), "--policies", bad.toString()}))
+                .isExactlyInstanceOf(RefusedStartException.class)
+                .hasMessage(
+                        bad
+                                + ": rule 2 (line 2): field 'match': 'post' can never match: rule 1 ('*') comes first and matches every namespace it does")
+                .hasNoCause();
     }
 }

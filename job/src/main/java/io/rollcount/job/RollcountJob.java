@@ -53,7 +53,9 @@ import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.api.connector.source.Source;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.DeploymentOptions;
 import org.apache.flink.configuration.PipelineOptions;
+import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.configuration.StateBackendOptions;
 import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.connector.file.src.FileSource;
@@ -72,9 +74,29 @@ import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisException;
 
 /**
- * The Rollcount job: {@code flink run job/target/rollcount-job.jar [options]}, or {@code ./rollcount run}
- * on a local MiniCluster. {@link #build} is the whole pipeline, top to bottom; sources and sinks are
- * passed in so that tests run the very same graph on bounded input.
+ * The Rollcount job: {@code flink run job/target/rollcount-job.jar [options]}, an application cluster (the
+ * Flink Kubernetes Operator, {@code deploy/local-cluster/start-application.sh}), or {@code ./rollcount run}
+ * on a local MiniCluster. {@link #build} is the whole pipeline, top to bottom; sources and sinks are passed in
+ * so that tests run the very same graph on bounded input.
+ *
+ * <p>{@link #main} never exits the JVM. A start it refuses fails with a {@link RefusedStartException} of one
+ * line: {@code flink run} fails the submission with that line as its root cause and sets its exit code.
+ *
+ * <p>Which starts are checked where. With {@code flink run} the client checks the key prefix
+ * ({@link #checkPrefix}, {@link PrefixGuard}) before it submits: a prefix another job's writers hold, or an
+ * earlier job's keys under it, refuse the start; a restore ({@code flink run -s}) is never refused for the
+ * prefix. In application mode ({@code execution.target} {@code embedded}, set by Flink's
+ * {@code ApplicationClusterEntryPoint} before it runs main on the JobManager) main runs again at every start
+ * of a JobManager, also after a failover, while Flink recovers the running job from its HA store and ignores
+ * the job graph main builds then. A client-side check there would find the lease held by the very job being
+ * recovered and fail the JobManager at every start. So in application mode main leaves the prefix to the
+ * writers of the Redis sink: they hold the lease with the token in the job graph, or the token restored from
+ * their checkpointed state (an HA recovery, a restore from {@code execution.savepoint.path} or the operator's
+ * {@code initialSavepointPath}), take back a lease of their own token, and fail the job with restarts
+ * suppressed when another job's token holds it, or when they restore nothing and the prefix's job mark names
+ * another job ({@link RedisSink#refusingEarlierJob}: an empty start over an earlier job's counts). A restart
+ * before the first checkpoint finds its own token there: the token is in the job graph Flink recovers.
+ * {@code --fresh}, which deletes keys at start, is refused there.
  */
 public final class RollcountJob {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(RollcountJob.class);
@@ -401,7 +423,48 @@ public final class RollcountJob {
         return conf;
     }
 
+    /**
+     * Flink's entry point: {@code flink run} runs it on the client, an application cluster on the JobManager
+     * at every start of that JobManager. It never exits the JVM: a start it refuses fails with a
+     * {@link RefusedStartException} whose message is the one line that says what to do; {@code --help} prints
+     * the usage and returns.
+     */
     public static void main(String[] args) throws Exception {
+        JobOptions options = parseOptions(args);
+        if (options == null) return;
+        // the cluster's settings (the client's config.yaml and -D options; on the JobManager in application mode)
+        ReadableConfig cluster =
+                StreamExecutionEnvironment.getExecutionEnvironment().getConfiguration();
+        Configuration settings;
+        try {
+            settings = configuration(options, cluster);
+        } catch (IllegalArgumentException e) {
+            throw new RefusedStartException(e.getMessage());
+        }
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(settings);
+        if (options.parallelism != null) env.setParallelism(options.parallelism);
+        boolean applicationMode = applicationMode(env.getConfiguration());
+        if (applicationMode) {
+            refuseFreshInApplicationMode(options);
+            LOG.info(
+                    "application mode: key prefix '{}' is checked by the job's Redis writers (lease {}:_lease), not here",
+                    options.redisKeyPrefix,
+                    options.redisKeyPrefix);
+        } else {
+            // before the prefix check, which with --fresh deletes keys: a refused start changes nothing
+            refusingWith(IllegalStateException.class, () -> refuseSharedDeadLetterFile(options));
+            checkStart(env.getConfiguration(), options);
+        }
+        // A mistake found before the job starts (another job's dead-letter file, an unreachable broker): one line.
+        refusingWith(IllegalStateException.class, () -> assemble(env, options));
+        env.execute("rollcount");
+    }
+
+    /**
+     * The options of {@code args}, checked; null for {@code --help} (after printing the usage). A bad option
+     * is a {@link RefusedStartException} of one line.
+     */
+    static JobOptions parseOptions(String[] args) {
         JobOptions options = new JobOptions();
         CommandLine cli = new CommandLine(options);
         cli.setCommandName("flink run job/target/rollcount-job.jar");
@@ -412,43 +475,50 @@ public final class RollcountJob {
         if (java.util.Arrays.asList(args).contains("--help")
                 || java.util.Arrays.asList(args).contains("-h")) {
             cli.usage(System.out);
-            return;
+            return null;
         }
         try {
             cli.parseArgs(args);
             options.validate();
         } catch (PoliciesException e) {
-            System.err.println("rollcount: " + e.getMessage());
-            System.exit(2);
-            return;
+            throw new RefusedStartException(e.getMessage());
         } catch (CommandLine.ParameterException | IllegalArgumentException e) {
-            System.err.println("rollcount: " + e.getMessage());
-            cli.usage(System.err);
-            System.exit(2);
-            return;
+            throw new RefusedStartException(e.getMessage() + " (--help lists the options)");
         }
-        // the cluster's settings (the client's config.yaml and -D options; on the JobManager in application mode)
-        org.apache.flink.configuration.ReadableConfig cluster =
-                StreamExecutionEnvironment.getExecutionEnvironment().getConfiguration();
-        Configuration settings;
-        try {
-            settings = configuration(options, cluster);
-        } catch (IllegalArgumentException e) {
-            System.err.println("rollcount: " + e.getMessage());
-            System.exit(2);
-            return;
-        }
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(settings);
-        if (options.parallelism != null) env.setParallelism(options.parallelism);
-        try {
-            // before the prefix check, which with --fresh deletes keys: a refused start changes nothing
-            refuseSharedDeadLetterFile(options);
-        } catch (IllegalStateException e) {
-            System.err.println("rollcount: " + e.getMessage());
-            System.exit(2);
-            return;
-        }
-        String savepoint = env.getConfiguration().get(StateRecoveryOptions.SAVEPOINT_PATH);
+        return options;
+    }
+
+    /**
+     * Whether {@code main} runs in an application cluster: Flink then runs it on the JobManager, with
+     * {@code execution.target} {@code embedded}, at the first start and again at every start after a
+     * JobManager failover.
+     */
+    public static boolean applicationMode(ReadableConfig conf) {
+        return EMBEDDED_TARGET.equals(conf.get(DeploymentOptions.TARGET));
+    }
+
+    /** The {@code execution.target} of an application cluster (Flink's {@code EmbeddedExecutor.NAME}). */
+    static final String EMBEDDED_TARGET = "embedded";
+
+    /**
+     * {@code --fresh} deletes the prefix's keys when the job starts; in an application cluster {@code main}
+     * runs again at every JobManager failover, and would delete the counts of the very job it recovers.
+     */
+    static void refuseFreshInApplicationMode(JobOptions options) {
+        if (!options.fresh) return;
+        throw new RefusedStartException("--fresh deletes the keys of key prefix '" + options.redisKeyPrefix
+                + "' at every start, and an application cluster runs main again at every JobManager failover:"
+                + " deploy without --fresh (with a new --redis.key-prefix, or after `./rollcount run --fresh`"
+                + " cleared the prefix)");
+    }
+
+    /**
+     * The client's check of a start with {@code flink run} (or {@code ./rollcount run}): the restore path of
+     * {@code -s}, then the key prefix ({@link #checkPrefix}); a restore is never refused for the prefix (its
+     * writers take the lease back with the token in their state). A refusal is a {@link RefusedStartException}.
+     */
+    static void checkStart(ReadableConfig conf, JobOptions options) {
+        String savepoint = conf.get(StateRecoveryOptions.SAVEPOINT_PATH);
         // a path missing here may be there where the JobManager runs
         String refusal = RestorePath.refusal("flink run -s", savepoint, false);
         try {
@@ -456,30 +526,25 @@ public final class RollcountJob {
                 refusal = checkPrefix(options, savepoint != null, "flink run -s <its checkpoint or savepoint>");
         } catch (IllegalArgumentException | RedisClusterDownException e) {
             // --redis.cluster against a single server, or the reverse; a Redis Cluster that is down
-            System.err.println("rollcount: " + e.getMessage());
-            System.exit(2);
-            return;
+            throw new RefusedStartException(e.getMessage());
         } catch (JedisException e) {
             // The client may not reach Redis where the TaskManagers do: the writers still hold the prefix's lease.
             System.err.println(
                     "rollcount: warning: could not check key prefix '" + options.redisKeyPrefix + "' from here ("
                             + e.getMessage() + "); the job's writers still refuse a prefix another job holds");
-            refusal = null;
-        }
-        if (refusal != null) {
-            System.err.println("rollcount: " + refusal);
-            System.exit(2);
             return;
         }
+        if (refusal != null) throw new RefusedStartException(refusal);
+    }
+
+    /** Runs {@code check}; its {@code refusal} (a one-line message) becomes a {@link RefusedStartException}. */
+    private static void refusingWith(Class<? extends RuntimeException> refusal, Runnable check) {
         try {
-            assemble(env, options);
-        } catch (IllegalStateException e) {
-            // A mistake found before the job starts (another job's dead-letter file, an unreachable broker): one line.
-            System.err.println("rollcount: " + e.getMessage());
-            System.exit(2);
-            return;
+            check.run();
+        } catch (RuntimeException e) {
+            if (!refusal.isInstance(e)) throw e;
+            throw new RefusedStartException(e.getMessage());
         }
-        env.execute("rollcount");
     }
 
     /**
@@ -521,12 +586,15 @@ public final class RollcountJob {
             case kafka -> kafkaSource(options);
         };
         boolean kafka = options.kafkaConfigured();
-        if (kafka) ensureOutputTopics(options);
+        boolean applicationMode = applicationMode(env.getConfiguration());
+        if (kafka) ensureOutputTopics(options, applicationMode);
         // Another running job's dead-letter file is refused before this one starts (its writer would be refused
-        // anyway).
-        else DeadLetterFileSink.refuseIfLocked(options.dlq);
+        // anyway); not in application mode, where the job this main recovers may hold it.
+        else if (!applicationMode) DeadLetterFileSink.refuseIfLocked(options.dlq);
         // One job per key prefix: the counts' writers hold its lease (the sorted sets' writers need not).
         RedisSink redis = redisSink(options).holdingLease(options.leaseToken);
+        // In application mode main does not check the prefix (see the class comment): the writers do.
+        if (applicationMode) redis = redis.refusingEarlierJob();
         Outputs outputs = kafka
                 ? new Outputs(redis, deadLetterSink(options), 0, rollupsSink(options), trendingSink(options))
                 : new Outputs(redis, new DeadLetterFileSink(options.dlq), 1, null);
@@ -680,6 +748,19 @@ public final class RollcountJob {
                 prefix,
                 t -> t.ns,
                 t -> Json.topList(prefix, t));
+    }
+
+    /**
+     * {@link #ensureOutputTopics(JobOptions)}; in application mode a broker that does not answer is a warning:
+     * this main may run for a JobManager failover, whose recovered job is better left to retry than failed.
+     */
+    static void ensureOutputTopics(JobOptions options, boolean applicationMode) {
+        try {
+            ensureOutputTopics(options);
+        } catch (IllegalStateException e) {
+            if (!applicationMode) throw e;
+            LOG.warn("application mode: the job's output topics were not checked: {}", e.getMessage());
+        }
     }
 
     /**

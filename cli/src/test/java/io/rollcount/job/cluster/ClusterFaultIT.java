@@ -136,10 +136,15 @@ class ClusterFaultIT {
         volatile long lastTs;
 
         Stream(String name, String redisUrl, int redisPort, double negativeShare) throws Exception {
+            this(work, name, redisUrl, redisPort, negativeShare);
+        }
+
+        /** A stream whose broker keeps its data under {@code workDir}. */
+        Stream(Path workDir, String name, String redisUrl, int redisPort, double negativeShare) throws Exception {
             this.name = name;
             this.redisUrl = redisUrl;
             this.redisPort = redisPort;
-            this.broker = new KafkaBroker(0, work.resolve("kafka-" + name + "-" + id)).start();
+            this.broker = new KafkaBroker(0, workDir.resolve("kafka-" + name + "-" + id)).start();
             broker.createTopics(PARTITIONS, "counter-events");
             this.gen = new EventGenerator(
                     name.hashCode(),
@@ -400,8 +405,13 @@ class ClusterFaultIT {
     }
 
     static Stream onSharedRedis(String name) throws Exception {
+        return onSharedRedis(work, name);
+    }
+
+    /** A stream on the shared Redis (its own prefix), its broker's data under {@code workDir}. */
+    static Stream onSharedRedis(Path workDir, String name) throws Exception {
         int port = Integer.parseInt(System.getenv().getOrDefault("ROLLCOUNT_TEST_REDIS_PORT", "6379"));
-        return new Stream(name, "redis://127.0.0.1:" + port, port, 0.02);
+        return new Stream(workDir, name, "redis://127.0.0.1:" + port, port, 0.02);
     }
 
     /** Submits the job and waits until every task runs, then starts producing. */

@@ -72,11 +72,32 @@ public final class PrefixGuard {
         if (holder != null && (ownToken != null ? !holder.equals(ownToken) : !restoring)) return inUse();
         if (restoring || fresh) return null;
         String found = earlierJob(jedis);
-        if (found == null) return null;
+        return found == null ? null : earlierJobRefusal(found, resumeHint);
+    }
+
+    /** The refusal of a job that would start empty over an earlier job's keys ({@code found} exists): one line. */
+    public String earlierJobRefusal(String found, String resumeHint) {
         return "key prefix '" + prefix() + "' holds the counts of an earlier job (" + found
                 + " exists) and this job would start"
                 + " empty: its smaller totals would never replace the larger ones. Resume that job (" + resumeHint
                 + "), choose a new --redis.key-prefix, or give --fresh to delete the prefix's keys and count from zero";
+    }
+
+    /** The token in the prefix's job mark if it is not {@code token} (another job has written here), or null. */
+    public String otherJobsMark(UnifiedJedis jedis, String token) {
+        String mark = jedis.get(keys.job());
+        return mark != null && !mark.equals(token) ? mark : null;
+    }
+
+    /**
+     * The refusal of a writer that restores nothing and finds another job's mark ({@link #otherJobsMark}): one
+     * line, for a job started without the client's check (an application cluster).
+     */
+    public String startedOverEarlierJob() {
+        return "key prefix '" + prefix() + "' holds the counts of an earlier job (" + keys.job()
+                + " names another job) and this job started without its checkpoint: its smaller totals would never"
+                + " replace the larger ones. Start it from that job's checkpoint or savepoint (execution.savepoint.path,"
+                + " the operator's initialSavepointPath), or choose a new --redis.key-prefix";
     }
 
     /** The refusal of a job that finds the lease held by another: one line that says what to do. */

@@ -132,6 +132,8 @@ public final class RedisSink implements Sink<RedisWrite>, SupportsWriterState<Re
     final boolean plainWritesOnly;
     /** The token of the prefix's lease this sink's writers hold, or null for none (see {@link #holdingLease}). */
     final String leaseToken;
+    /** Whether a writer that restores nothing refuses a prefix an earlier job has written (see {@link #refusingEarlierJob}). */
+    final boolean refusesEarlierJob;
 
     private RedisSink(Builder b) {
         this(b, true, null);
@@ -153,6 +155,7 @@ public final class RedisSink implements Sink<RedisWrite>, SupportsWriterState<Re
         this.countersPerCall = b.endpoint != null && b.endpoint.cluster() ? 1 : b.countersPerCall;
         this.plainWritesOnly = b.plainWritesOnly;
         this.allowedLatenessMillis = b.allowedLateness == null ? -1 : b.allowedLateness.toMillis();
+        this.refusesEarlierJob = b.refusesEarlierJob;
     }
 
     /**
@@ -171,6 +174,20 @@ public final class RedisSink implements Sink<RedisWrite>, SupportsWriterState<Re
     public RedisSink holdingLease(String token) {
         if (token == null || token.isBlank()) token = UUID.randomUUID().toString();
         return new RedisSink(copy(), publishesWatermark, token);
+    }
+
+    /**
+     * The same sink, its lease-holding writers that restore nothing (a job started without a checkpoint or
+     * savepoint) refusing a prefix whose job mark {@code P:_job:{P:_lease}} holds another token: an earlier job's
+     * counts, which this job's smaller totals would never replace. They fail the job with restarts suppressed,
+     * with the line of {@link PrefixGuard#earlierJobRefusal}. A writer of the same job graph (a restart before the
+     * first checkpoint) finds its own token there. The job's check of an application cluster, where main runs
+     * again at every JobManager start and leaves the prefix to the writers.
+     */
+    public RedisSink refusingEarlierJob() {
+        Builder b = copy();
+        b.refusesEarlierJob = true;
+        return new RedisSink(b, publishesWatermark, leaseToken);
     }
 
     /** The lease token of this sink's writers, or null. */
@@ -192,6 +209,7 @@ public final class RedisSink implements Sink<RedisWrite>, SupportsWriterState<Re
         b.countersPerCall = countersPerCall;
         b.plainWritesOnly = plainWritesOnly;
         b.allowedLateness = allowedLatenessMillis < 0 ? null : Duration.ofMillis(allowedLatenessMillis);
+        b.refusesEarlierJob = refusesEarlierJob;
         return b;
     }
 
@@ -257,6 +275,7 @@ public final class RedisSink implements Sink<RedisWrite>, SupportsWriterState<Re
         private int countersPerCall = 1;
         private boolean plainWritesOnly;
         private Duration allowedLateness;
+        private boolean refusesEarlierJob;
 
         private Builder() {}
 

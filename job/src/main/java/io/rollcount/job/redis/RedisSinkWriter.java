@@ -214,6 +214,8 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
     private boolean leaseHeld;
     /** Until when a restored writer waits for a lease held by another token (0: it does not wait). */
     private final long leaseWaitUntil;
+    /** Whether this writer, restoring nothing, refuses an earlier job's prefix before its first lease. */
+    private final boolean checksEarlierJob;
     /** Set by the I/O thread when another job holds the lease; thrown by the task thread. */
     private volatile RuntimeException leaseLost;
 
@@ -238,6 +240,7 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
         this.sink = sink;
         this.leaseToken = leaseToken;
         this.leaseWaitUntil = restored ? System.currentTimeMillis() + PrefixGuard.LEASE_TTL.toMillis() + 5_000 : 0;
+        this.checksEarlierJob = sink.refusesEarlierJob && !restored && leaseToken != null;
         this.guard = new PrefixGuard(sink.keyPrefix);
         this.endpoint = sink.endpoint;
         this.buffer = new RedisWriteBuffer();
@@ -323,6 +326,7 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
         while (true) {
             String holder;
             try {
+                if (checksEarlierJob && !leaseHeld && refusedForEarlierJob()) return;
                 countCommands(1);
                 holder = guard.acquire(connection(), leaseToken);
             } catch (JedisException e) {
@@ -354,6 +358,16 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
             leaseLost = new SuppressRestartsException(new PrefixInUseException(guard.inUse()));
             return;
         }
+    }
+
+    /** I/O thread, before the first lease: whether another job's mark is on the prefix (then the job fails). */
+    private boolean refusedForEarlierJob() {
+        countCommands(1);
+        String other = guard.otherJobsMark(connection(), leaseToken);
+        if (other == null) return false;
+        LOG.warn("key prefix '{}' holds the counts of an earlier job (token {})", sink.keyPrefix, other);
+        leaseLost = new SuppressRestartsException(new PrefixInUseException(guard.startedOverEarlierJob()));
+        return true;
     }
 
     @Override

@@ -91,6 +91,42 @@ class PrefixLeaseTest {
     }
 
     @Test
+    void aWriterRefusingEarlierJobsRefusesAnotherJobsMarkButNotItsOwnOrARestore() throws Exception {
+        RedisSinkWriter first = (RedisSinkWriter) sink("job-1").createWriter(new TestWriterContext());
+        writeAndFlush(first, total("a", 7));
+        first.close();
+        assertThat(redis.get(keys.job())).isEqualTo("job-1");
+
+        RedisSinkWriter again =
+                (RedisSinkWriter) sink("job-1").refusingEarlierJob().createWriter(new TestWriterContext());
+        writeAndFlush(again, total("a", 8));
+        again.close();
+        assertThat(redis.get(keys.total("a")))
+                .as("the same job graph, restarted")
+                .isEqualTo("8");
+
+        RedisSinkWriter other =
+                (RedisSinkWriter) sink("job-2").refusingEarlierJob().createWriter(new TestWriterContext());
+        assertThatThrownBy(() -> writeAndFlush(other, total("a", 1)))
+                .isInstanceOf(SuppressRestartsException.class)
+                .rootCause()
+                .isInstanceOf(PrefixInUseException.class)
+                .hasMessage(guard.startedOverEarlierJob());
+        other.close();
+        assertThat(redis.get(keys.total("a")))
+                .as("the refused writer wrote nothing")
+                .isEqualTo("8");
+
+        RedisSinkWriter restored = (RedisSinkWriter) sink("job-3")
+                .refusingEarlierJob()
+                .restoreWriter(
+                        new TestWriterContext(), List.of(new RedisWriterState("job-1", Long.MAX_VALUE, List.of())));
+        writeAndFlush(restored, total("a", 9));
+        restored.close();
+        assertThat(redis.get(keys.total("a"))).as("a restore").isEqualTo("9");
+    }
+
+    @Test
     void theLeaseIsRenewedEveryFiveSeconds() throws Exception {
         TestWriterContext ctx = new TestWriterContext();
         RedisSinkWriter a = (RedisSinkWriter) sink("job-a").createWriter(ctx);
