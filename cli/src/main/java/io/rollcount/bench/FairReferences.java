@@ -33,7 +33,7 @@ import org.apache.flink.types.RowKind;
 import org.apache.flink.util.Collector;
 
 /**
- * The fair references of issue 13: the textbook DataStream job and Flink SQL, each written the way its
+ * The fair references: the textbook DataStream job and Flink SQL, each written the way its
  * documentation shows, delivering Rollcount's count outputs to the same servers: every window sum of the
  * five resolutions and every counter's total to Redis, in the contract's key layout ({@link RedisKeys}),
  * with {@code SET key value PXAT <window end + retention>} ({@link PipelinedSetSink}); and, in Kafka mode, the

@@ -48,8 +48,8 @@ import redis.clients.jedis.resps.ScanResult;
 
 /**
  * {@code rollcount bench job}: Rollcount against a textbook DataStream job, Flink SQL, the seeds' Redis
- * design and the per-event limit, side by side in one run on the same generated events (see
- * ../shared/BENCHMARKS.md and issue 6). Prints RESULT lines.
+ * design and the per-event limit, side by side in one run on the same generated events. Prints RESULT
+ * lines.
  */
 public final class JobBench {
 

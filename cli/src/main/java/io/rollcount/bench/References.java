@@ -38,7 +38,7 @@ import redis.clients.jedis.Jedis;
 import redis.clients.jedis.Pipeline;
 
 /**
- * The references of issue 6, each written the way its own documentation teaches, counting sums only.
+ * The references, each written the way its own documentation teaches, counting sums only.
  * The two Flink ones read the same source as Rollcount, with the same watermarks, and discard their
  * results (so they pay nothing for output: they measure the job's own cost only). Their counterparts
  * that deliver the same outputs as Rollcount are {@link FairReferences}.

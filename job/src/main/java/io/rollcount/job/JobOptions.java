@@ -348,8 +348,8 @@ public class JobOptions extends RedisOptions {
 
     /**
      * Checks every option and fails with a message that names the option at fault. Every duration has a
-     * minimum (issue 18 item 10: {@code --trending.half-life 0s} passed and crash-looped the job): zero
-     * only where it means something (no lateness, no out-of-orderness, no idleness), never negative.
+     * minimum, since a zero where none is meant (a half-life of {@code 0s}) fails the job at every restart:
+     * zero only where it means something (no lateness, no out-of-orderness, no idleness), never negative.
      */
     public JobOptions validate() {
         atLeast("--allowed-lateness", allowedLateness, Duration.ZERO, "");

@@ -36,8 +36,8 @@ import org.slf4j.LoggerFactory;
  * and a writer restored from that checkpoint truncates the file back to it, so the lines the replay
  * writes again are not there twice. A new run (nothing restored) appends to an existing file.
  *
- * <p>One job at a time (issue 18 item 7: two jobs sharing the default file, and a restore of one cut off
- * 22,205 dead letters of the other):
+ * <p>One job at a time (a restore of one job would cut off the dead letters another job appended to a shared
+ * file):
  * <ul>
  *   <li>The writer holds an OS lock ({@link FileChannel#tryLock}) on the side file {@code PATH.lock} while it
  *       runs; a second job on the same file, in this JVM or another process, is refused.

@@ -23,7 +23,7 @@ import org.slf4j.LoggerFactory;
  * The records of {@code counter-events-dlq}: key = the input's key (at most 1 KiB), value =
  * {@link Json#deadLetter}, and every record small enough for both the producer ({@code max.request.size})
  * and the topic ({@code max.message.bytes}). A record either refuses fails the transaction, and the
- * restarted job meets the same input again: a crash loop on one bad record (issue 18 item 1).
+ * restarted job meets the same input again: a crash loop on one bad record.
  *
  * <p>A dead letter is at most {@link DeadLetterPayload#MAX_SERIALIZED_BYTES} (about 141 KiB), far under the
  * defaults (1 MiB). Where {@code --kafka.properties} or the topic set a smaller limit, the payload is cut

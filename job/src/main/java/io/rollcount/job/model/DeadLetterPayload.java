@@ -7,8 +7,8 @@ import java.util.Base64;
 /**
  * The raw input of a dead letter as the contract writes it ({@code payload}, {@code payload_encoding},
  * {@code payload_truncated}, {@code size}), and the limits of every field of a dead letter, so that a dead
- * letter always fits what its sink accepts (issue 18 item 1: a 200 KB record of control bytes once became
- * a dead letter of 1.2 MB, refused by the producer on every restart).
+ * letter always fits what its sink accepts: escaping can make a dead letter several times its input (a
+ * record of control bytes), and one its sink refuses would fail the job again at every restart.
  *
  * <p>Rules, decided here and nowhere else:
  * <ul>

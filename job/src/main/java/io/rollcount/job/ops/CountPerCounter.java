@@ -514,9 +514,9 @@ public final class CountPerCounter extends AbstractStreamOperator<CounterUpdate>
         if (next != Long.MAX_VALUE) due.add(next, c.id);
         s.nextTimer = next;
         stamp = NO_TIMESTAMP;
-        // Flushed above: written back later, but not due for a flush. Listed for one (changedNow), it stayed on
-        // the heap until the next flush even once evicted, and a drain of every counter at once (the end of
-        // input, finish) held them all: bench growth at 4M counters ended in an OutOfMemoryError.
+        // Flushed above: written back later, but not due for a flush. Listed for one (changedNow), it would stay
+        // on the heap until the next flush even once evicted, and a drain of every counter at once (the end of
+        // input, finish) would hold them all on the heap.
         store.changed(c, flushBeforeEviction);
     }
 

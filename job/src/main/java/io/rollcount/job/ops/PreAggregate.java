@@ -51,8 +51,8 @@ import org.apache.flink.util.OutputTag;
  * out ("unaligned") until it catches up, while its records are processed at once. Were a subtask of this
  * operator to go idle and come back with partials accepted against its own, older watermark, the counting
  * operator, its watermark taken from the other subtasks alone, could already have dropped their 5 s windows
- * as final: counted in the longer windows and the total but not in the 5 s window, and not dead-lettered
- * (README, Chaos: the run of 2026-12-03). Not going idle costs no progress: every subtask
+ * as final: counted in the longer windows and the total but not in the 5 s window, and not dead-lettered.
+ * Not going idle costs no progress: every subtask
  * takes the deduplication operator's output, which is fed by every source subtask, so a subtask of this
  * operator has all its inputs idle only when every source subtask is idle, and then the valve in front of
  * it still advances its watermark to the largest of its inputs', which goes on as a watermark.
