@@ -254,6 +254,23 @@ wait_rest() {
   die "the REST API at $(rest_url) did not answer within $1 s; see $LOG_DIR/jobmanager.log"
 }
 
+# start_processes TASKMANAGERS SLOTS: the JobManager, then TASKMANAGERS TaskManagers, waiting until each is
+# registered; a failure on the way stops whatever was started (stop.sh, at the script's exit).
+start_processes() {
+  started=0
+  trap 'if ((started == 0)); then log "start failed; stopping what was started"; "$HERE/stop.sh" >&2 || true; fi' EXIT
+  start_jobmanager
+  wait_rest 90
+  local ids=() n
+  for n in $(seq 1 "$1"); do
+    start_taskmanager "$n"
+    ids+=("tm-$n")
+  done
+  wait_taskmanagers 120 "${ids[@]}"
+  started=1
+  log "$1 TaskManager(s) with $2 slots each registered"
+}
+
 registered_taskmanagers() { # the ids of the TaskManagers registered at the JobManager, one a line
   rest_get /taskmanagers | python3 -c 'import json,sys; [print(t["id"]) for t in json.load(sys.stdin)["taskmanagers"]]' 2>/dev/null
 }

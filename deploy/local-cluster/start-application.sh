@@ -85,19 +85,5 @@ fi
 cp "$jar" "$CLUSTER_DIR/usrlib/rollcount-job.jar"
 printf '%s\n' --job-classname io.rollcount.job.RollcountJob "$@" >"$APPLICATION_ARGS"
 
-# From here on, a failure stops whatever this script started.
-started=0
-cleanup() { if ((started == 0)); then log "start failed; stopping what was started"; "$HERE/stop.sh" >&2 || true; fi; }
-trap cleanup EXIT
-
-start_jobmanager
-wait_rest 90
-ids=()
-for n in $(seq 1 "$taskmanagers"); do
-  start_taskmanager "$n"
-  ids+=("tm-$n")
-done
-wait_taskmanagers 120 "${ids[@]}"
-started=1
-log "$taskmanagers TaskManager(s) with $slots slots each registered"
+start_processes "$taskmanagers" "$slots"
 echo "Flink application cluster running: REST $(rest_url) (folder $CLUSTER_DIR, HA $zookeeper $cluster_id)"

@@ -65,21 +65,7 @@ if ((${#extra_conf[@]})); then
   for kv in "${extra_conf[@]}"; do printf '%s: %s\n' "${kv%%=*}" "${kv#*=}" >>"$CONF_DIR/config.yaml"; done
 fi
 
-# From here on, a failure stops whatever this script started.
-started=0
-cleanup() { if ((started == 0)); then log "start failed; stopping what was started"; "$HERE/stop.sh" >&2 || true; fi; }
-trap cleanup EXIT
-
-start_jobmanager
-wait_rest 90
-ids=()
-for n in $(seq 1 "$taskmanagers"); do
-  start_taskmanager "$n"
-  ids+=("tm-$n")
-done
-wait_taskmanagers 120 "${ids[@]}"
-started=1
-log "$taskmanagers TaskManager(s) with $slots slots each registered"
+start_processes "$taskmanagers" "$slots"
 if [[ "$metrics_ports" != 0 ]]; then
   ports=()
   for name in jobmanager $(for n in $(seq 1 "$taskmanagers"); do echo "taskmanager-$n"; done); do
