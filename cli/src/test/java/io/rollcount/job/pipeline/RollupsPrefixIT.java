@@ -257,7 +257,13 @@ class RollupsPrefixIT {
             jedis.flushAll();
             FailureInjection.reset(FailureInjection.Place.NONE, false);
             long finishedBefore = METRICS.sum(RollcountMetrics.REDIS_REBUILDS_FINISHED);
-            StreamExecutionEnvironment env = environment(o, null);
+            // Flink triggers the first checkpoint after a random delay between the minimum pause and the interval:
+            // a minimum pause of the whole interval keeps it 8 s away, after the loss below
+            Configuration conf = JobRuns.configuration(o, 3, Duration.ofSeconds(1));
+            conf.set(
+                    org.apache.flink.configuration.CheckpointingOptions.MIN_PAUSE_BETWEEN_CHECKPOINTS,
+                    o.checkpointInterval);
+            StreamExecutionEnvironment env = JobRuns.environment(conf, 2);
             // each reader holds after its share of the first records, until the test opens the gate
             RollcountJob.build(
                     env, o, new GatedSource<>(RollcountJob.kafkaSource(o), E_HOLD_AT), JobRuns.kafkaOutputs(o));
