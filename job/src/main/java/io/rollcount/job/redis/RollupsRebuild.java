@@ -278,6 +278,8 @@ public final class RollupsRebuild implements Serializable {
         final long[] closedUpTo = {Long.MIN_VALUE};
         final Counts counts = new Counts();
         final JsonFactory json = new JsonFactory();
+        /** Windows passed over at the last write because their keys have expired. */
+        long expired;
 
         Reading(long fromMillis, long toMillis) {
             this.fromMillis = fromMillis;
@@ -358,8 +360,6 @@ public final class RollupsRebuild implements Serializable {
             LOG.info("rebuilt closed windows under key prefix '{}' at {} from {}: {}", keyPrefix, endpoint, topic, r);
             return r;
         }
-
-        long expired;
 
         @Override
         public void close() {
