@@ -140,7 +140,7 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
                         io,
                         metrics);
         this.watermarks = sink.publishesWatermark
-                ? WatermarkPublisher.of(
+                ? new WatermarkPublisher.Publishing(
                         keys.watermarkPerWriter(context.getJobInfo().getJobId().toString(), parallelism),
                         keys.watermark(),
                         keys.allowedLateness(),

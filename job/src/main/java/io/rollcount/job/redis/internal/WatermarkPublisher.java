@@ -31,30 +31,8 @@ public class WatermarkPublisher {
     @IoThreadOnly
     public void dataLost(CallSender send) throws RedisSinkException {}
 
-    /** The publisher of writer {@code subtask} of {@code parallelism}. */
-    public static WatermarkPublisher of(
-            String perWriterKey,
-            String watermarkKey,
-            String latenessKey,
-            long allowedLatenessMillis,
-            int subtask,
-            int parallelism,
-            Rejections rejections,
-            RetryingConnection connection,
-            CallSender send) {
-        return new Publishing(
-                perWriterKey,
-                watermarkKey,
-                latenessKey,
-                allowedLatenessMillis,
-                subtask,
-                parallelism,
-                rejections,
-                connection,
-                send);
-    }
-
-    private static final class Publishing extends WatermarkPublisher {
+    /** The publisher of writer {@code subtask} of {@code parallelism}, for the counts' sink. */
+    public static final class Publishing extends WatermarkPublisher {
         private final String perWriterKey;
         private final String watermarkKey;
         /** {@code P:meta:allowed_lateness_ms}, written with the first watermark and again after a loss. */
@@ -74,7 +52,7 @@ public class WatermarkPublisher {
         @IoThreadOnly
         private boolean latenessWritten;
 
-        Publishing(
+        public Publishing(
                 String perWriterKey,
                 String watermarkKey,
                 String latenessKey,
