@@ -7,6 +7,9 @@ import io.rollcount.job.kafka.KafkaClients;
 import io.rollcount.job.kafka.KafkaIO;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.policy.Policies;
+import io.rollcount.job.redis.internal.RedisApplyScript;
+import io.rollcount.job.redis.internal.RedisErrors;
+import io.rollcount.job.redis.internal.RedisScript;
 import java.io.IOException;
 import java.io.Serializable;
 import java.nio.charset.StandardCharsets;
@@ -27,10 +30,6 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import redis.clients.jedis.AbstractPipeline;
-import redis.clients.jedis.Connection;
-import redis.clients.jedis.ConnectionPool;
-import redis.clients.jedis.Jedis;
-import redis.clients.jedis.RedisClusterClient;
 import redis.clients.jedis.Response;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisDataException;
@@ -667,10 +666,9 @@ public final class RollupsRebuild implements Serializable {
 
     /** Guarded writes, per counter, pipelined; returns {written, skipped}. */
     private long[] write(Map<String, List<RedisWrite>> byCounter) {
-        long written = 0;
-        long skipped = 0;
+        long[] counts = new long[2];
         try (UnifiedJedis j = endpoint.client()) {
-            loadScript(j);
+            RedisApplyScript.SCRIPT.loadOn(j);
             int perCall = endpoint.cluster() ? 1 : COUNTERS_PER_CALL;
             List<RedisApplyScript.Call> calls = new ArrayList<>();
             RedisApplyScript.Call c = null;
@@ -685,57 +683,40 @@ public final class RollupsRebuild implements Serializable {
                 inCall++;
             }
             for (int from = 0; from < calls.size(); from += CALLS_PER_SYNC) {
-                List<RedisApplyScript.Call> slice = calls.subList(from, Math.min(calls.size(), from + CALLS_PER_SYNC));
-                List<Response<Object>> replies = new ArrayList<>(slice.size());
-                try (AbstractPipeline p = j.pipelined()) {
-                    for (RedisApplyScript.Call call : slice)
-                        replies.add(p.evalsha(RedisApplyScript.SHA1_BYTES, call.scriptKeys(), call.scriptArgs()));
-                    p.sync();
-                }
-                for (int i = 0; i < slice.size(); i++) {
-                    Object r;
-                    try {
-                        r = replies.get(i).get();
-                    } catch (JedisDataException e) {
-                        if (e.getMessage() == null || !e.getMessage().startsWith("NOSCRIPT")) throw e;
-                        r = j.eval(
-                                RedisApplyScript.SOURCE_BYTES,
-                                slice.get(i).scriptKeys(),
-                                slice.get(i).scriptArgs());
-                    }
-                    if (r instanceof List<?> l && l.size() >= 3) {
-                        written += ((Number) l.get(0)).longValue();
-                        skipped += ((Number) l.get(1)).longValue();
-                        for (int k = 3; k + 1 < l.size(); k += 2) {
-                            LOG.warn("Redis at {} rejected key {}: {}", endpoint, text(l.get(k)), text(l.get(k + 1)));
-                        }
-                    } else {
-                        throw new IllegalStateException(
-                                "Redis at " + endpoint + " answered the rollcount script with " + r);
-                    }
-                }
+                writeCalls(j, calls.subList(from, Math.min(calls.size(), from + CALLS_PER_SYNC)), counts);
             }
         }
-        return new long[] {written, skipped};
+        return counts;
     }
 
-    private static String text(Object o) {
-        return o instanceof byte[] b ? new String(b, java.nio.charset.StandardCharsets.UTF_8) : String.valueOf(o);
-    }
-
-    private static void loadScript(UnifiedJedis j) {
-        if (j instanceof RedisClusterClient cluster) {
-            for (Map.Entry<String, ConnectionPool> node :
-                    cluster.getClusterNodes().entrySet()) {
-                try (Connection c = node.getValue().getResource();
-                        Jedis n = new Jedis(c)) {
-                    n.scriptLoad(RedisApplyScript.SOURCE);
-                } catch (RuntimeException e) {
-                    LOG.debug("loading the script on {} failed: {}", node.getKey(), e.toString());
-                }
+    /** One round trip of script calls (and one more for those a node answered NOSCRIPT to); adds to {written, skipped}. */
+    private void writeCalls(UnifiedJedis j, List<RedisApplyScript.Call> slice, long[] counts) {
+        List<Response<Object>> replies = new ArrayList<>(slice.size());
+        try (AbstractPipeline p = j.pipelined()) {
+            for (RedisApplyScript.Call call : slice) replies.add(RedisApplyScript.SCRIPT.evalsha(p, call));
+            p.sync();
+        }
+        List<RedisApplyScript.Call> again = new ArrayList<>();
+        for (int i = 0; i < slice.size(); i++) {
+            try {
+                count(slice.get(i), replies.get(i).get(), counts);
+            } catch (JedisDataException e) {
+                if (!RedisErrors.isNoScript(e)) throw e;
+                again.add(slice.get(i));
             }
-        } else {
-            j.scriptLoad(RedisApplyScript.SOURCE);
+        }
+        if (again.isEmpty()) return;
+        List<Response<Object>> evals = RedisApplyScript.SCRIPT.evalAgain(j, again);
+        for (int i = 0; i < again.size(); i++) count(again.get(i), evals.get(i).get(), counts);
+    }
+
+    private void count(RedisApplyScript.Call call, Object result, long[] counts) {
+        RedisScript.ApplyReply reply = RedisScript.ApplyReply.decode(result, call.firstKey, endpoint);
+        counts[0] += reply.applied();
+        counts[1] += reply.skipped();
+        List<String> rejected = reply.rejected();
+        for (int k = 0; k + 1 < rejected.size(); k += 2) {
+            LOG.warn("Redis at {} rejected key {}: {}", endpoint, rejected.get(k), rejected.get(k + 1));
         }
     }
 }
