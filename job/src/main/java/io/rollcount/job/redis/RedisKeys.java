@@ -257,10 +257,4 @@ public final class RedisKeys implements Serializable {
         }
         return Long.MIN_VALUE;
     }
-
-    /** The namespace of a counter: its text before the first ':' (the whole id if there is none). */
-    public static String namespaceOf(String counter) {
-        int i = counter.indexOf(':');
-        return i < 0 ? counter : counter.substring(0, i);
-    }
 }
