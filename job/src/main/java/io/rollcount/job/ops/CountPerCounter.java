@@ -11,7 +11,6 @@ import io.rollcount.job.model.WindowSum;
 import io.rollcount.job.ops.CounterStore.CachedCounter;
 import io.rollcount.job.policy.NamespacePolicy;
 import io.rollcount.job.policy.Policies;
-import io.rollcount.job.redis.RedisKeys;
 import io.rollcount.job.redis.RedisLossWatch;
 import io.rollcount.job.redis.RollupsRebuild;
 import io.rollcount.sketches.RedisHyperLogLog;
@@ -375,8 +374,8 @@ public final class CountPerCounter extends AbstractStreamOperator<CounterUpdate>
         if (overflows(s.total, delta)) return "total " + s.total;
         for (int i : idx) {
             if (i >= 0 && overflows(s.sum[i], delta)) {
-                return s.resolution(i).label + " window " + RedisKeys.windowSuffix(s.resolution(i), s.start[i])
-                        + " (sum " + s.sum[i] + ")";
+                return s.resolution(i).label + " window " + s.resolution(i).windowName(s.start[i]) + " (sum " + s.sum[i]
+                        + ")";
             }
         }
         return null;
