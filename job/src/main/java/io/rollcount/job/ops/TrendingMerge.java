@@ -65,7 +65,7 @@ public final class TrendingMerge extends AbstractStreamOperator<TopList>
     /** Namespaces whose candidates changed (other than by decay) since the last publication. */
     private transient Set<String> touched;
     /** Watches Redis for a loss of its data: then every list is published again at once; null: no watch. */
-    private io.rollcount.job.redis.RedisLossWatch lossWatch;
+    private LossWatch lossWatch;
 
     public TrendingMerge(int topk, long halfLifeMillis, long publishIntervalMillis) {
         this(topk, halfLifeMillis, publishIntervalMillis, Integer.MAX_VALUE);
@@ -79,7 +79,7 @@ public final class TrendingMerge extends AbstractStreamOperator<TopList>
     }
 
     /** After a loss of Redis's data ({@code watch}), every namespace's list and {@value CounterId#ALL_NAMESPACES} are published again. Returns this operator. */
-    public TrendingMerge rebuildingAfterLoss(io.rollcount.job.redis.RedisLossWatch watch) {
+    public TrendingMerge rebuildingAfterLoss(LossWatch watch) {
         this.lossWatch = watch;
         return this;
     }
