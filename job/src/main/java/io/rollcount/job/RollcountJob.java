@@ -17,9 +17,11 @@ import io.rollcount.job.model.TopList;
 import io.rollcount.job.model.TrendCandidates;
 import io.rollcount.job.model.TrendWeight;
 import io.rollcount.job.model.WindowTop;
+import io.rollcount.job.ops.ClosedWindowsRebuild;
 import io.rollcount.job.ops.CountPerCounter;
 import io.rollcount.job.ops.DropDuplicates;
 import io.rollcount.job.ops.LocalWindowTopK;
+import io.rollcount.job.ops.LossWatch;
 import io.rollcount.job.ops.PreAggregate;
 import io.rollcount.job.ops.RouteEvents;
 import io.rollcount.job.ops.TrendPerShard;
@@ -284,15 +286,17 @@ public final class RollcountJob {
      * What tells the counts that Redis lost its data, so that they write themselves again: a watch of the
      * prefix's epoch key on the Redis of the counts' sink; none where that sink is not a {@link RedisSink}.
      */
-    static RedisLossWatch lossWatch(Outputs outputs, JobOptions options) {
-        return outputs.redis() instanceof RedisSink r ? new RedisLossWatch(r.endpoint(), options.redisKeyPrefix) : null;
+    static LossWatch lossWatch(Outputs outputs, JobOptions options) {
+        return outputs.redis() instanceof RedisSink r
+                ? RedisLossRecovery.watch(new RedisLossWatch(r.endpoint(), options.redisKeyPrefix))
+                : null;
     }
 
     /** The rebuild of closed windows from {@code counter-rollups} after a loss: where the job writes that topic. */
-    static RollupsRebuild rollupsRebuild(Outputs outputs, JobOptions options) {
+    static ClosedWindowsRebuild rollupsRebuild(Outputs outputs, JobOptions options) {
         if (!(outputs.redis() instanceof RedisSink r) || outputs.rollups() == null || !options.kafkaConfigured())
             return null;
-        return new RollupsRebuild(
+        return RedisLossRecovery.rebuild(new RollupsRebuild(
                         kafkaProperties(options),
                         options.kafkaTopicRollups,
                         r.endpoint(),
@@ -300,7 +304,7 @@ public final class RollcountJob {
                         options.policies(),
                         options.topk,
                         options.trendingMaxNamespaces)
-                .withLegacyRollups(options.legacyRollups);
+                .withLegacyRollups(options.legacyRollups));
     }
 
     /**

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import io.rollcount.job.kafka.KafkaClients;
 import io.rollcount.job.kafka.KafkaIO;
+import io.rollcount.job.model.CounterId;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.policy.Policies;
 import io.rollcount.job.redis.internal.RedisApplyScript;
@@ -440,7 +441,7 @@ public final class RollupsRebuild implements Serializable {
         for (Map.Entry<String, Window> e : latest.entrySet()) {
             Window w = e.getValue();
             if (w.start < reading.fromMillis || w.start >= reading.toMillis) continue;
-            long at = policies.forNamespace(RedisKeys.namespaceOf(w.counter)).expireAtMillis(w.res, w.start);
+            long at = policies.forNamespace(CounterId.namespaceOf(w.counter)).expireAtMillis(w.res, w.start);
             if (at <= now) {
                 expired++;
                 continue;
@@ -489,18 +490,17 @@ public final class RollupsRebuild implements Serializable {
         for (Window w : windows) {
             if (w.res != Resolution.M1 && w.res != Resolution.H1 && w.res != Resolution.D1) continue;
             if (w.firstSum == null || w.start < fromMillis || w.start >= toMillis) continue;
-            String ns = RedisKeys.namespaceOf(w.counter);
+            String ns = CounterId.namespaceOf(w.counter);
             if (policies.forNamespace(ns).topk() <= 0) continue;
             namespaces.add(ns);
             byList.computeIfAbsent(ns + "\n" + w.res.label + "\n" + w.start, k -> new ArrayList<>())
                     .add(w);
             byList.computeIfAbsent(
-                            io.rollcount.job.ops.TrendingMerge.ALL + "\n" + w.res.label + "\n" + w.start,
-                            k -> new ArrayList<>())
+                            CounterId.ALL_NAMESPACES + "\n" + w.res.label + "\n" + w.start, k -> new ArrayList<>())
                     .add(w);
             if (changed != null && changed.contains(id(w.counter, w.res, w.start))) {
                 changedLists.add(ns + "\n" + w.res.label + "\n" + w.start);
-                changedLists.add(io.rollcount.job.ops.TrendingMerge.ALL + "\n" + w.res.label + "\n" + w.start);
+                changedLists.add(CounterId.ALL_NAMESPACES + "\n" + w.res.label + "\n" + w.start);
             }
         }
         boolean perNamespace = namespaces.size() <= maxNamespaces;
@@ -509,21 +509,21 @@ public final class RollupsRebuild implements Serializable {
                     "counter-rollups holds {} namespaces, more than --trending.max-namespaces {}: only the {} top-K lists are rebuilt",
                     namespaces.size(),
                     maxNamespaces,
-                    io.rollcount.job.ops.TrendingMerge.ALL);
+                    CounterId.ALL_NAMESPACES);
         }
         long lists = 0;
         for (Map.Entry<String, List<Window>> e : byList.entrySet()) {
             if (changed != null && !changedLists.contains(e.getKey())) continue;
             String[] f = e.getKey().split("\n");
             String ns = f[0];
-            if (!perNamespace && !ns.equals(io.rollcount.job.ops.TrendingMerge.ALL)) continue;
+            if (!perNamespace && !ns.equals(CounterId.ALL_NAMESPACES)) continue;
             Resolution r = Resolution.ofLabel(f[1]);
             long start = Long.parseLong(f[2]);
-            long expireAt = ns.equals(io.rollcount.job.ops.TrendingMerge.ALL)
+            long expireAt = ns.equals(CounterId.ALL_NAMESPACES)
                     ? r.expireAtMillis(start)
                     : policies.forNamespace(ns).expireAtMillis(r, start);
             if (expireAt <= now) continue;
-            int k = ns.equals(io.rollcount.job.ops.TrendingMerge.ALL)
+            int k = ns.equals(CounterId.ALL_NAMESPACES)
                     ? topk
                     : policies.forNamespace(ns).topk();
             List<Window> ws = e.getValue();
@@ -645,7 +645,7 @@ public final class RollupsRebuild implements Serializable {
         // only windows whose keys still live are kept (a 1m window as long as its 5m window's keys do), so that
         // memory is bounded by the retention, not by the topic's
         long now = System.currentTimeMillis();
-        var policy = policies.forNamespace(RedisKeys.namespaceOf(counter));
+        var policy = policies.forNamespace(CounterId.namespaceOf(counter));
         long liveUntil = r == Resolution.M1
                 ? Math.max(
                         policy.expireAtMillis(r, start),
