@@ -8,6 +8,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -39,92 +40,92 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @Tag("cluster")
 class DocsCommandsIT {
-    /** Documentation commands the test does not run (whitespace collapsed, comment dropped), with the reason. */
-    static final Map<String, String> NOT_RUN = Map.ofEntries(
-            Map.entry("tools/test.sh", "the whole test suite, this test included"),
-            Map.entry("mvn -B -DskipTests package", "the build whose jars this test runs"),
-            Map.entry("mvn -B verify -Pcluster-tests", "the whole test suite, this test included"),
-            Map.entry(
+    /** Why the commands after it are not run. */
+    private record Reason(String why, String... commands) {}
+
+    /** Documentation commands the test does not run (whitespace collapsed, comment dropped), by reason. */
+    private static final List<Reason> REASONS = List.of(
+            new Reason("the whole test suite, this test included", "tools/test.sh", "mvn -B verify -Pcluster-tests"),
+            new Reason("the build whose jars this test runs", "mvn -B -DskipTests package"),
+            new Reason(
+                    "needs a Flink cluster, Kafka, a TLS Redis and S3 at example addresses",
                     "flink run job/target/rollcount-job.jar --kafka.bootstrap broker:9092 --redis"
                             + " rediss://rollcount@redis:6380 --redis.password-file /etc/rollcount/redis.pass"
-                            + " --checkpoint.dir s3://bucket/rollcount --kafka.transactional-id-prefix rollcount-prod",
-                    "needs a Flink cluster, Kafka, a TLS Redis and S3 at example addresses"),
-            Map.entry(
-                    "docker build -f deploy/Dockerfile -t rollcount:0.1.0 . && docker push ...",
-                    "needs a Docker engine and a registry"),
-            Map.entry("kubectl apply -k k8s/", "needs a Kubernetes cluster with the Flink operator"),
-            Map.entry(
-                    "kubectl -n rollcount get flinkdeployment rollcount",
-                    "needs a Kubernetes cluster with the Flink operator"),
-            Map.entry(
+                            + " --checkpoint.dir s3://bucket/rollcount --kafka.transactional-id-prefix rollcount-prod"),
+            new Reason(
+                    "needs a Docker engine and a registry",
+                    "docker build -f deploy/Dockerfile -t rollcount:0.1.0 . && docker push ..."),
+            new Reason(
+                    "needs a Kubernetes cluster with the Flink operator",
+                    "kubectl apply -k k8s/",
+                    "kubectl -n rollcount get flinkdeployment rollcount"),
+            new Reason(
+                    "needs a Redis Cluster at example addresses (RedisClusterCommandsIT runs run and query on one)",
                     "./rollcount run --input samples/events.jsonl.gz --bounded --redis.cluster --redis"
                             + " redis://rollcount@10.0.0.1:7000,10.0.0.2:7000,10.0.0.3:7000 --redis.password-file"
                             + " /etc/rollcount/redis.pass",
-                    "needs a Redis Cluster at example addresses (RedisClusterCommandsIT runs run on a real one)"),
-            Map.entry(
-                    "./rollcount query post:0:likes --redis.cluster --redis redis://10.0.0.1:7000,10.0.0.2:7000",
-                    "needs a Redis Cluster at example addresses (RedisClusterCommandsIT runs query on a real one)"),
-            Map.entry("./rollcount bench job", "a benchmark of hours; JobBenchTest runs it at its tiny size"),
-            Map.entry(
+                    "./rollcount query post:0:likes --redis.cluster --redis redis://10.0.0.1:7000,10.0.0.2:7000"),
+            new Reason(
+                    "a benchmark of minutes to hours (JobBenchTest runs bench job at its tiny size)",
+                    "./rollcount bench job",
                     "./rollcount bench job --quick",
-                    "a benchmark of 2 to 5 minutes; JobBenchTest runs it at its tiny size"),
-            Map.entry("./rollcount bench job --only-ours zipf --no-redis", "a full-size benchmark of minutes"),
-            Map.entry("./rollcount bench job --only-kafka --policies none", "a full-size benchmark of minutes"),
-            Map.entry("./rollcount bench job --only-ours zipf --with-floor", "a benchmark of about 8 minutes"),
-            Map.entry("./rollcount bench job --quick --only-ours uniform --with-floor", "a benchmark of minutes"),
-            Map.entry("./rollcount bench job --quick --only-ours viral --with-floor", "a benchmark of minutes"),
-            Map.entry("./rollcount bench job --quick --no-kafka", "a benchmark of 2 to 4 minutes"),
-            Map.entry(
+                    "./rollcount bench job --only-ours zipf --no-redis",
+                    "./rollcount bench job --only-kafka --policies none",
+                    "./rollcount bench job --only-ours zipf --with-floor",
+                    "./rollcount bench job --quick --only-ours uniform --with-floor",
+                    "./rollcount bench job --quick --only-ours viral --with-floor",
+                    "./rollcount bench job --quick --no-kafka"),
+            new Reason(
+                    "a benchmark of 15 to 30 minutes (GrowthBenchTest checks its arithmetic)",
                     "ROLLCOUNT_JAVA_OPTS=\"-Xmx8g -XX:+UseParallelGC\" ./rollcount bench growth --sizes 1M,4M,16M"
                             + " --events-per-counter 0.1 --no-redis",
-                    "a benchmark of about half an hour and 8 GB of heap; GrowthBenchTest checks its arithmetic"),
-            Map.entry(
-                    "./rollcount bench growth --sizes 1M,4M --events-per-counter 0.5",
-                    "a benchmark of about 15 minutes; GrowthBenchTest checks its arithmetic"),
-            Map.entry(
-                    "./rollcount bench sketches",
-                    "a JMH benchmark of about 3 minutes (it builds the sketches module with Maven first)"),
-            Map.entry("deploy/local-cluster/start.sh", "the local multi-process cluster (the cluster tests run it)"),
-            Map.entry(
+                    "./rollcount bench growth --sizes 1M,4M --events-per-counter 0.5"),
+            new Reason(
+                    "a JMH benchmark of about 3 minutes (it builds the sketches module with Maven first)",
+                    "./rollcount bench sketches"),
+            new Reason(
+                    "starts or stops the local multi-process cluster (the cluster tests run it)",
+                    "deploy/local-cluster/start.sh",
+                    "deploy/local-cluster/stop.sh"),
+            new Reason(
+                    "needs the local multi-process cluster (and Kafka, a running job's id or a savepoint)",
                     "deploy/local-cluster/flink run job/target/rollcount-job.jar --input $PWD/samples/events.jsonl.gz"
                             + " --dlq $PWD/rollcount-dlq.jsonl",
-                    "needs the local multi-process cluster"),
-            Map.entry("deploy/local-cluster/flink list -a", "needs the local multi-process cluster"),
-            Map.entry("deploy/local-cluster/stop.sh", "the local multi-process cluster (the cluster tests run it)"),
-            Map.entry(
+                    "deploy/local-cluster/flink list -a",
                     "deploy/local-cluster/flink run -d job/target/rollcount-job.jar --kafka.bootstrap 127.0.0.1:9092"
                             + " --kafka.transactional-id-prefix rc-local --checkpoint.interval 5s",
-                    "needs the local multi-process cluster and a Kafka broker"),
-            Map.entry("deploy/local-cluster/flink list", "needs the local multi-process cluster"),
-            Map.entry(
+                    "deploy/local-cluster/flink list",
                     "deploy/local-cluster/flink stop --savepointPath file://$PWD/.rollcount/cluster/savepoints"
                             + " <job id>",
-                    "needs the local multi-process cluster and a running job's id"),
-            Map.entry(
                     "deploy/local-cluster/flink run -d -s <savepoint path it printed> job/target/rollcount-job.jar"
                             + " --kafka.bootstrap 127.0.0.1:9092 --kafka.transactional-id-prefix rc-local"
                             + " --parallelism 3",
-                    "needs the local multi-process cluster and a savepoint"),
-            Map.entry(
-                    "deploy/local-cluster/flink cancel <job id>",
-                    "needs the local multi-process cluster and a running job's id"),
-            Map.entry("deploy/local-cluster/zookeeper.sh start", "part of the application-mode HA walk-through"),
-            Map.entry(
+                    "deploy/local-cluster/flink cancel <job id>"),
+            new Reason(
+                    "the application-mode HA walk-through: ZooKeeper, an application cluster, a job's id and its"
+                            + " savepoint (ApplicationModeHaIT runs it)",
+                    "deploy/local-cluster/zookeeper.sh start",
                     "deploy/local-cluster/start-application.sh --zookeeper 127.0.0.1:2181 -- --kafka.bootstrap"
                             + " 127.0.0.1:9092 --kafka.transactional-id-prefix rc-app --checkpoint.interval 5s",
-                    "the application-mode HA walk-through (ApplicationModeHaIT runs it)"),
-            Map.entry("deploy/local-cluster/jobmanager.sh kill", "part of the application-mode HA walk-through"),
-            Map.entry("deploy/local-cluster/jobmanager.sh start", "part of the application-mode HA walk-through"),
-            Map.entry(
+                    "deploy/local-cluster/jobmanager.sh kill",
+                    "deploy/local-cluster/jobmanager.sh start",
                     "curl -X POST -H 'Content-Type: application/json' -d"
                             + " '{\"targetDirectory\":\"file:///tmp/sp\",\"drain\":false}'"
                             + " http://127.0.0.1:8081/jobs/<job id>/stop",
-                    "needs the application cluster and a running job's id"),
-            Map.entry(
                     "ROLLCOUNT_CLUSTER_DIR=.rollcount/cluster-2 deploy/local-cluster/start-application.sh"
                             + " --zookeeper 127.0.0.1:2181 --from-savepoint file:///tmp/sp/savepoint-... -- ...",
-                    "part of the application-mode HA walk-through, with a savepoint's path"),
-            Map.entry("deploy/local-cluster/zookeeper.sh stop", "part of the application-mode HA walk-through"));
+                    "deploy/local-cluster/zookeeper.sh stop"));
+
+    /** Each command of {@link #REASONS} with its reason. */
+    static final Map<String, String> NOT_RUN = notRun();
+
+    private static Map<String, String> notRun() {
+        Map<String, String> out = new HashMap<>();
+        for (Reason r : REASONS)
+            for (String c : r.commands)
+                if (out.put(c, r.why) != null) throw new IllegalStateException("listed twice: " + c);
+        return Map.copyOf(out);
+    }
 
     /** Long documentation commands the test runs in a shorter form (the documentation says so beside each). */
     static final Map<String, String> SHORTER =
