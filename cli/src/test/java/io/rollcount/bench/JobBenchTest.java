@@ -34,9 +34,9 @@ class JobBenchTest {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         PrintStream out = new PrintStream(bytes, true, StandardCharsets.UTF_8);
         String redis = "redis://127.0.0.1:" + System.getenv().getOrDefault("ROLLCOUNT_TEST_REDIS_PORT", "6379");
-        JobBench bench = new JobBench(JobBench.Size.TINY, redis, true, dir, out);
-        bench.comparePolicies = Path.of("..", "samples", "policies.yaml").toAbsolutePath();
-        bench.run();
+        Path policies = Path.of("..", "samples", "policies.yaml").toAbsolutePath();
+        new JobBench(new BenchPlan(JobBench.Size.TINY, redis, dir, null, new BenchPlan.Full(true, policies)), out)
+                .run();
         String text = bytes.toString(StandardCharsets.UTF_8);
         List<String> results = Arrays.stream(text.split("\n"))
                 .filter(l -> l.startsWith("RESULT "))
@@ -141,10 +141,8 @@ class JobBenchTest {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         PrintStream out = new PrintStream(bytes, true, StandardCharsets.UTF_8);
         String redis = "redis://127.0.0.1:" + System.getenv().getOrDefault("ROLLCOUNT_TEST_REDIS_PORT", "6379");
-        JobBench bench = new JobBench(JobBench.Size.TINY, redis, false, dir, out);
-        bench.profileOnly = io.rollcount.job.gen.EventGenerator.Workload.zipf;
-        bench.profileWithFloor = true;
-        bench.run();
+        BenchPlan.Mode floor = new BenchPlan.OnlyOurs(io.rollcount.job.gen.EventGenerator.Workload.zipf, true, false);
+        new JobBench(new BenchPlan(JobBench.Size.TINY, redis, dir, null, floor), out).run();
         String text = bytes.toString(StandardCharsets.UTF_8);
         List<String> runs = Arrays.stream(text.split("\n"))
                 .map(String::strip)
