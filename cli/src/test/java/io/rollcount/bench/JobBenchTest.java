@@ -167,4 +167,25 @@ class JobBenchTest {
                     .allSatisfy(l -> assertThat(l).contains(" covered=", " count_per_count="));
         }
     }
+
+    /** The profiling options' combinations are checked when the plan is made, before anything runs. */
+    @Test
+    void refusesProfilingOptionsThatDoNotGoTogether(@TempDir Path dir) {
+        for (List<String> args : List.of(
+                List.of("--with-floor"),
+                List.of("--only-ours", "zipf", "--with-floor", "--no-redis"),
+                List.of("--no-redis"))) {
+            java.io.StringWriter err = new java.io.StringWriter();
+            List<String> all =
+                    new java.util.ArrayList<>(List.of("job", "--tiny", "--no-kafka", "--work-dir", dir.toString()));
+            all.addAll(args);
+            int code = new picocli.CommandLine(new BenchCommand())
+                    .setErr(new java.io.PrintWriter(err))
+                    .execute(all.toArray(String[]::new));
+            assertThat(code).as(args.toString()).isEqualTo(2);
+            assertThat(err.toString())
+                    .as(args.toString())
+                    .contains(args.contains("--with-floor") ? "--with-floor needs" : "--no-redis needs");
+        }
+    }
 }
