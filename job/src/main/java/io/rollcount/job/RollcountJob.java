@@ -18,6 +18,7 @@ import io.rollcount.job.model.TrendCandidates;
 import io.rollcount.job.model.TrendWeight;
 import io.rollcount.job.model.WindowTop;
 import io.rollcount.job.ops.CountPerCounter;
+import io.rollcount.job.ops.CountPerCounterSettings;
 import io.rollcount.job.ops.DropDuplicates;
 import io.rollcount.job.ops.LocalWindowTopK;
 import io.rollcount.job.ops.PreAggregate;
@@ -197,7 +198,13 @@ public final class RollcountJob {
                 .transform(
                         "count-per-counter",
                         CounterUpdate.Info.INSTANCE,
-                        new CountPerCounter(lateness, flushInterval, options.counterCacheBytes(), rollupMask, policies)
+                        new CountPerCounter(new CountPerCounterSettings(
+                                        lateness,
+                                        flushInterval,
+                                        options.counterCacheBytes(),
+                                        rollupMask,
+                                        policies,
+                                        CountPerCounter.DEFAULT_SLICE_MILLIS))
                                 .rebuildingAfterLoss(lossWatch(outputs, options), rollupsRebuild(outputs, options)))
                 .uid("count-per-counter");
         // The Redis commands of the updates, with the key names of RedisKeys: chained to the keyed operator and
