@@ -10,8 +10,8 @@ import org.apache.flink.streaming.api.operators.Triggerable;
 /**
  * Per-counter timers in a savepoint of an earlier version of {@link CountPerCounter}, which kept one RocksDB
  * event-time timer per counter (and per-counter processing-time flush timers) in its timer service
- * {@value #NAME}. This version registers none: when its due index has the counters, it keeps no timers, and the
- * restored ones fire once each and do what is due of their counter then.
+ * {@value #NAME}. The operator keeps its due times in {@link DueIndex} and registers no timers; restored ones
+ * fire once each and do what is due of their counter then.
  *
  * <p>Can be removed when no savepoint or checkpoint of a version with per-counter timers is to be restored
  * any more (those of this version hold none).
