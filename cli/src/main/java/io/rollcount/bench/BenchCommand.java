@@ -10,7 +10,12 @@ import picocli.CommandLine.Option;
 @Command(
         name = "bench",
         mixinStandardHelpOptions = true,
-        description = "Benchmarks, side by side with their references (see BENCHMARKS.md).",
+        description = "Benchmarks, side by side with their references (see docs/benchmarks.md).",
+        footer = {
+            "",
+            "Also: ./rollcount bench sketches [--quick] [--only REGEX], the sketches' JMH benchmarks against Apache"
+                    + " DataSketches (--help: its options)."
+        },
         subcommands = {BenchCommand.Job.class, GrowthBench.class})
 public final class BenchCommand implements Callable<Integer> {
 

@@ -10,8 +10,6 @@ import io.rollcount.job.model.WindowSum;
 import io.rollcount.job.ops.CounterStore.CachedCounter;
 import io.rollcount.job.policy.NamespacePolicy;
 import io.rollcount.job.policy.Policies;
-import io.rollcount.job.redis.RedisLossWatch;
-import io.rollcount.job.redis.RollupsRebuild;
 import java.util.ArrayList;
 import org.apache.flink.api.common.accumulators.LongCounter;
 import org.apache.flink.runtime.state.StateInitializationContext;
@@ -98,9 +96,9 @@ public final class CountPerCounter extends AbstractStreamOperator<CounterUpdate>
     private final Policies policies;
 
     /** Watches Redis for a loss of its data (see {@link #rebuildingAfterLoss}); null: no rebuild. */
-    private RedisLossWatch lossWatch;
+    private LossWatch lossWatch;
     /** Subtask 0 rebuilds the closed windows from counter-rollups after a loss; null: no such rebuild. */
-    private RollupsRebuild rollupsRebuild;
+    private ClosedWindowsRebuild rollupsRebuild;
 
     private transient CounterStore store;
     private transient CounterRebuild rebuild;
@@ -135,7 +133,7 @@ public final class CountPerCounter extends AbstractStreamOperator<CounterUpdate>
      * every window it keeps, the 1h and 1d unique-users sketches it keeps), and with {@code rollups}, from
      * subtask 0, writes the closed windows of {@code counter-rollups} again. Returns this operator.
      */
-    public CountPerCounter rebuildingAfterLoss(RedisLossWatch watch, RollupsRebuild rollups) {
+    public CountPerCounter rebuildingAfterLoss(LossWatch watch, ClosedWindowsRebuild rollups) {
         this.lossWatch = watch;
         this.rollupsRebuild = rollups;
         return this;

@@ -3,7 +3,6 @@ package io.rollcount.job.ops;
 import io.rollcount.job.model.Event;
 import io.rollcount.job.model.Json;
 import io.rollcount.job.model.PartialSum;
-import io.rollcount.job.redis.RedisKeys;
 import java.nio.charset.StandardCharsets;
 
 /**
@@ -28,8 +27,8 @@ final class CounterOverflow {
         if (overflows(s.total, delta)) return "total " + s.total;
         for (int i : idx) {
             if (i >= 0 && overflows(s.sum[i], delta)) {
-                return s.resolution(i).label + " window " + RedisKeys.windowSuffix(s.resolution(i), s.start[i])
-                        + " (sum " + s.sum[i] + ")";
+                return s.resolution(i).label + " window " + s.resolution(i).windowName(s.start[i]) + " (sum " + s.sum[i]
+                        + ")";
             }
         }
         return null;
