@@ -2,8 +2,8 @@ package io.rollcount.bench;
 
 import io.rollcount.job.Launcher;
 import io.rollcount.job.gen.EventGenerator.Workload;
-import io.rollcount.job.ops.DropDuplicates;
-import io.rollcount.job.ops.PreAggregate;
+import io.rollcount.job.metrics.JobAccumulators;
+import io.rollcount.job.parse.EventParser;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.util.EnumMap;
@@ -112,7 +112,7 @@ public final class JobBench {
                     w,
                     ev.count / o.seconds,
                     (runs.commandsSent() - commands) / (double) ev.count,
-                    o.acc(PreAggregate.COUNTED),
+                    o.acc(JobAccumulators.COUNTED),
                     o.jobCpuSeconds * 1e6 / ev.count,
                     m.redisMicros(ev.count));
             report.threads("job." + w + (floor ? ".floor" : "") + ".threads", o, ev.count);
@@ -241,9 +241,9 @@ public final class JobBench {
                 round + 1,
                 w,
                 BenchReport.last(f.ours),
-                o.acc(PreAggregate.COUNTED),
-                o.acc(DropDuplicates.DUPLICATES),
-                o.acc(PreAggregate.LATE_COUNTER),
+                o.acc(JobAccumulators.COUNTED),
+                o.acc(JobAccumulators.DUPLICATES),
+                o.acc(JobAccumulators.deadLetters(EventParser.LATE)),
                 BenchReport.last(f.cmdsPerEvent),
                 BenchReport.last(f.jobMicrosPerEvent),
                 BenchReport.last(f.redisMicrosPerEvent),

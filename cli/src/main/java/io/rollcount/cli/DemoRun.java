@@ -5,9 +5,9 @@ import io.rollcount.job.Launcher;
 import io.rollcount.job.RollcountJob;
 import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.kafka.KafkaBroker;
+import io.rollcount.job.metrics.JobAccumulators;
 import io.rollcount.job.metrics.LocalMetrics;
 import io.rollcount.job.metrics.RollcountMetrics;
-import io.rollcount.job.ops.RouteEvents;
 import io.rollcount.job.redis.RedisEndpoint;
 import io.rollcount.job.redis.RedisKeys;
 import io.rollcount.job.redis.RedisNodes;
@@ -188,7 +188,7 @@ final class DemoRun {
             long now = System.nanoTime();
             long produced = generator.produced();
             long lag = DemoView.lag(admin, options.kafkaGroupId);
-            read = Math.max(read, RunCommand.longOf(acc, RouteEvents.EVENTS_READ));
+            read = Math.max(read, RunCommand.longOf(acc, JobAccumulators.EVENTS_READ));
             long commands = jobMetrics.sum(RollcountMetrics.REDIS_COMMANDS_SENT);
             checkpoints.poll();
             double elapsed = view.refresh(now, produced, read, lag, commands, checkpoints);
@@ -212,7 +212,7 @@ final class DemoRun {
         if (checkpoints != null) checkpoints.poll();
         JobExecutionResult result = job == null ? null : stopJob(job, dir, err);
         if (result != null)
-            read = Math.max(read, RunCommand.longOf(result.getAllAccumulatorResults(), RouteEvents.EVENTS_READ));
+            read = Math.max(read, RunCommand.longOf(result.getAllAccumulatorResults(), JobAccumulators.EVENTS_READ));
         if (admin != null) admin.close(Duration.ofSeconds(5));
         if (broker != null) broker.close();
         deleteRecursively(dir);

@@ -1,5 +1,6 @@
 package io.rollcount.job.ops;
 
+import io.rollcount.job.metrics.JobAccumulators;
 import io.rollcount.job.metrics.RollcountMetrics;
 import io.rollcount.job.model.CounterUpdate;
 import io.rollcount.job.model.Event;
@@ -187,7 +188,7 @@ public final class CountPerCounter extends AbstractStreamOperator<CounterUpdate>
         flushBeforeEviction = c -> {
             if (c.flushPending) flush(c);
         };
-        overflowCount = getRuntimeContext().getLongCounter(RouteEvents.DLQ_PREFIX + OVERFLOW_REASON);
+        overflowCount = getRuntimeContext().getLongCounter(JobAccumulators.DEAD_LETTERS_PREFIX + OVERFLOW_REASON);
         RollcountMetrics.deadLetters(getMetricGroup(), OVERFLOW_REASON, overflowCount);
         int subtask = getRuntimeContext().getTaskInfo().getIndexOfThisSubtask();
         rebuild.open(

@@ -2,6 +2,7 @@ package io.rollcount.job.ops;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rollcount.job.metrics.JobAccumulators;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -104,11 +105,15 @@ class CounterRebuildTest {
         }
 
         long countersWritten() {
-            return getRuntimeContext().getLongCounter(CounterRebuild.COUNTERS).getLocalValue();
+            return getRuntimeContext()
+                    .getLongCounter(JobAccumulators.REDIS_REBUILT_COUNTERS)
+                    .getLocalValue();
         }
 
         long lossesSeen() {
-            return getRuntimeContext().getLongCounter(CounterRebuild.LOSSES).getLocalValue();
+            return getRuntimeContext()
+                    .getLongCounter(JobAccumulators.REDIS_LOSSES)
+                    .getLocalValue();
         }
     }
 
