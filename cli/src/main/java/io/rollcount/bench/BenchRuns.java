@@ -1,7 +1,9 @@
 package io.rollcount.bench;
 
+import io.rollcount.job.FlinkSettings;
+import io.rollcount.job.JobConnectors;
 import io.rollcount.job.JobOptions;
-import io.rollcount.job.RollcountJob;
+import io.rollcount.job.Pipeline;
 import io.rollcount.job.files.DeadLetterFileSink;
 import io.rollcount.job.gen.EventGenerator.Workload;
 import io.rollcount.job.metrics.RollcountMetrics;
@@ -245,16 +247,16 @@ final class BenchRuns {
     BenchCluster.Run ours(BenchEvents ev, RedisWrites writes, java.util.function.Consumer<Long> whileRunning)
             throws Exception {
         JobOptions o = options();
-        StreamExecutionEnvironment env = environment(RollcountJob.configuration(o));
+        StreamExecutionEnvironment env = environment(FlinkSettings.configuration(o));
         RedisSink sink = writes == RedisWrites.FLOOR
-                ? RollcountJob.redisSinkBuilder(o).setPlainWritesOnly(true).build()
-                : RollcountJob.redisSink(o);
+                ? JobConnectors.redisSinkBuilder(o).setPlainWritesOnly(true).build()
+                : JobConnectors.redisSink(o);
         boolean discard = writes == RedisWrites.DISCARDED;
-        RollcountJob.build(
+        Pipeline.build(
                 env,
                 o,
                 GeneratedEvents.source(ev),
-                new RollcountJob.Outputs(
+                new Pipeline.Outputs(
                         new StampingSink<>(discard ? null : sink),
                         new DeadLetterFileSink(o.dlq),
                         1,
@@ -267,27 +269,27 @@ final class BenchRuns {
     }
 
     BenchCluster.Run naive(BenchEvents ev) throws Exception {
-        StreamExecutionEnvironment env = environment(RollcountJob.configuration(options()));
+        StreamExecutionEnvironment env = environment(FlinkSettings.configuration(options()));
         int ends = References.textbook(env, GeneratedEvents.source(ev));
         return cluster.run(env, "textbook-" + ev.workload, ends, false, timeout(ev.count, 1_000), null);
     }
 
     BenchCluster.Run sql(BenchEvents ev) throws Exception {
-        StreamExecutionEnvironment env = environment(RollcountJob.configuration(options()));
+        StreamExecutionEnvironment env = environment(FlinkSettings.configuration(options()));
         int ends = References.sql(env, GeneratedEvents.source(ev));
         return cluster.run(env, "sql-" + ev.workload, ends, false, timeout(ev.count, 1_000), null);
     }
 
     /** The textbook job with Rollcount's Redis outputs (windows and totals; {@link FairReferences#textbook}). */
     BenchCluster.Run naiveRedis(BenchEvents ev) throws Exception {
-        StreamExecutionEnvironment env = environment(RollcountJob.configuration(options()));
+        StreamExecutionEnvironment env = environment(FlinkSettings.configuration(options()));
         int ends = FairReferences.textbook(env, GeneratedEvents.source(ev), redisOutputs(null));
         return cluster.run(env, "textbook-redis-" + ev.workload, ends, false, timeout(ev.count, 1_000), null);
     }
 
     /** Flink SQL with Rollcount's Redis outputs ({@link FairReferences#sql}). */
     BenchCluster.Run sqlRedis(BenchEvents ev) throws Exception {
-        StreamExecutionEnvironment env = environment(RollcountJob.configuration(options()));
+        StreamExecutionEnvironment env = environment(FlinkSettings.configuration(options()));
         int ends = FairReferences.sql(env, GeneratedEvents.source(ev), redisOutputs(null));
         return cluster.run(env, "sql-redis-" + ev.workload, ends, false, timeout(ev.count, 1_000), null);
     }
@@ -302,7 +304,7 @@ final class BenchRuns {
                 redisHost,
                 redisPort,
                 keys,
-                kafkaOptions == null ? null : RollcountJob.rollupsSink(kafkaOptions),
+                kafkaOptions == null ? null : JobConnectors.rollupsSink(kafkaOptions),
                 ROLLUP_RESOLUTIONS);
     }
 
@@ -316,7 +318,7 @@ final class BenchRuns {
     }
 
     BenchCluster.Run sourceOnly(BenchEvents ev) throws Exception {
-        StreamExecutionEnvironment env = environment(RollcountJob.configuration(options()));
+        StreamExecutionEnvironment env = environment(FlinkSettings.configuration(options()));
         env.fromSource(GeneratedEvents.source(ev), References.watermarks(), "events", TypeInformation.of(Event.class))
                 .sinkTo(new StampingSink<>(null));
         return cluster.run(env, "source-" + ev.workload, JobBench.PARALLELISM, false, timeout(ev.count, 5_000), null);

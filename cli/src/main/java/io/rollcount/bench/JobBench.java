@@ -87,7 +87,7 @@ public final class JobBench {
                     + String.format(Locale.ROOT, "%,d", Size.FULL.events) + " events per workload.)");
         }
         out.println(
-                "  Rollcount: RollcountJob.build with dedup, five resolutions, uniques, trending and window top-K, real Redis at "
+                "  Rollcount: Pipeline.build with dedup, five resolutions, uniques, trending and window top-K, real Redis at "
                         + runs.redisUrl + " prefix " + runs.prefix);
     }
 

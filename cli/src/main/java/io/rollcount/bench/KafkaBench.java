@@ -1,7 +1,9 @@
 package io.rollcount.bench;
 
+import io.rollcount.job.FlinkSettings;
+import io.rollcount.job.JobConnectors;
 import io.rollcount.job.JobOptions;
-import io.rollcount.job.RollcountJob;
+import io.rollcount.job.Pipeline;
 import io.rollcount.job.gen.EventGenerator.Workload;
 import io.rollcount.job.kafka.EventDeserializer;
 import io.rollcount.job.model.Event;
@@ -120,19 +122,19 @@ final class KafkaBench {
     private BenchRuns.Measured kafkaOurs(BrokerProcess broker, String topic, String run, BenchEvents ev)
             throws Exception {
         JobOptions o = kafkaOptions(broker.bootstrap(), topic, runs.prefix + run);
-        RollcountJob.ensureOutputTopics(o);
-        StreamExecutionEnvironment env = runs.environment(RollcountJob.configuration(o));
-        RollcountJob.build(
+        JobConnectors.ensureOutputTopics(o);
+        StreamExecutionEnvironment env = runs.environment(FlinkSettings.configuration(o));
+        Pipeline.build(
                 env,
                 o,
                 kafkaSource(o, "ours" + run),
-                new RollcountJob.Outputs(
-                        new StampingSink<>(RollcountJob.redisSink(o)),
-                        RollcountJob.deadLetterSink(o),
+                new Pipeline.Outputs(
+                        new StampingSink<>(JobConnectors.redisSink(o)),
+                        JobConnectors.deadLetterSink(o),
                         0,
-                        RollcountJob.rollupsSink(o),
+                        JobConnectors.rollupsSink(o),
                         null,
-                        RollcountJob.redisSink(o).withoutWatermark()));
+                        JobConnectors.redisSink(o).withoutWatermark()));
         return runs.measured(() -> runs.cluster()
                 .run(
                         env,
@@ -147,7 +149,7 @@ final class KafkaBench {
     private BenchRuns.Measured kafkaNaive(BrokerProcess broker, String topic, String run, BenchEvents ev)
             throws Exception {
         JobOptions o = kafkaOptions(broker.bootstrap(), topic, runs.prefix + "-textbook" + run);
-        StreamExecutionEnvironment env = runs.environment(RollcountJob.configuration(o));
+        StreamExecutionEnvironment env = runs.environment(FlinkSettings.configuration(o));
         int ends = FairReferences.textbook(env, kafkaSource(o, "naive" + run), runs.redisOutputs(o));
         return runs.measured(() ->
                 runs.cluster().run(env, "textbook-kafka" + run, ends, true, BenchRuns.timeout(ev.count, 1_000), null));
@@ -166,7 +168,7 @@ final class KafkaBench {
 
     private static Source<Event, ?, ?> kafkaSource(JobOptions o, String group) {
         return KafkaSource.<Event>builder()
-                .setProperties(RollcountJob.kafkaProperties(o))
+                .setProperties(JobConnectors.kafkaProperties(o))
                 .setTopics(o.kafkaTopic)
                 .setGroupId(o.kafkaGroupId + "-" + group)
                 .setStartingOffsets(OffsetsInitializer.earliest())

@@ -1,7 +1,9 @@
 package io.rollcount.bench;
 
+import io.rollcount.job.FlinkSettings;
+import io.rollcount.job.JobConnectors;
 import io.rollcount.job.JobOptions;
-import io.rollcount.job.RollcountJob;
+import io.rollcount.job.Pipeline;
 import io.rollcount.job.files.DeadLetterFileSink;
 import io.rollcount.job.gen.EventGenerator.Workload;
 import java.time.Duration;
@@ -11,7 +13,6 @@ import java.util.List;
 import java.util.Map;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import redis.clients.jedis.Jedis;
-import redis.clients.jedis.Pipeline;
 import redis.clients.jedis.Response;
 
 /**
@@ -71,18 +72,18 @@ final class PacedBench {
     /** Rollcount as {@code rollcount run} builds it, on {@code ev} paced at {@code rate}, with its probe events. */
     private StreamExecutionEnvironment paced(BenchEvents ev, double rate, long probeEvery) {
         JobOptions o = runs.options();
-        StreamExecutionEnvironment env = runs.environment(RollcountJob.configuration(o));
-        RollcountJob.build(
+        StreamExecutionEnvironment env = runs.environment(FlinkSettings.configuration(o));
+        Pipeline.build(
                 env,
                 o,
                 GeneratedEvents.paced(ev, rate, probeEvery),
-                new RollcountJob.Outputs(
-                        new StampingSink<>(RollcountJob.redisSink(o)),
+                new Pipeline.Outputs(
+                        new StampingSink<>(JobConnectors.redisSink(o)),
                         new DeadLetterFileSink(o.dlq),
                         1,
                         null,
                         null,
-                        RollcountJob.redisSink(o).withoutWatermark()));
+                        JobConnectors.redisSink(o).withoutWatermark()));
         return env;
     }
 
@@ -155,7 +156,7 @@ final class PacedBench {
     private void pollProbes(Jedis jedis, List<Long> latencies) {
         if (BenchClock.PROBES.isEmpty()) return;
         List<Map.Entry<String, Long>> pending = new ArrayList<>(BenchClock.PROBES.entrySet());
-        Pipeline p = jedis.pipelined();
+        redis.clients.jedis.Pipeline p = jedis.pipelined();
         List<Response<String>> values = new ArrayList<>(pending.size());
         for (Map.Entry<String, Long> e : pending) values.add(p.get(runs.keys.total(e.getKey())));
         p.sync();

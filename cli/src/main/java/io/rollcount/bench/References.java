@@ -2,7 +2,6 @@ package io.rollcount.bench;
 
 import io.rollcount.job.model.Event;
 import io.rollcount.job.model.Resolution;
-import io.rollcount.job.ops.ValidEventsWatermarks;
 import io.rollcount.job.parse.EventParser;
 import io.rollcount.job.redis.RedisKeys;
 import io.rollcount.sketches.CountMinSketch;
@@ -47,7 +46,7 @@ final class References {
     private References() {}
 
     static WatermarkStrategy<Event> watermarks() {
-        return ValidEventsWatermarks.strategy(Duration.ofSeconds(5), Duration.ofSeconds(10));
+        return io.rollcount.job.Pipeline.watermarks(Duration.ofSeconds(5), Duration.ofSeconds(10));
     }
 
     // ------------------------------------------------------------------ (a) textbook DataStream

@@ -1,9 +1,9 @@
 package io.rollcount.cli;
 
+import io.rollcount.job.JobConnectors;
 import io.rollcount.job.JobOptions;
 import io.rollcount.job.Launcher;
 import io.rollcount.job.RefusedStartException;
-import io.rollcount.job.RollcountJob;
 import io.rollcount.job.util.DurationConverter;
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -20,7 +20,7 @@ import picocli.CommandLine.Spec;
  * {@code ./rollcount demo}: the whole system on one machine (contract section 5). An in-process Kafka broker
  * with its data in a fresh temporary folder, a generator thread producing the {@code viral} workload to
  * {@code counter-events} (2 partitions) at a paced rate with wall-clock event times, the job on a local
- * MiniCluster (RocksDB, checkpoints, the same {@link RollcountJob#assemble} as {@code ./rollcount run}) writing
+ * MiniCluster (RocksDB, checkpoints, the same {@link JobConnectors#assemble} as {@code ./rollcount run}) writing
  * to Redis, and a view refreshed every second. At the end of {@code --duration} or on Ctrl-C: the generator
  * stops, the job stops with a savepoint (its outputs flushed and committed), the broker stops, the folder is
  * deleted, and a summary is printed.

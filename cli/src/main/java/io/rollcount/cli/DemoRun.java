@@ -1,8 +1,8 @@
 package io.rollcount.cli;
 
+import io.rollcount.job.JobConnectors;
 import io.rollcount.job.JobOptions;
 import io.rollcount.job.Launcher;
-import io.rollcount.job.RollcountJob;
 import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.kafka.KafkaBroker;
 import io.rollcount.job.metrics.JobAccumulators;
@@ -85,7 +85,7 @@ final class DemoRun {
     /** The demo after its start checks: start, watch until the end or Ctrl-C, stop, summary; its exit code. */
     int run() throws Exception {
         String prefix = options.redisKeyPrefix;
-        RedisEndpoint endpoint = RollcountJob.redisEndpoint(options);
+        RedisEndpoint endpoint = JobConnectors.redisEndpoint(options);
         UnifiedJedis jedis = endpoint.client();
 
         workload = new EventGenerator(

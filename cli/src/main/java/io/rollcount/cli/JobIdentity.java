@@ -1,7 +1,7 @@
 package io.rollcount.cli;
 
+import io.rollcount.job.JobConnectors;
 import io.rollcount.job.JobOptions;
-import io.rollcount.job.RollcountJob;
 import io.rollcount.job.kafka.KafkaClients;
 import io.rollcount.job.redis.RedisEndpoint;
 import io.rollcount.job.redis.RedisNodes;
@@ -43,7 +43,7 @@ record JobIdentity(String prefix, String redis, String source) {
     }
 
     private static String redisOf(JobOptions options) {
-        RedisEndpoint endpoint = RollcountJob.redisEndpoint(options);
+        RedisEndpoint endpoint = JobConnectors.redisEndpoint(options);
         if (endpoint.cluster()) return CLUSTER + String.join(",", RedisNodes.nodeIds(endpoint));
         return endpoint.seeds().get(0) + "/" + endpoint.database();
     }
@@ -52,7 +52,7 @@ record JobIdentity(String prefix, String redis, String source) {
         if (options.sourceKind() != JobOptions.SourceKind.kafka)
             return options.sourceKind().name();
         String clusterId =
-                KafkaClients.clusterId(RollcountJob.kafkaProperties(options), KafkaClients.DEFAULT_CHECK_TIMEOUT);
+                KafkaClients.clusterId(JobConnectors.kafkaProperties(options), KafkaClients.DEFAULT_CHECK_TIMEOUT);
         return "kafka topic " + options.kafkaTopic + " of cluster " + clusterId;
     }
 

@@ -1,7 +1,7 @@
 package io.rollcount.cli;
 
+import io.rollcount.job.FlinkSettings;
 import io.rollcount.job.JobOptions;
-import io.rollcount.job.RollcountJob;
 import java.nio.file.Path;
 import java.time.Duration;
 import org.apache.flink.configuration.CheckpointingOptions;
@@ -22,7 +22,7 @@ final class LocalFlink {
 
     /** As {@link #environment(JobOptions)}, with {@code extra} settings applied last (the demo turns on Flink's REST API). */
     static StreamExecutionEnvironment environment(JobOptions options, Configuration extra) {
-        Configuration conf = RollcountJob.configuration(options);
+        Configuration conf = FlinkSettings.configuration(options);
         if (options.checkpointDir == null) {
             String dir = Path.of(".rollcount", "checkpoints")
                     .toAbsolutePath()

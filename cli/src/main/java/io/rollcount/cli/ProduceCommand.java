@@ -1,7 +1,7 @@
 package io.rollcount.cli;
 
+import io.rollcount.job.JobConnectors;
 import io.rollcount.job.JobOptions;
-import io.rollcount.job.RollcountJob;
 import io.rollcount.job.kafka.KafkaClients;
 import java.io.BufferedInputStream;
 import java.io.ByteArrayOutputStream;
@@ -72,8 +72,8 @@ final class ProduceCommand implements Callable<Integer> {
         o.kafkaBootstrap = bootstrap;
         o.kafkaProperties = properties;
         o.kafkaTopic = topic;
-        KafkaClients.ensureTopics(RollcountJob.kafkaProperties(o), KafkaClients.DEFAULT_CHECK_TIMEOUT, topic);
-        Properties p = RollcountJob.kafkaProperties(o);
+        KafkaClients.ensureTopics(JobConnectors.kafkaProperties(o), KafkaClients.DEFAULT_CHECK_TIMEOUT, topic);
+        Properties p = JobConnectors.kafkaProperties(o);
         p.put(ProducerConfig.ACKS_CONFIG, "all");
         p.put(ProducerConfig.LINGER_MS_CONFIG, "20");
         p.put(ProducerConfig.BATCH_SIZE_CONFIG, "262144");

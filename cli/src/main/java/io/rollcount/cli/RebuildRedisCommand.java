@@ -1,7 +1,7 @@
 package io.rollcount.cli;
 
+import io.rollcount.job.JobConnectors;
 import io.rollcount.job.JobOptions;
-import io.rollcount.job.RollcountJob;
 import io.rollcount.job.kafka.KafkaIO;
 import io.rollcount.job.redis.RedisEndpoint;
 import io.rollcount.job.redis.RedisKeys;
@@ -133,8 +133,8 @@ final class RebuildRedisCommand implements Callable<Integer> {
             String url = o.redisUrl();
             if (!url.startsWith("redis://") && !url.startsWith("rediss://"))
                 throw new IllegalArgumentException("--redis must be a redis:// or rediss:// URL");
-            kafka = RollcountJob.kafkaProperties(o);
-            endpoint = RollcountJob.redisEndpoint(o);
+            kafka = JobConnectors.kafkaProperties(o);
+            endpoint = JobConnectors.redisEndpoint(o);
             o.topk = topk;
             o.policiesFile = policies;
             o.dedupHorizon = Duration.ofHours(24); // not used here; the policies need one

@@ -1,8 +1,8 @@
 package io.rollcount.cli;
 
+import io.rollcount.job.JobConnectors;
 import io.rollcount.job.JobOptions;
 import io.rollcount.job.RedisOptions;
-import io.rollcount.job.RollcountJob;
 import io.rollcount.job.redis.RedisEndpoint;
 import io.rollcount.job.util.Messages;
 import redis.clients.jedis.UnifiedJedis;
@@ -23,7 +23,7 @@ final class RedisReadOptions extends RedisOptions {
     }
 
     RedisEndpoint endpoint() {
-        return RollcountJob.redisEndpoint(this);
+        return JobConnectors.redisEndpoint(this);
     }
 
     /**

@@ -1,9 +1,9 @@
 package io.rollcount.cli;
 
+import io.rollcount.job.JobConnectors;
 import io.rollcount.job.JobOptions;
 import io.rollcount.job.Launcher;
 import io.rollcount.job.RefusedStartException;
-import io.rollcount.job.RollcountJob;
 import io.rollcount.job.files.InputFiles;
 import io.rollcount.job.metrics.JobAccumulators;
 import io.rollcount.job.metrics.LocalMetrics;
@@ -448,7 +448,7 @@ final class RunCommand implements Callable<Integer> {
     /** The writers give the lease up when they close; this is for a job that ended before they could. */
     private static void releaseLease(JobOptions options) {
         if (options.leaseToken == null) return;
-        try (UnifiedJedis jedis = RollcountJob.redisEndpoint(options).client()) {
+        try (UnifiedJedis jedis = JobConnectors.redisEndpoint(options).client()) {
             new PrefixGuard(options.redisKeyPrefix).release(jedis, options.leaseToken);
         } catch (RuntimeException e) {
             // it expires on its own

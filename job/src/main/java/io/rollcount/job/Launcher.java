@@ -16,7 +16,7 @@ import redis.clients.jedis.exceptions.JedisException;
  * The one start sequence of the job, for every way it starts: {@link RollcountJob#main} ({@code flink run}'s
  * client, or an application cluster's JobManager), {@code ./rollcount run}, the demo and the benchmarks. Each
  * caller makes a launcher for its {@link Place}, runs {@link #checkStart} and then builds the job with
- * {@link #assemble} (or, the benchmarks, with {@link RollcountJob#build} and sinks of their own).
+ * {@link JobConnectors#assemble} (or, the benchmarks, with {@link Pipeline#build} and sinks of their own).
  *
  * <p>{@link #checkStart} runs the checks in this order, so that a refused start changes nothing:
  * <ol>
@@ -108,7 +108,7 @@ public final class Launcher {
                     options.redisKeyPrefix);
             return;
         }
-        RedisEndpoint endpoint = refusing(IllegalArgumentException.class, () -> RollcountJob.redisEndpoint(options));
+        RedisEndpoint endpoint = refusing(IllegalArgumentException.class, () -> JobConnectors.redisEndpoint(options));
         boolean reached = redisAnswers(endpoint);
         refusing(IllegalStateException.class, this::refuseSharedDeadLetterFile);
         String unreadable = RestorePath.refusal(restoreOption, restorePath, place == Place.HERE);
@@ -184,22 +184,22 @@ public final class Launcher {
     }
 
     /**
-     * The job's Flink settings: for {@link Place#HERE} the job's own ({@link RollcountJob#configuration(JobOptions)});
-     * on a cluster those of {@link RollcountJob#configuration(JobOptions, ReadableConfig)} over the cluster's own
+     * The job's Flink settings: for {@link Place#HERE} the job's own ({@link FlinkSettings#configuration(JobOptions)});
+     * on a cluster those of {@link FlinkSettings#configuration(JobOptions, ReadableConfig)} over the cluster's own
      * {@code cluster}, a cluster setting it refuses a {@link RefusedStartException}.
      */
     public Configuration settings(ReadableConfig cluster) {
-        if (place == Place.HERE) return RollcountJob.configuration(options);
-        return refusing(IllegalArgumentException.class, () -> RollcountJob.configuration(options, cluster));
+        if (place == Place.HERE) return FlinkSettings.configuration(options);
+        return refusing(IllegalArgumentException.class, () -> FlinkSettings.configuration(options, cluster));
     }
 
     /**
-     * The production wiring of the pipeline in {@code env} ({@link RollcountJob#assemble}); a mistake found before
+     * The production wiring of the pipeline in {@code env} ({@link JobConnectors#assemble}); a mistake found before
      * the job starts (another job's dead-letter file, an unreachable broker) is a {@link RefusedStartException}.
      */
     public void assemble(StreamExecutionEnvironment env) {
         refusing(IllegalStateException.class, () -> {
-            RollcountJob.assemble(env, options, place == Place.APPLICATION);
+            JobConnectors.assemble(env, options, place == Place.APPLICATION);
             return null;
         });
     }

@@ -12,7 +12,7 @@ import org.apache.flink.core.execution.CheckpointingMode;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@link RollcountJob#configuration(JobOptions, org.apache.flink.configuration.ReadableConfig)}: what a cluster
+ * {@link FlinkSettings#configuration(JobOptions, org.apache.flink.configuration.ReadableConfig)}: what a cluster
  * sets stays the cluster's unless the job's option is given; what exactness and speed need is the job's.
  */
 class ClusterSettingsTest {
@@ -21,7 +21,7 @@ class ClusterSettingsTest {
         JobOptions o = new JobOptions();
         new picocli.CommandLine(o).parseArgs(args);
         Configuration merged = new Configuration(cluster);
-        merged.addAll(RollcountJob.configuration(o, cluster));
+        merged.addAll(FlinkSettings.configuration(o, cluster));
         return merged;
     }
 
@@ -71,7 +71,7 @@ class ClusterSettingsTest {
     @Test
     void aLocalRunKeepsItsOwnConfiguration() {
         JobOptions o = new JobOptions();
-        Configuration c = RollcountJob.configuration(o);
+        Configuration c = FlinkSettings.configuration(o);
         assertThat(c.get(CheckpointingOptions.CHECKPOINTING_INTERVAL)).isEqualTo(Duration.ofSeconds(10));
         assertThat(c.get(StateBackendOptions.STATE_BACKEND)).isEqualTo("rocksdb");
     }

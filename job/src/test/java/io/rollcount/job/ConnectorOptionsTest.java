@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The job's options mapped to the connectors' builders ({@code RollcountJob.redisEndpoint}, {@code redisSink},
+ * The job's options mapped to the connectors' builders ({@code JobConnectors.redisEndpoint}, {@code redisSink},
  * the Kafka factories): what each option sets, a refused value named by its option, and that the connectors
  * themselves know nothing of the options. No server needed.
  */
@@ -37,63 +37,63 @@ class ConnectorOptionsTest {
     @Test
     void theRedisOptionsSetTheEndpoint(@TempDir Path dir) throws IOException {
         JobOptions o = redis("redis://writer@h:1");
-        RedisEndpoint fromEnv = RollcountJob.redisEndpoint(o, Map.of(RedisEndpoint.PASSWORD_ENV, SECRET));
+        RedisEndpoint fromEnv = JobConnectors.redisEndpoint(o, Map.of(RedisEndpoint.PASSWORD_ENV, SECRET));
         assertThat(fromEnv.hasPassword()).isTrue();
         assertThat(fromEnv.redact(SECRET)).isEqualTo("***");
-        assertThat(RollcountJob.redisEndpoint(o, Map.of()).hasPassword()).isFalse();
+        assertThat(JobConnectors.redisEndpoint(o, Map.of()).hasPassword()).isFalse();
 
         Path file = dir.resolve("pw");
         Files.writeString(file, SECRET + "\n");
         o.redisPasswordFile = file.toString();
-        RedisEndpoint fileWins = RollcountJob.redisEndpoint(o, Map.of(RedisEndpoint.PASSWORD_ENV, "other"));
+        RedisEndpoint fileWins = JobConnectors.redisEndpoint(o, Map.of(RedisEndpoint.PASSWORD_ENV, "other"));
         assertThat(fileWins.redact(SECRET)).isEqualTo("***");
         assertThat(fileWins.redact("other")).isEqualTo("other");
 
         JobOptions cluster = redis("redis://a:7000,b:7001");
         cluster.redisCluster = true;
-        RedisEndpoint c = RollcountJob.redisEndpoint(cluster, Map.of());
+        RedisEndpoint c = JobConnectors.redisEndpoint(cluster, Map.of());
         assertThat(c.cluster()).isTrue();
         assertThat(c.seeds()).containsExactly("a:7000", "b:7001");
     }
 
     @Test
     void aRefusedRedisSettingIsNamedByItsOption(@TempDir Path dir) throws IOException {
-        assertThatThrownBy(() -> RollcountJob.redisEndpoint(redis("http://u:" + SECRET + "@h"), Map.of()))
+        assertThatThrownBy(() -> JobConnectors.redisEndpoint(redis("http://u:" + SECRET + "@h"), Map.of()))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("--redis: must start with redis:// or rediss:// (got 'http://')");
-        assertThatThrownBy(() -> RollcountJob.redisEndpoint(redis("redis://u:" + SECRET + "@h:port"), Map.of()))
+        assertThatThrownBy(() -> JobConnectors.redisEndpoint(redis("redis://u:" + SECRET + "@h:port"), Map.of()))
                 .hasMessage("--redis: the port must be a number in redis://u:***@h:port");
-        assertThatThrownBy(() -> RollcountJob.redisEndpoint(redis("redis://a:7000,b:7001"), Map.of()))
+        assertThatThrownBy(() -> JobConnectors.redisEndpoint(redis("redis://a:7000,b:7001"), Map.of()))
                 .hasMessage("--redis: a list of nodes is the seed list of a Redis Cluster: add --redis.cluster (got "
                         + "redis://a:7000,b:7001)");
         JobOptions db = redis("redis://a:7000/2");
         db.redisCluster = true;
-        assertThatThrownBy(() -> RollcountJob.redisEndpoint(db, Map.of()))
+        assertThatThrownBy(() -> JobConnectors.redisEndpoint(db, Map.of()))
                 .hasMessage("--redis: a Redis Cluster has database 0 only: remove '/2' (--redis.cluster is set)");
 
         Path file = dir.resolve("pw");
         Files.writeString(file, SECRET + "\n");
         JobOptions both = redis("redis://writer:x@h:1");
         both.redisPasswordFile = file.toString();
-        assertThatThrownBy(() -> RollcountJob.redisEndpoint(both, Map.of()))
+        assertThatThrownBy(() -> JobConnectors.redisEndpoint(both, Map.of()))
                 .hasMessage(
                         "--redis.password-file: the --redis URL carries a password already; give it in one place only");
         JobOptions missing = redis("redis://h:1");
         missing.redisPasswordFile = dir.resolve("missing").toString();
-        assertThatThrownBy(() -> RollcountJob.redisEndpoint(missing, Map.of()))
+        assertThatThrownBy(() -> JobConnectors.redisEndpoint(missing, Map.of()))
                 .hasMessage("--redis.password-file: cannot read " + dir.resolve("missing") + ": NoSuchFileException");
-        assertThatThrownBy(() -> RollcountJob.redisEndpoint(
+        assertThatThrownBy(() -> JobConnectors.redisEndpoint(
                         redis("rediss://h:1"),
                         Map.of(RedisEndpoint.CA_ENV, dir.resolve("no-ca.pem").toString())))
                 .hasMessageStartingWith("$ROLLCOUNT_REDIS_CA: cannot read " + dir.resolve("no-ca.pem"));
 
         JobOptions prefix = redis("redis://h:1");
         prefix.redisKeyPrefix = "a{b";
-        assertThatThrownBy(() -> RollcountJob.redisSink(prefix))
+        assertThatThrownBy(() -> JobConnectors.redisSink(prefix))
                 .hasMessage("--redis.key-prefix: must be non-empty and free of '{' and '}', got 'a{b'");
         JobOptions retry = redis("redis://h:1");
         retry.redisRetryTimeout = Duration.ofSeconds(-1);
-        assertThatThrownBy(() -> RollcountJob.redisSink(retry))
+        assertThatThrownBy(() -> JobConnectors.redisSink(retry))
                 .hasMessage("--redis.retry-timeout: must not be negative, got -1000 ms");
     }
 
@@ -102,8 +102,8 @@ class ConnectorOptionsTest {
         JobOptions o = redis("rediss://writer:" + SECRET + "@h:6380/1");
         o.redisKeyPrefix = "app";
         o.redisRetryTimeout = Duration.ofSeconds(5);
-        RedisSink sink = RollcountJob.redisSink(o);
-        assertThat(sink.endpoint()).isEqualTo(RollcountJob.redisEndpoint(o));
+        RedisSink sink = JobConnectors.redisSink(o);
+        assertThat(sink.endpoint()).isEqualTo(JobConnectors.redisEndpoint(o));
         assertThat(sink.toString())
                 .isEqualTo("RedisSink{rediss://writer:***@h:6380/1, prefix=app}")
                 .doesNotContain(SECRET);
@@ -116,12 +116,12 @@ class ConnectorOptionsTest {
         JobOptions o = new JobOptions();
         o.kafkaProperties = file.toString();
         o.kafkaTransactionTimeout = Duration.ofMinutes(3);
-        Properties fromFile = RollcountJob.kafkaProperties(o);
+        Properties fromFile = JobConnectors.kafkaProperties(o);
         assertThat(fromFile).containsEntry("bootstrap.servers", "from-file:9092");
         assertThat(fromFile).containsEntry("security.protocol", "SASL_SSL");
         o.kafkaBootstrap = " broker:9092 ";
-        assertThat(RollcountJob.kafkaProperties(o)).containsEntry("bootstrap.servers", "broker:9092");
-        Properties producer = RollcountJob.kafkaProducerProperties(o);
+        assertThat(JobConnectors.kafkaProperties(o)).containsEntry("bootstrap.servers", "broker:9092");
+        Properties producer = JobConnectors.kafkaProducerProperties(o);
         assertThat(producer).containsEntry("transaction.timeout.ms", "180000");
         assertThat(producer).containsEntry("security.protocol", "SASL_SSL");
         // the sinks batch (their records are visible at the checkpoint's commit anyway) unless the file says otherwise
@@ -129,11 +129,11 @@ class ConnectorOptionsTest {
                 .containsEntry("linger.ms", "100")
                 .containsEntry("batch.size", "262144")
                 .containsEntry("compression.type", "lz4");
-        assertThat(RollcountJob.kafkaProperties(o)).doesNotContainKey("linger.ms"); // the source's consumer: none
+        assertThat(JobConnectors.kafkaProperties(o)).doesNotContainKey("linger.ms"); // the source's consumer: none
         Path tuned = dir.resolve("tuned.properties");
         Files.writeString(tuned, "linger.ms=7\ncompression.type=zstd\n");
         o.kafkaProperties = tuned.toString();
-        assertThat(RollcountJob.kafkaProducerProperties(o))
+        assertThat(JobConnectors.kafkaProducerProperties(o))
                 .containsEntry("linger.ms", "7")
                 .containsEntry("compression.type", "zstd")
                 .containsEntry("batch.size", "262144");
@@ -143,11 +143,11 @@ class ConnectorOptionsTest {
         assertThat(KafkaIO.transactionalIdPrefix(" job7 ", "dlq")).isEqualTo("job7-dlq");
 
         JobOptions none = new JobOptions();
-        assertThatThrownBy(() -> RollcountJob.kafkaProperties(none))
+        assertThatThrownBy(() -> JobConnectors.kafkaProperties(none))
                 .hasMessage("--kafka.bootstrap is required for Kafka (or bootstrap.servers in --kafka.properties)");
         none.kafkaBootstrap = "broker:9092";
         none.kafkaProperties = dir.resolve("none.properties").toString();
-        assertThatThrownBy(() -> RollcountJob.kafkaSource(none))
+        assertThatThrownBy(() -> JobConnectors.kafkaSource(none))
                 .hasMessage("--kafka.properties: no such file " + dir.resolve("none.properties"));
     }
 

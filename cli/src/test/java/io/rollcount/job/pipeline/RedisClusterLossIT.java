@@ -5,8 +5,10 @@ import static io.rollcount.job.pipeline.RedisLossIT.first;
 import static io.rollcount.job.support.JobAwait.await;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rollcount.job.FlinkSettings;
+import io.rollcount.job.JobConnectors;
 import io.rollcount.job.JobOptions;
-import io.rollcount.job.RollcountJob;
+import io.rollcount.job.Pipeline;
 import io.rollcount.job.kafka.KafkaBroker;
 import io.rollcount.job.metrics.LocalMetrics;
 import io.rollcount.job.metrics.RollcountMetrics;
@@ -90,7 +92,7 @@ class RedisClusterLossIT {
         long finishedBefore = METRICS.sum(RollcountMetrics.REDIS_REBUILDS_FINISHED);
         long keysBefore = METRICS.sum(RollcountMetrics.REDIS_REBUILD_KEYS);
         StreamExecutionEnvironment env = environment(options);
-        RollcountJob.build(env, options, RollcountJob.kafkaSource(options), outputs(options));
+        Pipeline.build(env, options, JobConnectors.kafkaSource(options), outputs(options));
         JobClient job = env.executeAsync("redis-cluster-loss");
         try {
             await("the first records read and in a checkpoint", Duration.ofSeconds(120), () -> committed(options), job);
@@ -203,7 +205,7 @@ class RedisClusterLossIT {
         java.nio.file.Files.writeString(policies, "- match: api\n  topk: false\n- match: post\n  topk: 5\n");
         JobOptions options = options(topic, policies.toString());
         StreamExecutionEnvironment env = environment(options);
-        RollcountJob.build(env, options, RollcountJob.kafkaSource(options), outputs(options));
+        Pipeline.build(env, options, JobConnectors.kafkaSource(options), outputs(options));
         JobClient job = env.executeAsync("redis-cluster-stopped");
         try {
             await("all input read and in a checkpoint", Duration.ofSeconds(120), () -> committed(options), job);
@@ -323,12 +325,12 @@ class RedisClusterLossIT {
         o.checkpointInterval = Duration.ofMillis(300);
         o.idleTimeout = Duration.ofMinutes(10);
         o.validate();
-        RollcountJob.ensureOutputTopics(o);
+        JobConnectors.ensureOutputTopics(o);
         return o;
     }
 
     private static StreamExecutionEnvironment environment(JobOptions options) {
-        Configuration conf = RollcountJob.configuration(options);
+        Configuration conf = FlinkSettings.configuration(options);
         conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
         conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 3);
         conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofSeconds(1));
@@ -337,14 +339,14 @@ class RedisClusterLossIT {
         return env;
     }
 
-    private static RollcountJob.Outputs outputs(JobOptions options) {
-        return new RollcountJob.Outputs(
-                RollcountJob.redisSink(options),
-                RollcountJob.deadLetterSink(options),
+    private static Pipeline.Outputs outputs(JobOptions options) {
+        return new Pipeline.Outputs(
+                JobConnectors.redisSink(options),
+                JobConnectors.deadLetterSink(options),
                 0,
-                RollcountJob.rollupsSink(options),
+                JobConnectors.rollupsSink(options),
                 null,
-                RollcountJob.redisSink(options).withoutWatermark());
+                JobConnectors.redisSink(options).withoutWatermark());
     }
 
     /** The job's consumer group has committed (on a completed checkpoint) the end offset of every input partition. */

@@ -3,8 +3,9 @@ package io.rollcount.job.pipeline;
 import static io.rollcount.job.support.JobAwait.await;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rollcount.job.JobConnectors;
 import io.rollcount.job.JobOptions;
-import io.rollcount.job.RollcountJob;
+import io.rollcount.job.Pipeline;
 import io.rollcount.job.gen.EventGenerator.Generated;
 import io.rollcount.job.kafka.KafkaBroker;
 import io.rollcount.job.metrics.LocalMetrics;
@@ -151,7 +152,7 @@ class RedisLossIT {
             in.produceTo(broker, BEFORE);
             JobOptions options = options(server, topic, false);
             StreamExecutionEnvironment env = environment(options, null);
-            RollcountJob.build(env, options, RollcountJob.kafkaSource(options), outputs(options));
+            Pipeline.build(env, options, JobConnectors.kafkaSource(options), outputs(options));
             JobClient job = env.executeAsync("redis-loss-d1");
             await("all input read and in a checkpoint", Duration.ofSeconds(120), () -> allInputCommitted(options), job);
             String savepoint = job.stopWithSavepoint(
@@ -209,7 +210,7 @@ class RedisLossIT {
             // end)
             JobOptions resumed = options(server, topic, false);
             StreamExecutionEnvironment env2 = environment(resumed, savepoint);
-            RollcountJob.build(env2, resumed, RollcountJob.kafkaSource(resumed), outputs(resumed));
+            Pipeline.build(env2, resumed, JobConnectors.kafkaSource(resumed), outputs(resumed));
             JobClient job2 = env2.executeAsync("redis-loss-d2");
             try {
                 // its two subtasks of count-per-counter, and the rebuild from counter-rollups
@@ -245,10 +246,10 @@ class RedisLossIT {
             JobOptions options = options(server, topic, false);
             FailureInjection.reset(Place.NONE, true);
             StreamExecutionEnvironment env = environment(options, null);
-            RollcountJob.build(
+            Pipeline.build(
                     env,
                     options,
-                    new GatedSource<>(RollcountJob.kafkaSource(options), Long.MAX_VALUE),
+                    new GatedSource<>(JobConnectors.kafkaSource(options), Long.MAX_VALUE),
                     outputs(options));
             JobClient job = env.executeAsync("redis-loss-" + loss);
             Freshness fresh = new Freshness(server.port);
@@ -637,7 +638,7 @@ class RedisLossIT {
         // the watermark is the minimum over every partition (no idleness): no record of the stream is late
         o.idleTimeout = Duration.ofMinutes(10);
         o.validate();
-        RollcountJob.ensureOutputTopics(o);
+        JobConnectors.ensureOutputTopics(o);
         return o;
     }
 
@@ -647,7 +648,7 @@ class RedisLossIT {
         return JobRuns.environment(conf, 2);
     }
 
-    private static RollcountJob.Outputs outputs(JobOptions options) {
+    private static Pipeline.Outputs outputs(JobOptions options) {
         return JobRuns.kafkaOutputs(options);
     }
 

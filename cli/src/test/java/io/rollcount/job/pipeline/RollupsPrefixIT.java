@@ -7,8 +7,9 @@ import static io.rollcount.job.pipeline.RedisLossIT.first;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rollcount.cli.Main;
+import io.rollcount.job.JobConnectors;
 import io.rollcount.job.JobOptions;
-import io.rollcount.job.RollcountJob;
+import io.rollcount.job.Pipeline;
 import io.rollcount.job.kafka.KafkaBroker;
 import io.rollcount.job.kafka.KafkaIO;
 import io.rollcount.job.metrics.LocalMetrics;
@@ -103,7 +104,7 @@ class RollupsPrefixIT {
         a.produceTo(broker, A_RECORDS);
         JobOptions aOptions = options("events-a", false, PREFIX);
         StreamExecutionEnvironment envA = environment(aOptions, null);
-        RollcountJob.build(envA, aOptions, RollcountJob.kafkaSource(aOptions), JobRuns.kafkaOutputs(aOptions));
+        Pipeline.build(envA, aOptions, JobConnectors.kafkaSource(aOptions), JobRuns.kafkaOutputs(aOptions));
         JobClient first = envA.executeAsync("rollups-prefix-a1");
         await("all of A's input in a checkpoint", () -> committed(aOptions), first);
         String savepoint = first.stopWithSavepoint(
@@ -114,12 +115,12 @@ class RollupsPrefixIT {
         b.produceTo(broker, B_RECORDS);
         JobOptions bOptions = options("events-b", true, OTHER);
         StreamExecutionEnvironment envB = environment(bOptions, null);
-        RollcountJob.build(envB, bOptions, RollcountJob.kafkaSource(bOptions), JobRuns.kafkaOutputs(bOptions));
+        Pipeline.build(envB, bOptions, JobConnectors.kafkaSource(bOptions), JobRuns.kafkaOutputs(bOptions));
         envB.execute("rollups-prefix-b");
 
         long finishedBefore = METRICS.sum(RollcountMetrics.REDIS_REBUILDS_FINISHED);
         StreamExecutionEnvironment resumed = environment(aOptions, savepoint);
-        RollcountJob.build(resumed, aOptions, RollcountJob.kafkaSource(aOptions), JobRuns.kafkaOutputs(aOptions));
+        Pipeline.build(resumed, aOptions, JobConnectors.kafkaSource(aOptions), JobRuns.kafkaOutputs(aOptions));
         JobClient job = resumed.executeAsync("rollups-prefix-a2");
         try (Jedis jedis = new Jedis("127.0.0.1", server.port)) {
             Thread.sleep(3_000); // restored and running, a checkpoint or two
@@ -252,7 +253,7 @@ class RollupsPrefixIT {
         o.kafkaTopicTrending = "trending-e";
         o.kafkaTopicDlq = "dlq-e";
         o.validate();
-        RollcountJob.ensureOutputTopics(o);
+        JobConnectors.ensureOutputTopics(o);
         try (Jedis jedis = new Jedis("127.0.0.1", server.port)) {
             jedis.flushAll();
             FailureInjection.reset(FailureInjection.Place.NONE, false);
@@ -265,8 +266,7 @@ class RollupsPrefixIT {
                     o.checkpointInterval);
             StreamExecutionEnvironment env = JobRuns.environment(conf, 2);
             // each reader holds after its share of the first records, until the test opens the gate
-            RollcountJob.build(
-                    env, o, new GatedSource<>(RollcountJob.kafkaSource(o), E_HOLD_AT), JobRuns.kafkaOutputs(o));
+            Pipeline.build(env, o, new GatedSource<>(JobConnectors.kafkaSource(o), E_HOLD_AT), JobRuns.kafkaOutputs(o));
             JobClient job = env.executeAsync("rollups-prefix-e");
             try {
                 // 1m windows closed and left the state (a minute of lateness), their rollups not committed yet
@@ -331,7 +331,7 @@ class RollupsPrefixIT {
                 broker.bootstrap(), topic, "rp-" + prefix, bounded, server.url(), prefix, Duration.ofMillis(300));
         o.idleTimeout = Duration.ofMinutes(10);
         o.validate();
-        RollcountJob.ensureOutputTopics(o);
+        JobConnectors.ensureOutputTopics(o);
         return o;
     }
 

@@ -201,7 +201,7 @@ public final class KafkaIO {
 
     /**
      * Checks the brokers of {@code clients} and creates the output {@code topics} that are missing: once per job,
-     * before its graph is built ({@code RollcountJob.assemble}); the sink factories above expect their topic to
+     * before its graph is built ({@code JobConnectors.assemble}); the sink factories above expect their topic to
      * exist and make no admin call.
      */
     public static void ensureOutputTopics(Properties clients, String... topics) {

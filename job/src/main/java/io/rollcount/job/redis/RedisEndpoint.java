@@ -56,7 +56,7 @@ import redis.clients.jedis.exceptions.JedisDataException;
  * so it travels with the job to every TaskManager.
  *
  * <p>The setters of {@link #builder()} check what they are given at once and name themselves in their
- * messages ({@link InvalidSettingException}); {@code RollcountJob.redisEndpoint} maps the command line's
+ * messages ({@link InvalidSettingException}); {@code JobConnectors.redisEndpoint} maps the command line's
  * {@code --redis*} options to them.
  *
  * <p>Instances are immutable and {@link Serializable}: the sink ships one to each of its writers, which

@@ -92,7 +92,7 @@ import org.apache.flink.core.io.SimpleVersionedSerializer;
  * {@code +cluster|slots} as well.
  *
  * <p>Create it with {@link #builder()}, whose setters check their values at once and name themselves when they
- * refuse one ({@link InvalidSettingException}); {@code RollcountJob.redisSink} maps the job's options to it:
+ * refuse one ({@link InvalidSettingException}); {@code JobConnectors.redisSink} maps the job's options to it:
  * <pre>{@code
  * stream.sinkTo(RedisSink.builder().setUrl("redis://127.0.0.1:6379").setKeyPrefix("rc").build()).name("redis");
  * }</pre>
@@ -105,7 +105,7 @@ public final class RedisSink implements Sink<RedisWrite>, SupportsWriterState<Re
     public static final Duration DEFAULT_FLUSH_INTERVAL = Duration.ofMillis(200);
     public static final Duration DEFAULT_RETRY_TIMEOUT = Duration.ofSeconds(60);
     public static final int DEFAULT_MAX_WRITES_PER_CALL = 500;
-    /** Counters per script call of the job's sink ({@code RollcountJob.redisSink}): see {@link Builder#setCountersPerCall}. */
+    /** Counters per script call of the job's sink ({@code JobConnectors.redisSink}): see {@link Builder#setCountersPerCall}. */
     public static final int JOB_COUNTERS_PER_CALL = 64;
     /**
      * Keys the job's sink buffers before it flushes early (it also flushes every 200 ms and at every
@@ -374,7 +374,7 @@ public final class RedisSink implements Sink<RedisWrite>, SupportsWriterState<Re
          * call (default 1; at least 1). On a single Redis server, where a script may touch keys of any slot,
          * packing cuts the commands per flush by about that factor; in Redis Cluster each call holds one counter,
          * whatever this says. Each counter's script writes stay atomic together. The job's sink
-         * ({@code RollcountJob.redisSink}) packs {@value #JOB_COUNTERS_PER_CALL}.
+         * ({@code JobConnectors.redisSink}) packs {@value #JOB_COUNTERS_PER_CALL}.
          */
         public Builder setCountersPerCall(int countersPerCall) {
             if (countersPerCall < 1) throw invalid("setCountersPerCall", "must be at least 1, got " + countersPerCall);

@@ -3,10 +3,10 @@ package io.rollcount.job.files;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.rollcount.job.FlinkSettings;
 import io.rollcount.job.JobOptions;
 import io.rollcount.job.Launcher;
 import io.rollcount.job.RefusedStartException;
-import io.rollcount.job.RollcountJob;
 import io.rollcount.job.model.Event;
 import io.rollcount.job.support.OtherProcessFileLock;
 import io.rollcount.job.support.RedisTestSupport;
@@ -159,7 +159,7 @@ class DeadLetterFileSinkTest {
             o.redis = redis.url();
             o.redisKeyPrefix = redis.prefix;
             o.validate();
-            Configuration conf = RollcountJob.configuration(o);
+            Configuration conf = FlinkSettings.configuration(o);
             conf.set(RestartStrategyOptions.RESTART_STRATEGY, "none");
             conf.set(CoreOptions.TMP_DIRS, dir.resolve("tmp").toString());
             StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(1, conf);

@@ -111,7 +111,7 @@ class CaughtUpIdlenessIT extends KafkaBrokerTest {
             }
             producer.flush();
         }
-        assertThat(lateEvents(io.rollcount.job.RollcountJob.kafkaSource(options(topic, true, Duration.ofSeconds(10)))))
+        assertThat(lateEvents(io.rollcount.job.JobConnectors.kafkaSource(options(topic, true, Duration.ofSeconds(10)))))
                 .as("late events")
                 .isZero();
     }
@@ -126,7 +126,7 @@ class CaughtUpIdlenessIT extends KafkaBrokerTest {
         env.getConfig().setAutoWatermarkInterval(50);
         MAX_WATERMARK.set(Long.MIN_VALUE);
         env.fromSource(
-                        io.rollcount.job.RollcountJob.kafkaSource(options(topic, false, Duration.ofSeconds(1))),
+                        io.rollcount.job.JobConnectors.kafkaSource(options(topic, false, Duration.ofSeconds(1))),
                         ValidEventsWatermarks.strategy(Duration.ofSeconds(1), Duration.ZERO),
                         "kafka",
                         TypeInformation.of(Event.class))

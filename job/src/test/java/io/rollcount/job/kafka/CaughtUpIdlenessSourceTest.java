@@ -80,7 +80,7 @@ class CaughtUpIdlenessSourceTest {
 
     @Test
     void theCheckIntervalIsAQuarterOfTheTimeoutWithinBounds() {
-        var kafka = io.rollcount.job.RollcountJob.plainKafkaSource(options());
+        var kafka = io.rollcount.job.JobConnectors.plainKafkaSource(options());
         assertThat(new CaughtUpIdlenessSource(kafka, new java.util.Properties(), java.time.Duration.ofSeconds(10))
                         .checkIntervalMillis())
                 .isEqualTo(1000);
@@ -150,7 +150,7 @@ class CaughtUpIdlenessSourceTest {
     }
 
     private static Reader reader(Duration idleTimeout) {
-        var kafka = io.rollcount.job.RollcountJob.plainKafkaSource(options());
+        var kafka = io.rollcount.job.JobConnectors.plainKafkaSource(options());
         return new Reader(new NoRecords(), new CaughtUpIdlenessSource(kafka, new java.util.Properties(), idleTimeout));
     }
 

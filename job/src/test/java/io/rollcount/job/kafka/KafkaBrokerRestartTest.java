@@ -2,8 +2,8 @@ package io.rollcount.job.kafka;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rollcount.job.JobConnectors;
 import io.rollcount.job.JobOptions;
-import io.rollcount.job.RollcountJob;
 import io.rollcount.job.kafka.KafkaTestSupport.KV;
 import io.rollcount.job.model.Json;
 import io.rollcount.job.model.Rollup;
@@ -51,7 +51,7 @@ class KafkaBrokerRestartTest {
             JobOptions o = new JobOptions();
             o.kafkaBootstrap = broker.bootstrap();
             o.kafkaTransactionalIdPrefix = "restart-test";
-            RollcountJob.ensureOutputTopics(o);
+            JobConnectors.ensureOutputTopics(o);
 
             StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
             env.setParallelism(2);
@@ -67,7 +67,7 @@ class KafkaBrokerRestartTest {
                             "numbers")
                     .map(KafkaBrokerRestartTest::rollup)
                     .returns(Rollup.class)
-                    .sinkTo(RollcountJob.rollupsSink(o))
+                    .sinkTo(JobConnectors.rollupsSink(o))
                     .name("rollups");
             JobClient job = env.executeAsync("broker restart");
 

@@ -4,8 +4,8 @@ import static io.rollcount.job.kafka.KafkaTestSupport.utf8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.rollcount.job.JobConnectors;
 import io.rollcount.job.JobOptions;
-import io.rollcount.job.RollcountJob;
 import io.rollcount.job.kafka.KafkaTestSupport.KV;
 import io.rollcount.job.model.Event;
 import java.io.IOException;
@@ -175,16 +175,16 @@ class KafkaSecurityTest {
     void theJobReadsAndWritesThroughSaslSslWithOnlyAPropertiesFile() throws Exception {
         assertThat(broker.clientProtocol().name).isEqualTo("SASL_SSL");
         JobOptions o = options(clientProperties);
-        RollcountJob.ensureOutputTopics(o);
+        JobConnectors.ensureOutputTopics(o);
         Map<TopicPartition, Long> from = Map.of();
 
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(2);
         env.enableCheckpointing(200);
         env.configure(KafkaTestSupport.boundedRestarts());
-        env.fromSource(RollcountJob.kafkaSource(o), WatermarkStrategy.noWatermarks(), "kafka")
+        env.fromSource(JobConnectors.kafkaSource(o), WatermarkStrategy.noWatermarks(), "kafka")
                 .filter(Event::isDeadLetter)
-                .sinkTo(RollcountJob.deadLetterSink(o))
+                .sinkTo(JobConnectors.deadLetterSink(o))
                 .name("dead letters");
         env.execute("secured kafka");
 
@@ -202,7 +202,9 @@ class KafkaSecurityTest {
         String wrong = "not-the-password-" + Long.toHexString(System.nanoTime());
         Path file = writeClientProperties("wrong.properties", wrong, dir.resolve("client-trust.p12"));
         assertThatThrownBy(() -> KafkaClients.ensureTopics(
-                        RollcountJob.kafkaProperties(options(file)), Duration.ofSeconds(10), KafkaIO.DEAD_LETTER_TOPIC))
+                        JobConnectors.kafkaProperties(options(file)),
+                        Duration.ofSeconds(10),
+                        KafkaIO.DEAD_LETTER_TOPIC))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("--kafka.bootstrap " + broker.bootstrap())
                 .satisfies(e -> {
@@ -216,7 +218,7 @@ class KafkaSecurityTest {
         JobOptions plain = options(clientProperties);
         plain.kafkaProperties = null;
         assertThatThrownBy(() -> KafkaClients.ensureTopics(
-                        RollcountJob.kafkaProperties(plain), Duration.ofSeconds(3), KafkaIO.DEAD_LETTER_TOPIC))
+                        JobConnectors.kafkaProperties(plain), Duration.ofSeconds(3), KafkaIO.DEAD_LETTER_TOPIC))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("--kafka.bootstrap");
     }

@@ -3,8 +3,8 @@ package io.rollcount.job.kafka;
 import static io.rollcount.job.kafka.KafkaTestSupport.utf8;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rollcount.job.JobConnectors;
 import io.rollcount.job.JobOptions;
-import io.rollcount.job.RollcountJob;
 import io.rollcount.job.kafka.KafkaTestSupport.KV;
 import io.rollcount.job.model.Event;
 import io.rollcount.job.model.Json;
@@ -87,7 +87,7 @@ class KafkaSinkTest extends KafkaBrokerTest {
 
     /** Writes RECORDS rollups and dead letters at a bounded rate, with checkpoints every 200 ms. */
     private void runJob(JobOptions o, int failAfter, double perSecond) throws Exception {
-        RollcountJob.ensureOutputTopics(o);
+        JobConnectors.ensureOutputTopics(o);
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(2);
         env.enableCheckpointing(200);
@@ -102,18 +102,18 @@ class KafkaSinkTest extends KafkaBrokerTest {
         numbers.filter(i -> !isDeadLetter(i))
                 .map(KafkaSinkTest::rollup)
                 .returns(Rollup.class)
-                .sinkTo(RollcountJob.rollupsSink(o))
+                .sinkTo(JobConnectors.rollupsSink(o))
                 .name("rollups");
         numbers.filter(KafkaSinkTest::isDeadLetter)
                 .map(KafkaSinkTest::deadLetter)
                 .returns(Event.class)
-                .sinkTo(RollcountJob.deadLetterSink(o))
+                .sinkTo(JobConnectors.deadLetterSink(o))
                 .name("dead letters");
         // The trending topic is not created by the test: the sink factory creates it.
         numbers.filter(i -> i % 50 == 0)
                 .returns(Types.LONG)
                 .sinkTo(KafkaIO.<Long>trending(
-                        RollcountJob.kafkaProducerProperties(o),
+                        JobConnectors.kafkaProducerProperties(o),
                         o.kafkaTransactionalIdPrefix,
                         o.kafkaTopicTrending,
                         o.redisKeyPrefix,

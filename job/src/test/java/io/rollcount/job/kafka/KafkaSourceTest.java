@@ -4,8 +4,8 @@ import static io.rollcount.job.kafka.KafkaTestSupport.utf8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.rollcount.job.JobConnectors;
 import io.rollcount.job.JobOptions;
-import io.rollcount.job.RollcountJob;
 import io.rollcount.job.model.Event;
 import io.rollcount.job.parse.EventParser;
 import io.rollcount.job.support.KafkaBrokerTest;
@@ -100,7 +100,7 @@ class KafkaSourceTest extends KafkaBrokerTest {
         env.enableCheckpointing(200);
         List<Event> out = new ArrayList<>();
         try (CloseableIterator<Event> it = env.fromSource(
-                        RollcountJob.kafkaSource(o), WatermarkStrategy.noWatermarks(), "kafka")
+                        JobConnectors.kafkaSource(o), WatermarkStrategy.noWatermarks(), "kafka")
                 .executeAndCollect()) {
             it.forEachRemaining(out::add);
         }
@@ -189,7 +189,7 @@ class KafkaSourceTest extends KafkaBrokerTest {
         o.kafkaBootstrap = "127.0.0.1:" + closedPort;
         long t0 = System.nanoTime();
         assertThatThrownBy(() -> KafkaClients.ensureTopics(
-                        RollcountJob.kafkaProperties(o), Duration.ofSeconds(2), "counter-rollups"))
+                        JobConnectors.kafkaProperties(o), Duration.ofSeconds(2), "counter-rollups"))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("--kafka.bootstrap 127.0.0.1:" + closedPort);
         assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(20));
@@ -197,7 +197,7 @@ class KafkaSourceTest extends KafkaBrokerTest {
         JobOptions missingFile = new JobOptions();
         missingFile.kafkaBootstrap = broker.bootstrap();
         missingFile.kafkaProperties = dir.resolve("no-such.properties").toString();
-        assertThatThrownBy(() -> RollcountJob.kafkaSource(missingFile)).hasMessageContaining("--kafka.properties");
+        assertThatThrownBy(() -> JobConnectors.kafkaSource(missingFile)).hasMessageContaining("--kafka.properties");
     }
 
     @Test

@@ -2,8 +2,10 @@ package io.rollcount.job.kafka;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rollcount.job.FlinkSettings;
+import io.rollcount.job.JobConnectors;
 import io.rollcount.job.JobOptions;
-import io.rollcount.job.RollcountJob;
+import io.rollcount.job.Pipeline;
 import io.rollcount.job.model.Json;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.model.TopList;
@@ -52,20 +54,20 @@ class TrendingTopicIT extends KafkaBrokerTest {
             o.kafkaBootstrap = broker.bootstrap();
             o.kafkaTransactionalIdPrefix = "trending-topic-it";
             o.validate();
-            RollcountJob.ensureOutputTopics(o);
+            JobConnectors.ensureOutputTopics(o);
             StreamExecutionEnvironment env =
-                    StreamExecutionEnvironment.getExecutionEnvironment(RollcountJob.configuration(o));
+                    StreamExecutionEnvironment.getExecutionEnvironment(FlinkSettings.configuration(o));
             env.setParallelism(2);
-            RollcountJob.build(
+            Pipeline.build(
                     env,
                     o,
-                    RollcountJob.fileSource(o),
-                    new RollcountJob.Outputs(
-                            RollcountJob.redisSink(o),
-                            RollcountJob.deadLetterSink(o),
+                    JobConnectors.fileSource(o),
+                    new Pipeline.Outputs(
+                            JobConnectors.redisSink(o),
+                            JobConnectors.deadLetterSink(o),
                             0,
-                            RollcountJob.rollupsSink(o),
-                            RollcountJob.trendingSink(o)));
+                            JobConnectors.rollupsSink(o),
+                            JobConnectors.trendingSink(o)));
             env.execute("trending-topic-it");
 
             List<ConsumerRecord<byte[], byte[]>> records = KafkaTestSupport.readCommitted(

@@ -2,8 +2,9 @@ package io.rollcount.job.pipeline;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rollcount.job.JobConnectors;
 import io.rollcount.job.JobOptions;
-import io.rollcount.job.RollcountJob;
+import io.rollcount.job.Pipeline;
 import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.gen.EventGenerator.Generated;
 import io.rollcount.job.redis.RedisClusterProcesses;
@@ -31,7 +32,7 @@ import redis.clients.jedis.Jedis;
 import redis.clients.jedis.RedisClusterClient;
 
 /**
- * One run of the real job graph ({@link RollcountJob#build}) from generated files into a
+ * One run of the real job graph ({@link Pipeline#build}) from generated files into a
  * {@link RedisClusterProcesses} cluster, with its ground truth, and what must hold after it: every key in
  * the slot of the master that holds it, and every value exact.
  */
@@ -79,8 +80,8 @@ final class ClusterRuns {
 
     /** The job graph from the files (held after {@code holdAt} records per reader until the gate opens, if positive). */
     void build(StreamExecutionEnvironment env, JobOptions o, long holdAt) {
-        var source = RollcountJob.fileSource(o);
-        RollcountJob.build(env, o, holdAt > 0 ? new GatedSource<>(source, holdAt) : source, JobRuns.fileOutputs(o));
+        var source = JobConnectors.fileSource(o);
+        Pipeline.build(env, o, holdAt > 0 ? new GatedSource<>(source, holdAt) : source, JobRuns.fileOutputs(o));
     }
 
     /**

@@ -2,8 +2,9 @@ package io.rollcount.job.pipeline;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rollcount.job.JobConnectors;
 import io.rollcount.job.JobOptions;
-import io.rollcount.job.RollcountJob;
+import io.rollcount.job.Pipeline;
 import io.rollcount.job.kafka.KafkaIO;
 import io.rollcount.job.model.DeadLetterPayload;
 import io.rollcount.job.support.JobRuns;
@@ -78,13 +79,13 @@ class DeadLetterSizeIT extends KafkaBrokerTest {
             JobOptions o = JobRuns.kafkaOptions(
                     broker.bootstrap(), INPUT, "dlsize-" + id, true, redis.url(), redis.prefix, Duration.ofMillis(300));
             o.validate();
-            RollcountJob.ensureOutputTopics(o);
+            JobConnectors.ensureOutputTopics(o);
             Map<TopicPartition, Long> dlqFrom =
                     KafkaOutputs.endOffsets(broker.adminProperties(), KafkaIO.DEAD_LETTER_TOPIC, "read_committed");
 
             // no restart: one sink error fails the test, never hides in a restart
             StreamExecutionEnvironment env = JobRuns.environment(o, 2, 0, null);
-            RollcountJob.build(env, o, RollcountJob.kafkaSource(o), JobRuns.kafkaOutputs(o));
+            Pipeline.build(env, o, JobConnectors.kafkaSource(o), JobRuns.kafkaOutputs(o));
             long started = System.nanoTime();
             env.execute("dead-letter-size");
 

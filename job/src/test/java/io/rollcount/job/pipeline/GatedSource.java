@@ -19,7 +19,7 @@ import org.apache.flink.core.io.InputStatus;
 import org.apache.flink.core.io.SimpleVersionedSerializer;
 
 /**
- * A test-only wrapper of the job's real source (the KafkaSource of {@code RollcountJob.kafkaSource}): everything is
+ * A test-only wrapper of the job's real source (the KafkaSource of {@code JobConnectors.kafkaSource}): everything is
  * delegated, but each reader
  * <ul>
  *   <li>reports completed checkpoints to {@link FailureInjection};</li>

@@ -2,8 +2,9 @@ package io.rollcount.job.pipeline;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rollcount.job.JobConnectors;
 import io.rollcount.job.JobOptions;
-import io.rollcount.job.RollcountJob;
+import io.rollcount.job.Pipeline;
 import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.gen.EventGenerator.Generated;
 import io.rollcount.job.kafka.KafkaBroker;
@@ -114,12 +115,12 @@ class KafkaOutlierIT {
                     Duration.ofMillis(500));
             o.validate();
             StreamExecutionEnvironment env = JobRuns.environment(o, 2, 2, null);
-            RollcountJob.ensureOutputTopics(o);
-            RollcountJob.build(
+            JobConnectors.ensureOutputTopics(o);
+            Pipeline.build(
                     env,
                     o,
-                    RollcountJob.kafkaSource(o),
-                    new RollcountJob.Outputs(RollcountJob.redisSink(o), RollcountJob.deadLetterSink(o), 0, null));
+                    JobConnectors.kafkaSource(o),
+                    new Pipeline.Outputs(JobConnectors.redisSink(o), JobConnectors.deadLetterSink(o), 0, null));
             long started = System.nanoTime();
             env.execute("kafka-outlier-it");
             System.out.printf("KafkaOutlierIT: %,d records in %.1f s%n", RECORDS, (System.nanoTime() - started) / 1e9);

@@ -3,8 +3,9 @@ package io.rollcount.job.pipeline;
 import static io.rollcount.job.support.JobAwait.await;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rollcount.job.JobConnectors;
 import io.rollcount.job.JobOptions;
-import io.rollcount.job.RollcountJob;
+import io.rollcount.job.Pipeline;
 import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.kafka.KafkaBroker;
 import io.rollcount.job.kafka.KafkaIO;
@@ -45,7 +46,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * The whole job through Kafka (issue 3 item 5): the in-process KRaft broker ({@link KafkaBroker}), the real
- * Redis, and {@link RollcountJob#build} with the production source and sinks ({@code RollcountJob.kafkaSource},
+ * Redis, and {@link Pipeline#build} with the production source and sinks ({@code JobConnectors.kafkaSource},
  * {@code redisSink}, {@code deadLetterSink}, {@code rollupsSink}) on a MiniCluster with
  * RocksDB and 300 ms checkpoints. The expected results are computed by the test from the generated records
  * ({@link KafkaInput}, {@link GroundTruth}), never by the job's code.
@@ -114,11 +115,11 @@ class KafkaPipelineIT extends KafkaBrokerTest {
         try (Run run = new Run(INPUT, true)) {
             FailureInjection.reset(Place.NONE, true);
             StreamExecutionEnvironment env = run.environment(3, Duration.ofMillis(200));
-            RollcountJob.build(
+            Pipeline.build(
                     env,
                     run.options,
-                    RollcountJob.kafkaSource(run.options),
-                    run.outputs(RollcountJob.redisSink(run.options), RollcountJob.rollupsSink(run.options)));
+                    JobConnectors.kafkaSource(run.options),
+                    run.outputs(JobConnectors.redisSink(run.options), JobConnectors.rollupsSink(run.options)));
             env.execute("kafka-pipeline-a");
 
             assertRedisEqualsTruth(run.redis, input.truth);
@@ -160,12 +161,12 @@ class KafkaPipelineIT extends KafkaBrokerTest {
             FailureInjection.reset(place, true);
             StreamExecutionEnvironment env = run.environment(3, Duration.ofMillis(200));
             // Each reader holds after 3000 records until two checkpoints completed, so the failure lands mid-stream.
-            Source<Event, ?, ?> source = new GatedSource<>(RollcountJob.kafkaSource(run.options), 3_000);
-            Sink<RedisWrite> redis = FailingSinks.redis(RollcountJob.redisSink(run.options), 500);
+            Source<Event, ?, ?> source = new GatedSource<>(JobConnectors.kafkaSource(run.options), 3_000);
+            Sink<RedisWrite> redis = FailingSinks.redis(JobConnectors.redisSink(run.options), 500);
             // every resolution rolled up here (--rollups.resolutions), the default elsewhere
             run.options.rollupsResolutions = "5s,1m,5m,1h,1d";
-            FailingSinks.Kafka<Rollup, ?, ?> rollups = new FailingSinks.Kafka<>(RollcountJob.rollupsSink(run.options));
-            RollcountJob.build(env, run.options, source, run.outputs(redis, rollups));
+            FailingSinks.Kafka<Rollup, ?, ?> rollups = new FailingSinks.Kafka<>(JobConnectors.rollupsSink(run.options));
+            Pipeline.build(env, run.options, source, run.outputs(redis, rollups));
             env.execute("kafka-pipeline-b-" + place);
             poller.close();
 
@@ -240,14 +241,14 @@ class KafkaPipelineIT extends KafkaBrokerTest {
             // the watermark is the minimum over every partition, so no event is late and no window is revised.
             run.options.idleTimeout = Duration.ofMinutes(10);
             StreamExecutionEnvironment env = run.environment(30, Duration.ofSeconds(1));
-            RollcountJob.build(
+            Pipeline.build(
                     env,
                     run.options,
-                    new GatedSource<>(RollcountJob.kafkaSource(run.options), 2_500),
+                    new GatedSource<>(JobConnectors.kafkaSource(run.options), 2_500),
                     // The pass-through wrapper (no failure planned) only counts writers restored from a checkpoint.
                     run.outputs(
-                            RollcountJob.redisSink(run.options),
-                            new FailingSinks.Kafka<>(RollcountJob.rollupsSink(run.options))));
+                            JobConnectors.redisSink(run.options),
+                            new FailingSinks.Kafka<>(JobConnectors.rollupsSink(run.options))));
             JobClient job = env.executeAsync("kafka-pipeline-c");
             try {
                 // Mid-stream: records read and not yet read, transactions committed, the next ones open.
@@ -315,7 +316,7 @@ class KafkaPipelineIT extends KafkaBrokerTest {
                     redis.prefix,
                     Duration.ofMillis(300));
             options.validate();
-            RollcountJob.ensureOutputTopics(options);
+            JobConnectors.ensureOutputTopics(options);
             rollupsFrom = KafkaOutputs.endOffsets(broker.adminProperties(), KafkaIO.ROLLUPS_TOPIC, "read_committed");
             deadLettersFrom =
                     KafkaOutputs.endOffsets(broker.adminProperties(), KafkaIO.DEAD_LETTER_TOPIC, "read_committed");
@@ -326,8 +327,8 @@ class KafkaPipelineIT extends KafkaBrokerTest {
             return JobRuns.environment(JobRuns.configuration(options, attempts, delay), 2);
         }
 
-        /** The production outputs of a Kafka run (as {@code RollcountJob.assemble} makes them), with the given Redis and rollups sinks. */
-        RollcountJob.Outputs outputs(Sink<RedisWrite> redisSink, Sink<Rollup> rollups) {
+        /** The production outputs of a Kafka run (as {@code JobConnectors.assemble} makes them), with the given Redis and rollups sinks. */
+        Pipeline.Outputs outputs(Sink<RedisWrite> redisSink, Sink<Rollup> rollups) {
             return JobRuns.kafkaOutputs(redisSink, rollups, options);
         }
 

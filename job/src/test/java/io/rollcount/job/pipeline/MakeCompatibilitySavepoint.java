@@ -6,8 +6,9 @@ import static io.rollcount.job.pipeline.CompatibilitySavepoint.INPUT_DIR;
 import static io.rollcount.job.pipeline.CompatibilitySavepoint.PREFIX;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rollcount.job.JobConnectors;
 import io.rollcount.job.JobOptions;
-import io.rollcount.job.RollcountJob;
+import io.rollcount.job.Pipeline;
 import io.rollcount.job.gen.EventGenerator.Generated;
 import io.rollcount.job.support.JobOnMiniClusterTest;
 import io.rollcount.job.support.JobRuns;
@@ -51,7 +52,7 @@ class MakeCompatibilitySavepoint extends JobOnMiniClusterTest {
         JobOptions o = CompatibilitySavepoint.options(redis.url(), PREFIX, dir);
         StreamExecutionEnvironment env = JobRuns.environment(o, 2, 0, null);
         FailureInjection.reset(FailureInjection.Place.NONE, false);
-        RollcountJob.build(env, o, new GatedSource<>(RollcountJob.fileSource(o), HOLD_AT), JobRuns.fileOutputs(o));
+        Pipeline.build(env, o, new GatedSource<>(JobConnectors.fileSource(o), HOLD_AT), JobRuns.fileOutputs(o));
         JobClient job = env.executeAsync("make-compatibility-savepoint");
         long lastHeld = Long.MAX_VALUE;
         for (List<Generated> f : files)

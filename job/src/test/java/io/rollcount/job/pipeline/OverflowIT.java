@@ -3,7 +3,7 @@ package io.rollcount.job.pipeline;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rollcount.job.JobOptions;
-import io.rollcount.job.RollcountJob;
+import io.rollcount.job.Pipeline;
 import io.rollcount.job.model.Event;
 import io.rollcount.job.support.JobRuns;
 import io.rollcount.job.support.MiniClusters;
@@ -109,7 +109,7 @@ public class OverflowIT {
             // is the order they reach its counter.
             StreamExecutionEnvironment env = JobRuns.environment(o, 1, 0, null);
             var source = new DataGeneratorSource<>(new Gen(), TOTAL_EVENTS, TypeInformation.of(Event.class));
-            RollcountJob.build(env, o, source, JobRuns.fileOutputs(o));
+            Pipeline.build(env, o, source, JobRuns.fileOutputs(o));
             long t0 = System.nanoTime();
             env.execute("overflow-it");
             long ms = (System.nanoTime() - t0) / 1_000_000;

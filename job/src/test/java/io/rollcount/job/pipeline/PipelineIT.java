@@ -2,8 +2,9 @@ package io.rollcount.job.pipeline;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rollcount.job.JobConnectors;
 import io.rollcount.job.JobOptions;
-import io.rollcount.job.RollcountJob;
+import io.rollcount.job.Pipeline;
 import io.rollcount.job.files.DeadLetterFileSink;
 import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.gen.EventGenerator.Generated;
@@ -137,12 +138,12 @@ class PipelineIT extends JobOnMiniClusterTest {
         StreamExecutionEnvironment env = environment(o);
         AfterTwoCheckpoints.FAILED.set(false);
         AfterTwoCheckpoints.CHECKPOINTS.set(0);
-        RollcountJob.build(
+        Pipeline.build(
                 env,
                 o,
-                RollcountJob.fileSource(o),
-                new RollcountJob.Outputs(
-                        new FailOnceSink<>(RollcountJob.redisSink(o), 3_000, new AfterTwoCheckpoints()),
+                JobConnectors.fileSource(o),
+                new Pipeline.Outputs(
+                        new FailOnceSink<>(JobConnectors.redisSink(o), 3_000, new AfterTwoCheckpoints()),
                         new DeadLetterFileSink(o.dlq),
                         1,
                         null));

@@ -2,8 +2,9 @@ package io.rollcount.job.pipeline;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rollcount.job.JobConnectors;
 import io.rollcount.job.JobOptions;
-import io.rollcount.job.RollcountJob;
+import io.rollcount.job.Pipeline;
 import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.gen.EventGenerator.Generated;
 import io.rollcount.job.model.Resolution;
@@ -81,7 +82,7 @@ class PoliciesRestoreIT extends JobOnMiniClusterTest {
         JobOptions o = options(input, null);
         StreamExecutionEnvironment env = JobRuns.environment(o, 2, 2, null);
         FailureInjection.reset(FailureInjection.Place.NONE, false);
-        RollcountJob.build(env, o, new GatedSource<>(RollcountJob.fileSource(o), HOLD_AT), JobRuns.fileOutputs(o));
+        Pipeline.build(env, o, new GatedSource<>(JobConnectors.fileSource(o), HOLD_AT), JobRuns.fileOutputs(o));
         JobClient job = env.executeAsync("policies-restore-part-1");
         long deadline = System.currentTimeMillis() + 60_000;
         // Both readers near their hold (the watermark follows the slower), then a moment for the last records.

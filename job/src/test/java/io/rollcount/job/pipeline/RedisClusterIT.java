@@ -2,8 +2,8 @@ package io.rollcount.job.pipeline;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rollcount.job.JobConnectors;
 import io.rollcount.job.JobOptions;
-import io.rollcount.job.RollcountJob;
 import io.rollcount.job.metrics.LocalMetrics;
 import io.rollcount.job.metrics.RollcountMetrics;
 import io.rollcount.job.redis.PrefixGuard;
@@ -86,7 +86,7 @@ class RedisClusterIT {
 
         // --fresh over this prefix: an earlier job is found, and every master's keys go.
         o.fresh = true;
-        try (var client = RollcountJob.redisEndpoint(o).client()) {
+        try (var client = JobConnectors.redisEndpoint(o).client()) {
             assertThat(new PrefixGuard(o.redisKeyPrefix).earlierJob(client)).isEqualTo(run.prefix + ":meta:watermark");
         }
         assertThat(StartChecks.prefixRefusal(o, false, "-")).isNull();
@@ -152,7 +152,7 @@ class RedisClusterIT {
         ClusterRuns run = new ClusterRuns(CLUSTER, dir);
         JobOptions o = run.options();
         PrefixGuard guard = new PrefixGuard(o.redisKeyPrefix);
-        RedisEndpoint endpoint = RollcountJob.redisEndpoint(o);
+        RedisEndpoint endpoint = JobConnectors.redisEndpoint(o);
         try (var client = endpoint.client()) {
             assertThat(guard.acquire(client, "job-a")).isNull();
             assertThat(guard.acquire(client, "job-b")).isEqualTo("job-a");

@@ -3,8 +3,9 @@ package io.rollcount.job.pipeline;
 import static io.rollcount.job.support.JobAwait.await;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rollcount.job.JobConnectors;
 import io.rollcount.job.JobOptions;
-import io.rollcount.job.RollcountJob;
+import io.rollcount.job.Pipeline;
 import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.gen.EventGenerator.Generated;
 import io.rollcount.job.kafka.KafkaIO;
@@ -135,7 +136,7 @@ class SparsePartitionsIT extends KafkaBrokerTest {
             FailureInjection.reset(Place.NONE, false);
             StreamExecutionEnvironment env = JobRuns.environment(JobRuns.configuration(o, 0), 3);
             // The reader holds after two thirds of the file until released: windows must close before the end.
-            RollcountJob.build(env, o, gated(RollcountJob.fileSource(o), RECORDS * 2 / 3), JobRuns.fileOutputs(o));
+            Pipeline.build(env, o, gated(JobConnectors.fileSource(o), RECORDS * 2 / 3), JobRuns.fileOutputs(o));
             JobClient job = env.executeAsync("sparse-one-file");
             try {
                 long windowEnd = Resolution.M1.windowStart(start) + 60_000;
@@ -262,12 +263,12 @@ class SparsePartitionsIT extends KafkaBrokerTest {
             options.allowedLateness = LATENESS;
             if (clientProperties != null) options.kafkaProperties = clientProperties.toString();
             options.validate();
-            RollcountJob.ensureOutputTopics(options);
+            JobConnectors.ensureOutputTopics(options);
         }
 
         JobClient start(int parallelism) throws Exception {
             StreamExecutionEnvironment env = JobRuns.environment(JobRuns.configuration(options, 0), parallelism);
-            RollcountJob.build(env, options, RollcountJob.kafkaSource(options), JobRuns.kafkaOutputs(options));
+            Pipeline.build(env, options, JobConnectors.kafkaSource(options), JobRuns.kafkaOutputs(options));
             return env.executeAsync("sparse-" + options.kafkaTopic);
         }
 

@@ -2,8 +2,9 @@ package io.rollcount.job.pipeline;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rollcount.job.JobConnectors;
 import io.rollcount.job.JobOptions;
-import io.rollcount.job.RollcountJob;
+import io.rollcount.job.Pipeline;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.redis.RedisWrite;
 import io.rollcount.job.support.JobRuns;
@@ -162,7 +163,7 @@ public class TrendingIT {
     }
 
     private static void build(StreamExecutionEnvironment env, JobOptions o, Sink<RedisWrite> sink) {
-        RollcountJob.build(env, o, RollcountJob.fileSource(o), JobRuns.fileOutputs(sink, o));
+        Pipeline.build(env, o, JobConnectors.fileSource(o), JobRuns.fileOutputs(sink, o));
     }
 
     /** A trending list as Redis holds it, best first, and the time it reflects (its version). */
@@ -287,7 +288,7 @@ public class TrendingIT {
         RedisTestSupport r = newRedis();
         JobOptions o = options(input, r);
         StreamExecutionEnvironment env = environment(o, 2, null);
-        build(env, o, RollcountJob.redisSink(o));
+        build(env, o, JobConnectors.redisSink(o));
         long t0 = System.nanoTime();
         env.execute("trending-it");
         long ms = (System.nanoTime() - t0) / 1_000_000;
@@ -327,8 +328,8 @@ public class TrendingIT {
         JobOptions o = options(input, first);
         StreamExecutionEnvironment env = environment(o, 2, null);
         FailureInjection.reset(FailureInjection.Place.NONE, false);
-        RollcountJob.build(
-                env, o, new GatedSource<>(RollcountJob.fileSource(o), events.size() / 6), JobRuns.fileOutputs(o));
+        Pipeline.build(
+                env, o, new GatedSource<>(JobConnectors.fileSource(o), events.size() / 6), JobRuns.fileOutputs(o));
         JobClient job = env.executeAsync("trending-savepoint-p2");
         long stopAt = START + SPAN / 4;
         long deadline = System.currentTimeMillis() + 60_000;
@@ -355,7 +356,7 @@ public class TrendingIT {
             RedisTestSupport rest = newRedis();
             JobOptions ro = options(input, rest);
             StreamExecutionEnvironment renv = environment(ro, p, savepoint);
-            build(renv, ro, RollcountJob.redisSink(ro));
+            build(renv, ro, JobConnectors.redisSink(ro));
             renv.execute("trending-restored-p" + p);
 
             // It really resumed: the first minute closed before the savepoint, so only part 1 wrote its top-K.

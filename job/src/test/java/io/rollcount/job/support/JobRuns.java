@@ -1,7 +1,9 @@
 package io.rollcount.job.support;
 
+import io.rollcount.job.FlinkSettings;
+import io.rollcount.job.JobConnectors;
 import io.rollcount.job.JobOptions;
-import io.rollcount.job.RollcountJob;
+import io.rollcount.job.Pipeline;
 import io.rollcount.job.files.DeadLetterFileSink;
 import io.rollcount.job.model.Rollup;
 import io.rollcount.job.redis.RedisWrite;
@@ -70,11 +72,11 @@ public final class JobRuns {
     }
 
     /**
-     * The job's configuration of {@code o} ({@link RollcountJob#configuration}) with at most {@code restarts}
+     * The job's configuration of {@code o} ({@link FlinkSettings#configuration}) with at most {@code restarts}
      * restarts {@code delay} apart; 0: none, a failure fails the run.
      */
     public static Configuration configuration(JobOptions o, int restarts, Duration delay) {
-        Configuration conf = RollcountJob.configuration(o);
+        Configuration conf = FlinkSettings.configuration(o);
         if (restarts == 0) {
             conf.set(RestartStrategyOptions.RESTART_STRATEGY, "none");
         } else {
@@ -108,37 +110,37 @@ public final class JobRuns {
         return environment(conf, parallelism);
     }
 
-    /** The file job's sinks: the Redis sink of {@code o} ({@link RollcountJob#redisSink}), dead letters to {@code o.dlq}. */
-    public static RollcountJob.Outputs fileOutputs(JobOptions o) {
-        return fileOutputs(RollcountJob.redisSink(o), o);
+    /** The file job's sinks: the Redis sink of {@code o} ({@link JobConnectors#redisSink}), dead letters to {@code o.dlq}. */
+    public static Pipeline.Outputs fileOutputs(JobOptions o) {
+        return fileOutputs(JobConnectors.redisSink(o), o);
     }
 
     /** The file job's sinks with {@code redis} for the counts' sink, dead letters to {@code o.dlq}. */
-    public static RollcountJob.Outputs fileOutputs(Sink<RedisWrite> redis, JobOptions o) {
-        return new RollcountJob.Outputs(redis, new DeadLetterFileSink(o.dlq), 1, null);
+    public static Pipeline.Outputs fileOutputs(Sink<RedisWrite> redis, JobOptions o) {
+        return new Pipeline.Outputs(redis, new DeadLetterFileSink(o.dlq), 1, null);
     }
 
     /** Builds the whole job reading the files of {@code o} into {@code env}, with {@link #fileOutputs}. */
     public static void buildFromFiles(StreamExecutionEnvironment env, JobOptions o) {
-        RollcountJob.build(env, o, RollcountJob.fileSource(o), fileOutputs(o));
+        Pipeline.build(env, o, JobConnectors.fileSource(o), fileOutputs(o));
     }
 
     /**
-     * The sinks of a job with Kafka (as {@code RollcountJob.assemble} makes them, without a trending topic): the
+     * The sinks of a job with Kafka (as {@code JobConnectors.assemble} makes them, without a trending topic): the
      * Redis sink of {@code o}, dead letters and rollups to Kafka, the sorted sets through a second Redis sink.
      */
-    public static RollcountJob.Outputs kafkaOutputs(JobOptions o) {
-        return kafkaOutputs(RollcountJob.redisSink(o), RollcountJob.rollupsSink(o), o);
+    public static Pipeline.Outputs kafkaOutputs(JobOptions o) {
+        return kafkaOutputs(JobConnectors.redisSink(o), JobConnectors.rollupsSink(o), o);
     }
 
     /** {@link #kafkaOutputs} with {@code redis} for the counts' sink and {@code rollups} for the rollups'. */
-    public static RollcountJob.Outputs kafkaOutputs(Sink<RedisWrite> redis, Sink<Rollup> rollups, JobOptions o) {
-        return new RollcountJob.Outputs(
+    public static Pipeline.Outputs kafkaOutputs(Sink<RedisWrite> redis, Sink<Rollup> rollups, JobOptions o) {
+        return new Pipeline.Outputs(
                 redis,
-                RollcountJob.deadLetterSink(o),
+                JobConnectors.deadLetterSink(o),
                 0,
                 rollups,
                 null,
-                RollcountJob.redisSink(o).withoutWatermark());
+                JobConnectors.redisSink(o).withoutWatermark());
     }
 }

@@ -1,0 +1,103 @@
+package io.rollcount.job;
+
+import java.time.Duration;
+import org.apache.flink.configuration.CheckpointingOptions;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.PipelineOptions;
+import org.apache.flink.configuration.ReadableConfig;
+import org.apache.flink.configuration.StateBackendOptions;
+import org.apache.flink.core.execution.CheckpointingMode;
+
+/**
+ * The job's Flink settings: what exactness and speed need ({@link #ownSettings}), and what a cluster may choose
+ * unless the job's option is given ({@link #configuration(JobOptions, ReadableConfig)}).
+ */
+public final class FlinkSettings {
+    private FlinkSettings() {}
+
+    /**
+     * The job's Flink settings for a run that brings its own Flink (a MiniCluster: {@code ./rollcount run}, the
+     * demo, the benchmarks): {@link #ownSettings}, RocksDB with incremental checkpoints, checkpoints every
+     * {@code --checkpoint.interval} (10 s where not given), retained on cancellation.
+     */
+    public static Configuration configuration(JobOptions options) {
+        Configuration conf = ownSettings(options);
+        conf.set(StateBackendOptions.STATE_BACKEND, "rocksdb");
+        conf.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, true);
+        conf.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, options.checkpointIntervalOrDefault());
+        conf.set(
+                CheckpointingOptions.EXTERNALIZED_CHECKPOINT_RETENTION,
+                org.apache.flink.configuration.ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION);
+        return conf;
+    }
+
+    /**
+     * The job's Flink settings on a cluster whose own settings are {@code cluster} (its {@code config.yaml}, the
+     * operator's {@code flinkConfiguration}): what a cluster may choose (checkpoint interval, state backend,
+     * checkpoint retention, restart strategy, parallelism) stays the cluster's unless the job's option is given;
+     * where neither sets a checkpoint interval the job sets 10 s ({@link JobOptions#DEFAULT_CHECKPOINT_INTERVAL}),
+     * and where neither sets a state backend, RocksDB with incremental checkpoints. {@link #ownSettings} are the
+     * job's in any case. A cluster set to at-least-once checkpoints is refused with an
+     * {@link IllegalArgumentException} of one line: the job's outputs are exactly-once only with exactly-once
+     * checkpoints.
+     */
+    public static Configuration configuration(
+            JobOptions options, org.apache.flink.configuration.ReadableConfig cluster) {
+        if (cluster.getOptional(CheckpointingOptions.CHECKPOINTING_CONSISTENCY_MODE)
+                        .orElse(CheckpointingMode.EXACTLY_ONCE)
+                == CheckpointingMode.AT_LEAST_ONCE) {
+            throw new IllegalArgumentException(
+                    "the cluster sets " + CheckpointingOptions.CHECKPOINTING_CONSISTENCY_MODE.key()
+                            + ": AT_LEAST_ONCE; Rollcount's counts and Kafka outputs are exactly-once only with EXACTLY_ONCE"
+                            + " checkpoints: set it to EXACTLY_ONCE, or leave it unset, for this job");
+        }
+        Configuration conf = ownSettings(options);
+        if (options.checkpointInterval != null) {
+            conf.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, options.checkpointInterval);
+        } else if (cluster.getOptional(CheckpointingOptions.CHECKPOINTING_INTERVAL)
+                .isEmpty()) {
+            conf.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, JobOptions.DEFAULT_CHECKPOINT_INTERVAL);
+        }
+        if (cluster.getOptional(StateBackendOptions.STATE_BACKEND).isEmpty()) {
+            conf.set(StateBackendOptions.STATE_BACKEND, "rocksdb");
+            if (cluster.getOptional(CheckpointingOptions.INCREMENTAL_CHECKPOINTS)
+                    .isEmpty()) conf.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, true);
+        }
+        if (cluster.getOptional(CheckpointingOptions.EXTERNALIZED_CHECKPOINT_RETENTION)
+                .isEmpty()) {
+            conf.set(
+                    CheckpointingOptions.EXTERNALIZED_CHECKPOINT_RETENTION,
+                    org.apache.flink.configuration.ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION);
+        }
+        return conf;
+    }
+
+    /**
+     * What exactness or speed needs, the job's own wherever it runs: exactly-once checkpoints (the Redis guards
+     * and the Kafka transactions rely on them), the RocksDB options the growth measurements needed, object reuse
+     * (every operator emits objects of its own), no generic types (no Kryo on the hot path), a 200 ms watermark
+     * interval; {@code --checkpoint.dir} where given.
+     */
+    static Configuration ownSettings(JobOptions options) {
+        Configuration conf = new Configuration();
+        conf.set(CheckpointingOptions.CHECKPOINTING_CONSISTENCY_MODE, CheckpointingMode.EXACTLY_ONCE);
+        if (options.checkpointDir != null) {
+            conf.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
+            conf.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, options.checkpointDir);
+        }
+        // Deduplication looks up mostly event_ids it has never seen: a Bloom filter answers those without
+        // reading SST files once the ids of a day no longer fit in the memtables.
+        conf.set(org.apache.flink.state.rocksdb.RocksDBConfigurableOptions.USE_BLOOM_FILTER, true);
+        // Partitioned index and filter blocks: with millions of counters a subtask's SST files have index and
+        // filter blocks of megabytes, which the block cache Flink sizes from managed memory cannot keep; a get
+        // would read and decompress a whole index block for one counter. Partitioned, only the top-level index
+        // stays in the cache and a get reads one small partition.
+        conf.set(org.apache.flink.state.rocksdb.RocksDBOptions.USE_PARTITIONED_INDEX_FILTERS, true);
+        // Every operator emits objects of its own and changes neither its input nor what it emitted, so
+        // chained operators may hand records on without Flink copying each one.
+        conf.set(PipelineOptions.OBJECT_REUSE, true);
+        conf.set(PipelineOptions.GENERIC_TYPES, false);
+        conf.set(PipelineOptions.AUTO_WATERMARK_INTERVAL, Duration.ofMillis(200));
+        return conf;
+    }
+}

@@ -1,0 +1,291 @@
+package io.rollcount.job;
+
+import io.rollcount.job.model.CounterUpdate;
+import io.rollcount.job.model.Event;
+import io.rollcount.job.model.PartialSum;
+import io.rollcount.job.model.Rollup;
+import io.rollcount.job.model.TopList;
+import io.rollcount.job.model.TrendCandidates;
+import io.rollcount.job.model.TrendWeight;
+import io.rollcount.job.model.WindowTop;
+import io.rollcount.job.ops.ClosedWindowsRebuild;
+import io.rollcount.job.ops.CountPerCounter;
+import io.rollcount.job.ops.CountPerCounterSettings;
+import io.rollcount.job.ops.DropDuplicates;
+import io.rollcount.job.ops.LocalWindowTopK;
+import io.rollcount.job.ops.LossWatch;
+import io.rollcount.job.ops.PreAggregate;
+import io.rollcount.job.ops.RouteEvents;
+import io.rollcount.job.ops.TrendPerShard;
+import io.rollcount.job.ops.TrendingMerge;
+import io.rollcount.job.ops.TrendingPolicyFilter;
+import io.rollcount.job.ops.ValidEventsWatermarks;
+import io.rollcount.job.ops.WindowTopCap;
+import io.rollcount.job.ops.WindowTopMerge;
+import io.rollcount.job.policy.Policies;
+import io.rollcount.job.redis.CounterUpdateWrites;
+import io.rollcount.job.redis.RedisKeys;
+import io.rollcount.job.redis.RedisLossWatch;
+import io.rollcount.job.redis.RedisSink;
+import io.rollcount.job.redis.RedisWrite;
+import io.rollcount.job.redis.RollupsRebuild;
+import io.rollcount.job.redis.TopListWrites;
+import java.time.Duration;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.connector.sink2.Sink;
+import org.apache.flink.api.connector.source.Source;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+
+/**
+ * The Rollcount pipeline, top to bottom, in one place: {@link #build} from an injected source to injected
+ * {@link Outputs}, so that tests and benchmarks run the very graph production runs ({@link JobConnectors#assemble}
+ * passes the production sources and sinks). Operator uids and state names are fixed here: savepoints name them.
+ */
+public final class Pipeline {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Pipeline.class);
+
+    private Pipeline() {}
+
+    /** How often each trending shard reports its candidates, and how often the merge publishes (processing time). */
+    static final long TREND_EMIT_MILLIS = 2_000;
+
+    static final long TREND_PUBLISH_MILLIS = 1_000;
+
+    /**
+     * The sinks of the pipeline; tests pass the same real sinks, pointed at their own prefix and topics.
+     *
+     * @param rollups may be null: no {@code counter-rollups} output (no Kafka)
+     * @param deadLetterParallelism parallelism of the dead-letter sink, 0 for the job's (the file sink needs 1)
+     */
+    public record Outputs(
+            Sink<RedisWrite> redis,
+            Sink<Event> deadLetters,
+            int deadLetterParallelism,
+            Sink<Rollup> rollups,
+            Sink<TopList> trending,
+            Sink<RedisWrite> redisLists) {
+        /** Without a {@code counter-trending} output. */
+        public Outputs(
+                Sink<RedisWrite> redis, Sink<Event> deadLetters, int deadLetterParallelism, Sink<Rollup> rollups) {
+            this(redis, deadLetters, deadLetterParallelism, rollups, null);
+        }
+
+        /** The sorted sets go to {@code redis} too: to a second writer of it if it is a {@link RedisSink}. */
+        public Outputs(
+                Sink<RedisWrite> redis,
+                Sink<Event> deadLetters,
+                int deadLetterParallelism,
+                Sink<Rollup> rollups,
+                Sink<TopList> trending) {
+            this(
+                    redis,
+                    deadLetters,
+                    deadLetterParallelism,
+                    rollups,
+                    trending,
+                    redis instanceof RedisSink r ? r.withoutWatermark() : null);
+        }
+    }
+
+    /** Builds the whole pipeline, top to bottom, from an injected source to injected sinks. */
+    public static void build(
+            StreamExecutionEnvironment env, JobOptions options, Source<Event, ?, ?> source, Outputs outputs) {
+        long lateness = options.allowedLateness.toMillis();
+        long flushInterval = options.flushInterval.toMillis();
+        RedisKeys keys = new RedisKeys(options.redisKeyPrefix);
+        // What each namespace keeps (--policies), read at submission: the operators get it in the job graph.
+        Policies policies = options.policies();
+        policies.describe().forEach(LOG::info);
+
+        // 1. Parse inside the source; per-partition watermarks over valid events only.
+        DataStream<Event> events = env.fromSource(
+                        source,
+                        // No idleness by time alone. A Kafka source decides it itself: only a partition read to
+                        // its end, or a reader without partition, is idle. A file split ends: silent for a while
+                        // (a large gzip is checked whole before its first line), it still holds the watermark,
+                        // which would otherwise jump to that of the subtasks already finished, the end of time.
+                        watermarks(options.outOfOrderness, Duration.ZERO),
+                        "events",
+                        TypeInformation.of(Event.class))
+                .uid(sourceUid(options));
+
+        // 2. Dead letters aside; events with an event_id to deduplication, the rest straight on.
+        SingleOutputStreamOperator<Event> routed =
+                events.process(new RouteEvents(policies)).name("route").uid("route");
+        DataStream<Event> firstDeliveries = routed.getSideOutput(RouteEvents.WITH_EVENT_ID)
+                .keyBy(DropDuplicates::keyOf, Types.STRING)
+                .process(new DropDuplicates(policies))
+                .name("drop-duplicates")
+                .uid("drop-duplicates");
+
+        // 3. Late events out; the rest combined per (counter, 5 s bucket) before the shuffle by counter.
+        SingleOutputStreamOperator<PartialSum> partials = routed.union(firstDeliveries)
+                .transform(
+                        "pre-aggregate",
+                        TypeInformation.of(PartialSum.class),
+                        new PreAggregate(
+                                lateness,
+                                20_000,
+                                Math.min(200, flushInterval),
+                                options.trendingHalfLife.toMillis(),
+                                policies))
+                .uid("pre-aggregate");
+
+        // 4. One keyed operator per counter: five resolutions and the total, emitted as neutral updates; rollups
+        //    of the closed windows of --rollups.resolutions only where there is a counter-rollups output.
+        //    PartialSum crosses this shuffle by its own serializer (PartialSum.Serializer), as Event and
+        //    TrendWeight do.
+        int rollupMask = outputs.rollups() == null ? 0 : options.rollupResolutionMask();
+        SingleOutputStreamOperator<CounterUpdate> counts = partials.keyBy(p -> p.counter, Types.STRING)
+                .transform(
+                        "count-per-counter",
+                        CounterUpdate.Info.INSTANCE,
+                        new CountPerCounter(new CountPerCounterSettings(
+                                        lateness,
+                                        flushInterval,
+                                        options.counterCacheBytes(),
+                                        rollupMask,
+                                        policies,
+                                        CountPerCounter.DEFAULT_SLICE_MILLIS))
+                                .rebuildingAfterLoss(lossWatch(outputs, options), rollupsRebuild(outputs, options)))
+                .uid("count-per-counter");
+        // The Redis commands of the updates, with the key names of RedisKeys: chained to the keyed operator and
+        // to the sink's writer (no shuffle; the immutable update is passed on, not copied).
+        DataStream<RedisWrite> countWrites = counts.map(new CounterUpdateWrites(keys))
+                .returns(TypeInformation.of(RedisWrite.class))
+                .name("counts-to-redis")
+                .uid("counts-to-redis");
+
+        // 4b. Trending: one decayed sketch per trending shard, merged into the top K per namespace.
+        long halfLife = options.trendingHalfLife.toMillis();
+        DataStream<TopList> trending = partials.filter(new TrendingPolicyFilter(policies))
+                .name("trending-policy")
+                .uid("trending-policy")
+                .map(TrendWeight::of)
+                .returns(TrendWeight.class)
+                .name("trend-weights")
+                .uid("trend-weights")
+                .keyBy(p -> TrendPerShard.shardOf(p.counter), Types.INT)
+                .transform(
+                        "trend-per-shard",
+                        TypeInformation.of(TrendCandidates.class),
+                        new TrendPerShard(halfLife, options.topk, TREND_EMIT_MILLIS))
+                .uid("trend-per-shard")
+                .transform(
+                        "trending-merge",
+                        TypeInformation.of(TopList.class),
+                        new TrendingMerge(options.topk, halfLife, TREND_PUBLISH_MILLIS, options.trendingMaxNamespaces)
+                                .rebuildingAfterLoss(lossWatch(outputs, options)))
+                .uid("trending-merge")
+                .setParallelism(1)
+                .setMaxParallelism(1);
+
+        // 4c. Window top-K: a local top K per subtask when the window closes, then one merge per window; lists of
+        //     at most --trending.max-namespaces namespaces (and _all).
+        DataStream<TopList> windowTops = counts.getSideOutput(CountPerCounter.CLOSED_WINDOWS)
+                .transform(
+                        "local-window-top-k",
+                        TypeInformation.of(WindowTop.class),
+                        new LocalWindowTopK(options.topk, policies))
+                .uid("local-window-top-k")
+                .keyBy(WindowTop::groupKey, Types.STRING)
+                .process(new WindowTopMerge(options.topk, policies))
+                .name("window-top-k")
+                .uid("window-top-k")
+                .transform(
+                        "window-top-cap",
+                        TypeInformation.of(TopList.class),
+                        new WindowTopCap(options.trendingMaxNamespaces))
+                .uid("window-top-cap")
+                .setParallelism(1)
+                .setMaxParallelism(1);
+        DataStream<TopList> topLists = trending.union(windowTops);
+        DataStream<RedisWrite> topWrites = topLists.map(new TopListWrites(keys, policies))
+                .name("top-lists-to-redis")
+                .uid("top-lists-to-redis")
+                .keyBy(w -> w.key, Types.STRING); // one sink subtask per sorted set: its lists arrive in order
+        if (outputs.redisLists() != null) {
+            // Two sink operators, so the counts' writer stays chained to the keyed operator.
+            countWrites.sinkTo(outputs.redis()).name("redis").uid("redis");
+            topWrites.sinkTo(outputs.redisLists()).name("redis-lists").uid("redis-lists");
+        } else {
+            countWrites.union(topWrites).sinkTo(outputs.redis()).name("redis").uid("redis");
+        }
+        if (outputs.trending() != null) {
+            // Keyed by namespace: one producer per namespace, so its lists land in its partition in order.
+            topLists.keyBy(t -> t.ns, Types.STRING)
+                    .sinkTo(outputs.trending())
+                    .name("trending")
+                    .uid("trending");
+        }
+
+        // 5. Closed windows and their revisions, for consumers.
+        if (outputs.rollups() != null) {
+            counts.getSideOutput(CountPerCounter.ROLLUPS)
+                    .sinkTo(outputs.rollups())
+                    .name("rollups")
+                    .uid("rollups");
+        }
+
+        // 6. Everything not counted, with its reason.
+        var deadLetters = routed.getSideOutput(RouteEvents.DEAD_LETTERS)
+                .union(partials.getSideOutput(PreAggregate.LATE))
+                .union(counts.getSideOutput(CountPerCounter.OVERFLOW))
+                .sinkTo(outputs.deadLetters())
+                .name("dead-letters")
+                .uid("dead-letters");
+        if (outputs.deadLetterParallelism() > 0) deadLetters.setParallelism(outputs.deadLetterParallelism());
+    }
+
+    /**
+     * The watermarks of the pipeline's source ({@link ValidEventsWatermarks}): per partition, over valid events
+     * only, {@code outOfOrderness} behind a high quantile of recent event times; the benchmarks' references use
+     * the same.
+     */
+    public static org.apache.flink.api.common.eventtime.WatermarkStrategy<Event> watermarks(
+            Duration outOfOrderness, Duration idleness) {
+        return ValidEventsWatermarks.strategy(outOfOrderness, idleness);
+    }
+
+    /**
+     * What tells the counts that Redis lost its data, so that they write themselves again: a watch of the
+     * prefix's epoch key on the Redis of the counts' sink; none where that sink is not a {@link RedisSink}.
+     */
+    static LossWatch lossWatch(Outputs outputs, JobOptions options) {
+        return outputs.redis() instanceof RedisSink r
+                ? RedisLossRecovery.watch(new RedisLossWatch(r.endpoint(), options.redisKeyPrefix))
+                : null;
+    }
+
+    /** The rebuild of closed windows from {@code counter-rollups} after a loss: where the job writes that topic. */
+    static ClosedWindowsRebuild rollupsRebuild(Outputs outputs, JobOptions options) {
+        if (!(outputs.redis() instanceof RedisSink r) || outputs.rollups() == null || !options.kafkaConfigured())
+            return null;
+        return RedisLossRecovery.rebuild(new RollupsRebuild(
+                        JobConnectors.kafkaProperties(options),
+                        options.kafkaTopicRollups,
+                        r.endpoint(),
+                        options.redisKeyPrefix,
+                        options.policies(),
+                        options.topk,
+                        options.trendingMaxNamespaces)
+                .withLegacyRollups(options.legacyRollups));
+    }
+
+    /**
+     * The source's uid: {@code source} for Kafka; for files one per input path, so that a run resumed from
+     * the checkpoint of a run over other files reads its own input whole (the file source's state lists the
+     * files still to read, not the ones read) while counting on from the restored totals.
+     */
+    static String sourceUid(JobOptions options) {
+        if (options.sourceKind() != JobOptions.SourceKind.files || options.input == null) return "source";
+        String path = java.nio.file.Path.of(options.input)
+                .toAbsolutePath()
+                .normalize()
+                .toString();
+        return "source-files-" + Integer.toHexString(path.hashCode());
+    }
+}
