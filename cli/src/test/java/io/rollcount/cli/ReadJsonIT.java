@@ -9,7 +9,7 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** {@code query --json} and {@code top --json} against the real Redis: one JSON object each, as documented. */
-class ReadJsonTest {
+class ReadJsonIT {
     private static final ObjectMapper JSON = new ObjectMapper();
     /** 2025-11-24 16:00:00Z, an hour's start. */
     private static final long HOUR = 1_764_000_000_000L;

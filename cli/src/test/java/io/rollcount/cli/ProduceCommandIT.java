@@ -23,7 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
  * handed to the producer. A line over the producer's default {@code max.request.size} (1 MiB) is refused;
  * the report says so and the command exits 1, and the count matches what the topic holds.
  */
-class ProduceCommandTest {
+class ProduceCommandIT {
     @TempDir
     Path dir;
 

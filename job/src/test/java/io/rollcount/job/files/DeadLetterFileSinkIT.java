@@ -32,7 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
  * job in this JVM) is refused with one line before it starts; a restore truncates only back to its own
  * checkpointed length and never cuts off another job's dead letters; a {@code --dlq} in a missing folder works.
  */
-class DeadLetterFileSinkTest {
+class DeadLetterFileSinkIT {
     @TempDir
     Path dir;
 

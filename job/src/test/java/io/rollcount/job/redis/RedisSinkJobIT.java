@@ -30,7 +30,7 @@ import redis.clients.jedis.Jedis;
  * the first completed checkpoint: the job restarts from the checkpoint, replays writes Redis has seen,
  * and ends with exactly the final values, while a poller reading Redis never sees a total decrease.
  */
-class RedisSinkJobTest {
+class RedisSinkJobIT {
     static final Configuration FLINK_CONF = new Configuration();
     static final LocalMetrics METRICS = LocalMetrics.addTo(FLINK_CONF);
 

@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
 
 /** {@code ./rollcount demo} in this JVM: a short run against the real Redis with a test key prefix. */
-class DemoCommandTest {
+class DemoCommandIT {
 
     /** Names of the threads a Kafka broker (and its clients) run. */
     private static final List<String> BROKER_THREADS = List.of(

@@ -14,7 +14,7 @@ import redis.clients.jedis.Jedis;
  * {@code ./rollcount run} given a dead-letter file another running process holds: refused with exit code 2
  * and one line, before anything starts and before {@code --fresh} could delete a key.
  */
-class RunCommandDeadLetterFileTest {
+class RunCommandDeadLetterFileIT {
     @TempDir
     Path dir;
 

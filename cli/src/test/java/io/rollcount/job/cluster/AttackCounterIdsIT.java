@@ -33,7 +33,7 @@ import org.junit.jupiter.api.Test;
  * the whole job against the real Redis: each id gets its own distinct delta so that a count under a wrong
  * key would show.
  */
-class AttackCounterIdsTest extends JobOnMiniClusterTest {
+class AttackCounterIdsIT extends JobOnMiniClusterTest {
     private static final long TS =
             io.rollcount.job.support.RecentTime.HOUR_START; // window keys expire at end + retention
 

@@ -18,7 +18,7 @@ import redis.clients.jedis.resps.Tuple;
  * fresh prefix has no {@code P:_mark}: the writer writes plain. {@link #restart} stands for a restore: a new
  * writer that finds the mark and guards totals and windows up to it until Redis is not ahead.
  */
-class RedisSinkWriterTest {
+class RedisSinkWriterIT {
     /** A window start of the recent past, so that keys with a fixed expiry (end + retention) still live. */
     private static final long NOW_WINDOW = System.currentTimeMillis() / 3_600_000 * 3_600_000;
 

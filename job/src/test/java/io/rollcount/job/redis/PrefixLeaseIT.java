@@ -19,7 +19,7 @@ import redis.clients.jedis.UnifiedJedis;
  * and writes nothing; a restored writer takes its lease back, or waits for another token's to expire; an
  * empty start over an earlier job's keys is refused unless {@code --fresh}, which deletes the prefix's keys.
  */
-class PrefixLeaseTest {
+class PrefixLeaseIT {
     private String prefix;
     private RedisKeys keys;
     private UnifiedJedis redis;

@@ -17,7 +17,7 @@ import redis.clients.jedis.Jedis;
  * Tests that need a redis-server of their own: counting the commands the server received, SCRIPT FLUSH,
  * and outages (the server stopped and started again on the same port), and a port nothing listens on.
  */
-class RedisSinkOwnServerTest {
+class RedisSinkOwnServerIT {
     private static RedisServerProcess server;
     /** Now, for windows whose keys expire at their end plus retention: they must still live when checked. */
     private static final long NOW = System.currentTimeMillis();

@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The in-process broker: start, stop and start again on the same port and folder, the data surviving. */
-class KafkaBrokerTest {
+class KafkaBrokerIT {
 
     @TempDir(cleanup = org.junit.jupiter.api.io.CleanupMode.ON_SUCCESS)
     Path dir;

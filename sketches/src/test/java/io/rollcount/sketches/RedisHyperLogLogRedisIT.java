@@ -23,7 +23,7 @@ import redis.clients.jedis.exceptions.JedisDataException;
  * Byte-for-byte compatibility with a real Redis 7 (127.0.0.1:6379): PFADD the same items there,
  * GET the value and compare; SET our bytes and let Redis PFCOUNT, PFADD and PFMERGE them.
  */
-class RedisHyperLogLogRedisTest {
+class RedisHyperLogLogRedisIT {
     private static final String PREFIX = "sketchtest:" + UUID.randomUUID() + ":";
     private static final int BATCH = 1000;
     private static Jedis redis;

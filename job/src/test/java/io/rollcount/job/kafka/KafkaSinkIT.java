@@ -37,7 +37,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * read back with {@code isolation.level=read_committed}: exactly the records written, none twice, also
  * when the job fails after some records and restarts from its last checkpoint.
  */
-class KafkaSinkTest extends KafkaBrokerTest {
+class KafkaSinkIT extends KafkaBrokerTest {
     private static final int RECORDS = 600;
 
     @RegisterExtension
@@ -100,12 +100,12 @@ class KafkaSinkTest extends KafkaBrokerTest {
                 .map(new FailOnce(failAfter))
                 .returns(Types.LONG);
         numbers.filter(i -> !isDeadLetter(i))
-                .map(KafkaSinkTest::rollup)
+                .map(KafkaSinkIT::rollup)
                 .returns(Rollup.class)
                 .sinkTo(RollcountJob.rollupsSink(o))
                 .name("rollups");
-        numbers.filter(KafkaSinkTest::isDeadLetter)
-                .map(KafkaSinkTest::deadLetter)
+        numbers.filter(KafkaSinkIT::isDeadLetter)
+                .map(KafkaSinkIT::deadLetter)
                 .returns(Event.class)
                 .sinkTo(RollcountJob.deadLetterSink(o))
                 .name("dead letters");
@@ -118,7 +118,7 @@ class KafkaSinkTest extends KafkaBrokerTest {
                         o.kafkaTopicTrending,
                         o.redisKeyPrefix,
                         i -> "ns" + (i % 3),
-                        KafkaSinkTest::trendingValue))
+                        KafkaSinkIT::trendingValue))
                 .name("trending");
         env.execute("kafka sink test");
     }

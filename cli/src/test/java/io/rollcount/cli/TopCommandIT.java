@@ -7,7 +7,7 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** {@code ./rollcount top} against the real Redis: lists with bars, and one-line errors. */
-class TopCommandTest {
+class TopCommandIT {
 
     @Test
     void printsTheTrendingListAndTheLatestWindowTopK() {

@@ -30,7 +30,7 @@ import redis.clients.jedis.exceptions.JedisException;
  * prefix and to the commands the sink needs, and a TLS-only redis-server with a certificate made here by
  * openssl. Every log line (DEBUG and up, Jedis included) and every exception is checked for the password.
  */
-class RedisSecurityTest {
+class RedisSecurityIT {
     /** Everything the sink needs: see the ACL list in the report and in {@link RedisSink}'s javadoc. */
     static final String SINK_ACL = "-@all +set +get +pfadd +pexpireat +evalsha +eval +script|load +ping";
     /** What the script runs; ACL checks the commands of a script too. */
@@ -262,7 +262,7 @@ class RedisSecurityTest {
                     .isInstanceOf(RedisSinkException.class)
                     .hasMessageContaining("NOPERM")
                     .hasMessageContaining("other:meta:watermark")
-                    .satisfies(RedisSecurityTest::assertNoPassword);
+                    .satisfies(RedisSecurityIT::assertNoPassword);
             assertThat((System.nanoTime() - start) / 1_000_000).isLessThan(1500);
             w.close();
             assertThat(admin.exists("other:meta:watermark")).isFalse();
@@ -296,7 +296,7 @@ class RedisSecurityTest {
                 .isInstanceOf(RedisSinkException.class)
                 .hasMessageContaining("refused access for user rcwriter")
                 .satisfies(t -> assertThat(stackTrace(t)).doesNotContain(wrong))
-                .satisfies(RedisSecurityTest::assertNoPassword);
+                .satisfies(RedisSecurityIT::assertNoPassword);
         assertThat((System.nanoTime() - start) / 1_000_000)
                 .as("no retries for refused credentials")
                 .isLessThan(5000);
@@ -324,7 +324,7 @@ class RedisSecurityTest {
         assertThatThrownBy(() -> w.flush(false))
                 .isInstanceOf(RedisSinkException.class)
                 .hasMessageContaining("redis://rcwriter:***@127.0.0.1:" + port)
-                .satisfies(RedisSecurityTest::assertNoPassword);
+                .satisfies(RedisSecurityIT::assertNoPassword);
         w.close();
         assertThat(LOG).anySatisfy(line -> assertThat(line).contains("redis://rcwriter:***@127.0.0.1:" + port));
         for (String line : LOG) assertThat(line).doesNotContain(WRITER_PW);
@@ -362,7 +362,7 @@ class RedisSecurityTest {
         assertThatThrownBy(() -> w.flush(false))
                 .isInstanceOf(RedisSinkException.class)
                 .hasMessageContaining("certificate")
-                .satisfies(RedisSecurityTest::assertNoPassword);
+                .satisfies(RedisSecurityIT::assertNoPassword);
         assertThat((System.nanoTime() - start) / 1_000_000).isLessThan(5000);
         w.close();
 
@@ -373,7 +373,7 @@ class RedisSecurityTest {
                 .build();
         assertThatThrownBy(byIp::connect)
                 .isInstanceOf(JedisException.class)
-                .satisfies(RedisSecurityTest::assertNoPassword);
+                .satisfies(RedisSecurityIT::assertNoPassword);
         RedisEndpoint noHostCheck = RedisEndpoint.builder()
                 .setUrl("rediss://:" + WRITER_PW + "@127.0.0.1:" + tlsServer.port)
                 .setCaCertificatePem(tlsDir.resolve("ca.crt"))

@@ -26,7 +26,7 @@ import picocli.CommandLine;
  * another process holds is refused with exit code 2 and one line naming it (by {@code run}, and by
  * {@code demo} when the port was given).
  */
-class RunCommandMetricsTest {
+class RunCommandMetricsIT {
     @TempDir
     Path dir;
 

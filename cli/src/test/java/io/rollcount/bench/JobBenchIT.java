@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** `bench job` in its tiny mode prints every RESULT line with every field (figures are not checked beyond having been measured: they mean nothing here). */
-class JobBenchTest {
+class JobBenchIT {
 
     /** The first RESULT line that starts with {@code RESULT <name>}. */
     private static String line(List<String> results, String name) {

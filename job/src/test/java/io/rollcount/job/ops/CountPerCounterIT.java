@@ -34,7 +34,7 @@ import redis.clients.jedis.Jedis;
  * Redis, and a restore into a new operator, what the real Redis holds (through the real sink writer and
  * script) and the rollups must be the same, and exact.
  */
-class CountPerCounterTest {
+class CountPerCounterIT {
     /** Within the last hour: window keys expire at their end plus retention, and must live while checked. */
     private static final long START = System.currentTimeMillis() / 3_600_000 * 3_600_000;
 

@@ -21,7 +21,7 @@ import redis.clients.jedis.UnifiedJedis;
  * (against the real Redis), a restore is never refused for the prefix, and application mode is recognized by
  * the {@code execution.target} Flink's application clusters set.
  */
-class RollcountJobMainTest {
+class RollcountJobMainIT {
     private static final String REDIS = "redis://127.0.0.1:6379";
 
     @TempDir

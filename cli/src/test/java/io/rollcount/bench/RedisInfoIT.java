@@ -7,7 +7,7 @@ import org.junit.jupiter.api.Test;
 import redis.clients.jedis.Jedis;
 
 /** Reading CPU and memory from INFO: a reply as Redis 7 sends it, the real server's, and a reply without the field. */
-class RedisInfoTest {
+class RedisInfoIT {
 
     @Test
     void readsCpuAndMemoryFields() {

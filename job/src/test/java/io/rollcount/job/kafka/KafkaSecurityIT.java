@@ -37,7 +37,7 @@ import org.junit.jupiter.api.io.TempDir;
  * a certificate made by the test with keytool, and the job's source, sinks and admin client configured by
  * nothing but {@code --kafka.bootstrap} and a {@code --kafka.properties} file.
  */
-class KafkaSecurityTest {
+class KafkaSecurityIT {
     private static final String TOPIC = "secure-events";
     private static final String USER = "rollcount-job";
     private static final String PASSWORD = "s3cret-Pa55-" + Long.toHexString(System.nanoTime());

@@ -31,7 +31,7 @@ import org.junit.jupiter.api.io.TempDir;
  * The broker stopped and started again on the same port and folder while an exactly-once sink writes:
  * the job rides it out (or restarts from its checkpoint) and the committed output is still exact.
  */
-class KafkaBrokerRestartTest {
+class KafkaBrokerRestartIT {
     private static final int RECORDS = 900;
 
     @RegisterExtension
@@ -65,7 +65,7 @@ class KafkaBrokerRestartTest {
                             new DataGeneratorSource<>(i -> i, RECORDS, RateLimiterStrategy.perSecond(150), Types.LONG),
                             WatermarkStrategy.noWatermarks(),
                             "numbers")
-                    .map(KafkaBrokerRestartTest::rollup)
+                    .map(KafkaBrokerRestartIT::rollup)
                     .returns(Rollup.class)
                     .sinkTo(RollcountJob.rollupsSink(o))
                     .name("rollups");

@@ -25,7 +25,7 @@ import redis.clients.jedis.Jedis;
  * layout of the contract equals, key for key, the sums computed here from the input lines; the references'
  * window keys expire at window end + retention and their totals never.
  */
-class FairReferencesTest {
+class FairReferencesIT {
 
     @Test
     void textbookAndSqlWriteTheSameCountsAsOurs(@TempDir Path dir) throws Exception {

@@ -37,7 +37,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The Kafka source against the in-process broker: every record comes out once, as an event or a dead letter. */
-class KafkaSourceTest extends KafkaBrokerTest {
+class KafkaSourceIT extends KafkaBrokerTest {
     private static final String TOPIC = "events-src";
 
     @RegisterExtension
