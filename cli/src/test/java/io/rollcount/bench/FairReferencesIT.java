@@ -7,6 +7,7 @@ import io.rollcount.job.model.Event;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.parse.EventParser;
 import io.rollcount.job.redis.RedisKeys;
+import io.rollcount.job.support.RedisTestSupport;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -29,7 +30,7 @@ class FairReferencesIT {
 
     @Test
     void textbookAndSqlWriteTheSameCountsAsOurs(@TempDir Path dir) throws Exception {
-        int port = Integer.parseInt(System.getenv().getOrDefault("ROLLCOUNT_TEST_REDIS_PORT", "6379"));
+        int port = RedisTestSupport.PORT;
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         JobBench bench = new JobBench(
                 JobBench.Size.TINY,

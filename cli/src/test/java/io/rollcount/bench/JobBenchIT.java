@@ -2,6 +2,7 @@ package io.rollcount.bench;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rollcount.job.support.RedisTestSupport;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -33,7 +34,7 @@ class JobBenchIT {
     void printsEveryResultLine(@TempDir Path dir) throws Exception {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         PrintStream out = new PrintStream(bytes, true, StandardCharsets.UTF_8);
-        String redis = "redis://127.0.0.1:" + System.getenv().getOrDefault("ROLLCOUNT_TEST_REDIS_PORT", "6379");
+        String redis = RedisTestSupport.SHARED_URL;
         JobBench bench = new JobBench(JobBench.Size.TINY, redis, true, dir, out);
         bench.comparePolicies = Path.of("..", "samples", "policies.yaml").toAbsolutePath();
         bench.run();
@@ -140,7 +141,7 @@ class JobBenchIT {
     void profileWithFloorAlternatesOursAndFloor(@TempDir Path dir) throws Exception {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         PrintStream out = new PrintStream(bytes, true, StandardCharsets.UTF_8);
-        String redis = "redis://127.0.0.1:" + System.getenv().getOrDefault("ROLLCOUNT_TEST_REDIS_PORT", "6379");
+        String redis = RedisTestSupport.SHARED_URL;
         JobBench bench = new JobBench(JobBench.Size.TINY, redis, false, dir, out);
         bench.profileOnly = io.rollcount.job.gen.EventGenerator.Workload.zipf;
         bench.profileWithFloor = true;

@@ -3,6 +3,7 @@ package io.rollcount.bench;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.rollcount.job.support.RedisTestSupport;
 import org.junit.jupiter.api.Test;
 import redis.clients.jedis.Jedis;
 
@@ -21,7 +22,7 @@ class RedisInfoIT {
 
     @Test
     void readsTheRealServer() {
-        int port = Integer.parseInt(System.getenv().getOrDefault("ROLLCOUNT_TEST_REDIS_PORT", "6379"));
+        int port = RedisTestSupport.PORT;
         try (Jedis jedis = new Jedis("127.0.0.1", port)) {
             assertThat(RedisInfo.parse(jedis.info("memory")).usedMemory()).isPositive();
             assertThat(RedisInfo.parse(jedis.info("cpu")).cpuSeconds()).isPositive();

@@ -9,7 +9,6 @@ import io.rollcount.job.kafka.KafkaTestSupport.KV;
 import io.rollcount.job.model.Event;
 import io.rollcount.job.model.Json;
 import io.rollcount.job.model.Rollup;
-import io.rollcount.job.support.KafkaBrokerTest;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -37,7 +36,11 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * read back with {@code isolation.level=read_committed}: exactly the records written, none twice, also
  * when the job fails after some records and restarts from its last checkpoint.
  */
-class KafkaSinkIT extends KafkaBrokerTest {
+class KafkaSinkIT {
+    /** A broker of this class's own, started before its {@code @BeforeAll} methods. */
+    @RegisterExtension
+    static final KafkaBrokerExtension KAFKA = new KafkaBrokerExtension();
+
     private static final int RECORDS = 600;
 
     @RegisterExtension
@@ -51,7 +54,7 @@ class KafkaSinkIT extends KafkaBrokerTest {
     @BeforeAll
     static void startBroker() throws Exception {
         // Fewer partitions than the default would do too; two show that keys spread and nothing is lost.
-        broker.createTopics(2, KafkaIO.ROLLUPS_TOPIC, KafkaIO.DEAD_LETTER_TOPIC);
+        KAFKA.broker().createTopics(2, KafkaIO.ROLLUPS_TOPIC, KafkaIO.DEAD_LETTER_TOPIC);
     }
 
     static Rollup rollup(long i) {
@@ -80,7 +83,7 @@ class KafkaSinkIT extends KafkaBrokerTest {
 
     private JobOptions options(String prefix) {
         JobOptions o = new JobOptions();
-        o.kafkaBootstrap = broker.bootstrap();
+        o.kafkaBootstrap = KAFKA.broker().bootstrap();
         o.kafkaTransactionalIdPrefix = prefix;
         return o;
     }
@@ -171,29 +174,29 @@ class KafkaSinkIT extends KafkaBrokerTest {
 
     private void check(String prefix, int failAfter) throws Exception {
         Map<TopicPartition, Long> rollupsFrom =
-                KafkaTestSupport.endOffsets(broker.adminProperties(), KafkaIO.ROLLUPS_TOPIC);
+                KafkaTestSupport.endOffsets(KAFKA.broker().adminProperties(), KafkaIO.ROLLUPS_TOPIC);
         Map<TopicPartition, Long> dlqFrom =
-                KafkaTestSupport.endOffsets(broker.adminProperties(), KafkaIO.DEAD_LETTER_TOPIC);
+                KafkaTestSupport.endOffsets(KAFKA.broker().adminProperties(), KafkaIO.DEAD_LETTER_TOPIC);
         Map<TopicPartition, Long> trendingFrom = topicExists(KafkaIO.TRENDING_TOPIC)
-                ? KafkaTestSupport.endOffsets(broker.adminProperties(), KafkaIO.TRENDING_TOPIC)
+                ? KafkaTestSupport.endOffsets(KAFKA.broker().adminProperties(), KafkaIO.TRENDING_TOPIC)
                 : Map.of();
         runJob(options(prefix), failAfter, 300);
 
         List<KV> rollups = KafkaTestSupport.kvs(
-                KafkaTestSupport.readCommitted(broker.adminProperties(), KafkaIO.ROLLUPS_TOPIC, rollupsFrom));
+                KafkaTestSupport.readCommitted(KAFKA.broker().adminProperties(), KafkaIO.ROLLUPS_TOPIC, rollupsFrom));
         List<KV> deadLetters = KafkaTestSupport.kvs(
-                KafkaTestSupport.readCommitted(broker.adminProperties(), KafkaIO.DEAD_LETTER_TOPIC, dlqFrom));
+                KafkaTestSupport.readCommitted(KAFKA.broker().adminProperties(), KafkaIO.DEAD_LETTER_TOPIC, dlqFrom));
         // Exactly the records, each once (the lists compare as multisets: a duplicate fails).
         assertThat(rollups).hasSize(expectedRollups().size()).containsExactlyInAnyOrderElementsOf(expectedRollups());
         assertThat(deadLetters)
                 .hasSize(expectedDeadLetters().size())
                 .containsExactlyInAnyOrderElementsOf(expectedDeadLetters());
         List<KV> all = KafkaTestSupport.kvs(KafkaTestSupport.read(
-                broker.adminProperties(), KafkaIO.ROLLUPS_TOPIC, rollupsFrom, "read_uncommitted"));
+                KAFKA.broker().adminProperties(), KafkaIO.ROLLUPS_TOPIC, rollupsFrom, "read_uncommitted"));
         System.out.println(prefix + ": " + rollups.size() + " rollups committed, " + all.size()
                 + " records written in all (aborted transactions included)");
         List<KV> trending = KafkaTestSupport.kvs(
-                KafkaTestSupport.readCommitted(broker.adminProperties(), KafkaIO.TRENDING_TOPIC, trendingFrom));
+                KafkaTestSupport.readCommitted(KAFKA.broker().adminProperties(), KafkaIO.TRENDING_TOPIC, trendingFrom));
         assertThat(trending).hasSize(expectedTrending().size()).containsExactlyInAnyOrderElementsOf(expectedTrending());
         assertThat(deadLetters).anySatisfy(kv -> assertThat(kv.key()).isNull());
         assertThat(new String(Json.deadLetter(deadLetter(10)), StandardCharsets.UTF_8))
@@ -203,7 +206,7 @@ class KafkaSinkIT extends KafkaBrokerTest {
     }
 
     private static boolean topicExists(String topic) throws Exception {
-        try (Admin admin = Admin.create(broker.adminProperties())) {
+        try (Admin admin = Admin.create(KAFKA.broker().adminProperties())) {
             return admin.listTopics().names().get().contains(topic);
         }
     }

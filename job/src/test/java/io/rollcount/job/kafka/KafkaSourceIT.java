@@ -8,8 +8,8 @@ import io.rollcount.job.JobOptions;
 import io.rollcount.job.RollcountJob;
 import io.rollcount.job.model.Event;
 import io.rollcount.job.parse.EventParser;
-import io.rollcount.job.support.KafkaBrokerTest;
 import java.net.ServerSocket;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -35,9 +35,17 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
 
 /** The Kafka source against the in-process broker: every record comes out once, as an event or a dead letter. */
-class KafkaSourceIT extends KafkaBrokerTest {
+class KafkaSourceIT {
+    /** A broker of this class's own, started before its {@code @BeforeAll} methods. */
+    @RegisterExtension
+    static final KafkaBrokerExtension KAFKA = new KafkaBrokerExtension();
+
+    @TempDir
+    static Path dir;
+
     private static final String TOPIC = "events-src";
 
     @RegisterExtension
@@ -51,7 +59,7 @@ class KafkaSourceIT extends KafkaBrokerTest {
 
     @BeforeAll
     static void startBroker() throws Exception {
-        broker.createTopics(2, TOPIC);
+        KAFKA.broker().createTopics(2, TOPIC);
         producedAt = System.currentTimeMillis();
         List<ProducerRecord<byte[], byte[]>> records = List.of(
                 record("k1", utf8("{\"counter\":\"post:1:likes\",\"delta\":2}")),
@@ -64,7 +72,7 @@ class KafkaSourceIT extends KafkaBrokerTest {
                         "k7",
                         utf8("{\"counter\":\"future\",\"ts\":"
                                 + (producedAt + Duration.ofHours(1).toMillis()) + "}")));
-        Properties p = broker.adminProperties();
+        Properties p = KAFKA.broker().adminProperties();
         p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
         p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p)) {
@@ -86,7 +94,7 @@ class KafkaSourceIT extends KafkaBrokerTest {
 
     private static JobOptions options(String group, JobOptions.StartingOffsets start) {
         JobOptions o = new JobOptions();
-        o.kafkaBootstrap = broker.bootstrap();
+        o.kafkaBootstrap = KAFKA.broker().bootstrap();
         o.kafkaTopic = TOPIC;
         o.kafkaGroupId = group;
         o.kafkaStartingOffsets = start;
@@ -160,7 +168,7 @@ class KafkaSourceIT extends KafkaBrokerTest {
     @Test
     void committedStartsAtTheGroupsOffsetsAndFallsBackToEarliest() throws Exception {
         // The group has committed offset 2 of partition 0 (as a previous run would have) and nothing of partition 1.
-        try (Admin admin = Admin.create(broker.adminProperties())) {
+        try (Admin admin = Admin.create(KAFKA.broker().adminProperties())) {
             admin.alterConsumerGroupOffsets(
                             "src-committed", Map.of(new TopicPartition(TOPIC, 0), new OffsetAndMetadata(2L)))
                     .all()
@@ -195,7 +203,7 @@ class KafkaSourceIT extends KafkaBrokerTest {
         assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(20));
 
         JobOptions missingFile = new JobOptions();
-        missingFile.kafkaBootstrap = broker.bootstrap();
+        missingFile.kafkaBootstrap = KAFKA.broker().bootstrap();
         missingFile.kafkaProperties = dir.resolve("no-such.properties").toString();
         assertThatThrownBy(() -> RollcountJob.kafkaSource(missingFile)).hasMessageContaining("--kafka.properties");
     }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.rollcount.job.JobOptions;
 import io.rollcount.job.RollcountJob;
+import io.rollcount.job.support.RedisTestSupport;
 import java.time.Duration;
 import java.util.List;
 import org.apache.flink.runtime.execution.SuppressRestartsException;

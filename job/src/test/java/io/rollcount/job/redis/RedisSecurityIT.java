@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.rollcount.job.model.Resolution;
+import io.rollcount.job.support.RedisTestSupport;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
@@ -243,7 +244,7 @@ class RedisSecurityIT {
         assertThat(sink.toString()).doesNotContain(WRITER_PW);
         try (Jedis admin = admin()) {
             admin.aclLogReset();
-            RedisSinkWriter w = RedisTestSupport.writer(sink, new TestWriterContext());
+            RedisSinkWriter w = TestWriterContext.writer(sink, new TestWriterContext());
             writeEveryKind(w, sketch(admin, PREFIX + ":_scratch"));
             // nothing the sink sent (connection set-up included) was denied
             assertThat(admin.aclLog()).as("ACL LOG").isEmpty();
@@ -289,7 +290,7 @@ class RedisSecurityIT {
                 .setKeyPrefix(PREFIX)
                 .setRetryTimeout(Duration.ofSeconds(20))
                 .build();
-        RedisSinkWriter w = RedisTestSupport.writer(sink, new TestWriterContext());
+        RedisSinkWriter w = TestWriterContext.writer(sink, new TestWriterContext());
         w.write(RedisWrite.max(PREFIX + ":meta:watermark", 1), null);
         long start = System.nanoTime();
         assertThatThrownBy(() -> w.flush(false))
@@ -319,7 +320,7 @@ class RedisSecurityIT {
                 .setRetryTimeout(Duration.ofMillis(300))
                 .setBackoff(Duration.ofMillis(20), Duration.ofMillis(100))
                 .build();
-        RedisSinkWriter w = RedisTestSupport.writer(sink, new TestWriterContext());
+        RedisSinkWriter w = TestWriterContext.writer(sink, new TestWriterContext());
         w.write(RedisWrite.max("rc:meta:watermark", 1), null);
         assertThatThrownBy(() -> w.flush(false))
                 .isInstanceOf(RedisSinkException.class)
@@ -339,7 +340,7 @@ class RedisSecurityIT {
                 .build();
         assertThat(e.toString()).isEqualTo("rediss://:***@localhost:" + tlsServer.port);
         RedisSink sink = RedisSink.builder().setEndpoint(e).setKeyPrefix(PREFIX).build();
-        RedisSinkWriter w = RedisTestSupport.writer(sink, new TestWriterContext());
+        RedisSinkWriter w = TestWriterContext.writer(sink, new TestWriterContext());
         try (Jedis j = e.connect()) {
             writeEveryKind(w, sketch(j, PREFIX + ":_scratch"));
             assertThat(j.get(new RedisKeys(PREFIX).total("post:1"))).isEqualTo("5");
@@ -356,7 +357,7 @@ class RedisSecurityIT {
                 .setKeyPrefix(PREFIX)
                 .setRetryTimeout(Duration.ofSeconds(20))
                 .build();
-        RedisSinkWriter w = RedisTestSupport.writer(untrusted, new TestWriterContext());
+        RedisSinkWriter w = TestWriterContext.writer(untrusted, new TestWriterContext());
         w.write(RedisWrite.max(PREFIX + ":meta:watermark", 1), null);
         long start = System.nanoTime();
         assertThatThrownBy(() -> w.flush(false))

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.rollcount.job.metrics.LocalMetrics;
 import io.rollcount.job.metrics.RollcountMetrics;
 import io.rollcount.job.support.MiniClusters;
+import io.rollcount.job.support.RedisTestSupport;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.rollcount.job.model.Resolution;
+import io.rollcount.job.support.RedisTestSupport;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.regex.Matcher;
@@ -37,7 +38,7 @@ class RedisSinkOwnServerIT {
      * 20 ms doubling up to 200 ms.
      */
     private static RedisSinkWriter writer(String url, String prefix, Duration retryTimeout) throws Exception {
-        return RedisTestSupport.writer(
+        return TestWriterContext.writer(
                 RedisSink.builder()
                         .setUrl(url)
                         .setKeyPrefix(prefix)

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.rollcount.job.model.Resolution;
+import io.rollcount.job.support.RedisTestSupport;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -34,7 +35,7 @@ class RedisSinkWriterIT {
         keys = new RedisKeys(prefix);
         redis = new Jedis("127.0.0.1", 6379);
         ctx = new TestWriterContext();
-        writer = RedisTestSupport.writer(sink().build(), ctx);
+        writer = TestWriterContext.writer(sink().build(), ctx);
     }
 
     private RedisSink.Builder sink() {
@@ -55,7 +56,7 @@ class RedisSinkWriterIT {
     private void restart() throws Exception {
         writer.close();
         if (redis.get(keys.mark()) == null) redis.set(keys.mark(), Long.toString(NOW_WINDOW + 86_400_000L));
-        writer = RedisTestSupport.writer(sink().build(), new TestWriterContext());
+        writer = TestWriterContext.writer(sink().build(), new TestWriterContext());
     }
 
     private RedisWrite count(String counter, long value, long version, boolean monotone) {
@@ -346,7 +347,7 @@ class RedisSinkWriterIT {
     @Test
     void aSiblingThatStartedTogetherDoesNotGuardWhatTheOtherMarked() throws Exception {
         // both writers read the mark when they start (ahead of their first batch): none yet
-        RedisSinkWriter sibling = RedisTestSupport.writer(sink().build(), new TestWriterContext());
+        RedisSinkWriter sibling = TestWriterContext.writer(sink().build(), new TestWriterContext());
         try {
             for (int i = 0; i < 500 && (sibling.commandsSent.getCount() < 2 || writer.commandsSent.getCount() < 2); i++)
                 Thread.sleep(10);
@@ -366,7 +367,7 @@ class RedisSinkWriterIT {
     void plainWritesOnlyModeNeitherGuardsNorMarks() throws Exception {
         writer.close();
         redis.set(keys.mark(), Long.toString(NOW_WINDOW + 86_400_000L));
-        writer = RedisTestSupport.writer(sink().setPlainWritesOnly(true).build(), ctx);
+        writer = TestWriterContext.writer(sink().setPlainWritesOnly(true).build(), ctx);
         write(count("f", 10, 10, true));
         write(count("f", 5, 5, true)); // the floor mode does go backwards: it is for measuring only
         write(window("f", Resolution.M1, NOW_WINDOW + 10 * 86_400_000L, 1, 1, true));
@@ -448,7 +449,7 @@ class RedisSinkWriterIT {
                 .isNull();
 
         writer.close();
-        writer = RedisTestSupport.writer(
+        writer = TestWriterContext.writer(
                 sink().setAllowedLateness(Duration.ofSeconds(90)).build(), new TestWriterContext());
         write(RedisWrite.count(ok, keys.versionOf("ok", ok), 2, 2, true, 60_000, 0));
         writer.writeWatermark(new org.apache.flink.api.common.eventtime.Watermark(200_000));
@@ -490,7 +491,7 @@ class RedisSinkWriterIT {
                 .isZero();
         assertThat(redis.get(keys.total("good"))).isEqualTo("1");
         // a writer with nothing rejected checkpoints nothing
-        RedisSinkWriter clean = RedisTestSupport.writer(sink().build(), new TestWriterContext());
+        RedisSinkWriter clean = TestWriterContext.writer(sink().build(), new TestWriterContext());
         assertThat(clean.snapshotState(1)).isEmpty();
         clean.close();
     }
@@ -514,7 +515,7 @@ class RedisSinkWriterIT {
     @Test
     void flushesOnTimerAndOnBufferSize() throws Exception {
         writer.close();
-        writer = RedisTestSupport.writer(
+        writer = TestWriterContext.writer(
                 sink().setFlushInterval(Duration.ofMillis(200))
                         .setMaxBufferedKeys(3)
                         .build(),
@@ -580,7 +581,7 @@ class RedisSinkWriterIT {
     void packsSeveralCountersIntoOneScriptCallWhenAskedAndAppliesThemAll() throws Exception {
         writer.close();
         redis.set(keys.mark(), Long.toString(NOW_WINDOW + 86_400_000L));
-        writer = RedisTestSupport.writer(sink().setCountersPerCall(8).build(), ctx);
+        writer = TestWriterContext.writer(sink().setCountersPerCall(8).build(), ctx);
         // counted from the writer's start: its early connection (GET P:_mark, SCRIPT LOAD, the epoch) runs on its
         // I/O thread, before or after any line here, and always before the first batch
         List<RedisWrite> ws = new ArrayList<>();

@@ -3,6 +3,7 @@ package io.rollcount.job.support;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.ThreadLocalRandom;
 import org.junit.jupiter.api.extension.AfterEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import redis.clients.jedis.Jedis;
@@ -10,11 +11,18 @@ import redis.clients.jedis.params.ScanParams;
 import redis.clients.jedis.resps.ScanResult;
 
 /**
- * The real Redis of the machine (127.0.0.1:6379 or $ROLLCOUNT_TEST_REDIS), with a key prefix of each test's own.
- * As a JUnit extension ({@code @RegisterExtension final RedisTestSupport redis = new RedisTestSupport();}, one per
- * test instance) it deletes the prefix's keys and closes its connection after each test.
+ * The real Redis of the machine (127.0.0.1:6379, or the port $ROLLCOUNT_TEST_REDIS_PORT), with a key prefix of each
+ * test's own. As a JUnit extension ({@code @RegisterExtension final RedisTestSupport redis = new RedisTestSupport();},
+ * one per test instance) it deletes the prefix's keys and closes its connection after each test. Tests that drive
+ * the writers themselves take {@link #SHARED_URL}, a {@link #randomPrefix()} and {@link #deleteAll} from here.
  */
 public final class RedisTestSupport implements AutoCloseable, AfterEachCallback {
+    /** The port of the machine's Redis. */
+    public static final int PORT = Integer.parseInt(System.getenv().getOrDefault("ROLLCOUNT_TEST_REDIS_PORT", "6379"));
+
+    /** The URL of the machine's Redis. */
+    public static final String SHARED_URL = "redis://127.0.0.1:" + PORT;
+
     public final String host;
     public final int port;
     public final String prefix;
@@ -22,7 +30,7 @@ public final class RedisTestSupport implements AutoCloseable, AfterEachCallback 
 
     public RedisTestSupport() {
         this.host = "127.0.0.1";
-        this.port = Integer.parseInt(System.getenv().getOrDefault("ROLLCOUNT_TEST_REDIS_PORT", "6379"));
+        this.port = PORT;
         this.prefix = "rct" + UUID.randomUUID().toString().substring(0, 8);
         this.jedis = new Jedis(host, port);
         jedis.ping();
@@ -30,6 +38,11 @@ public final class RedisTestSupport implements AutoCloseable, AfterEachCallback 
 
     public String url() {
         return "redis://" + host + ":" + port;
+    }
+
+    /** A key prefix no other test uses. */
+    public static String randomPrefix() {
+        return "rctest" + Long.toHexString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE);
     }
 
     /** Every key under the prefix. */
