@@ -12,7 +12,7 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code ./rollcount run --resume PATH} where PATH is no checkpoint or savepoint (missing, an empty folder, a
  * file of something else): one line naming the option and the path, exit code 2, nothing started.
  */
-class RunResumeOptionTest {
+class RunResumeOptionIT {
     @TempDir
     Path dir;
 
