@@ -1,6 +1,7 @@
 package io.rollcount.bench;
 
 import io.rollcount.job.JobOptions;
+import io.rollcount.job.Launcher;
 import io.rollcount.job.RollcountJob;
 import io.rollcount.job.files.DeadLetterFileSink;
 import io.rollcount.job.gen.EventGenerator.Workload;
@@ -199,6 +200,8 @@ public final class JobBench {
     public void run() throws Exception {
         long started = System.nanoTime();
         Files.createDirectories(work);
+        // The start checks of every start of the job; the bench clears its own prefix between runs.
+        Launcher.of(options(), Launcher.Place.HERE, "-").startingOver().checkStart(null, null);
         out.printf(
                 "bench job (%s): %,d events per workload, %,d counters, %,d users, parallelism %d, RocksDB, checkpoints every 10 s, %d round(s), warm-up %,d events per variant%n",
                 size.name, size.events, size.counters, size.users, PARALLELISM, size.rounds, size.warmupEvents);

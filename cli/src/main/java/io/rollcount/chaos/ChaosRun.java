@@ -3,7 +3,7 @@ package io.rollcount.chaos;
 import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.gen.EventGenerator.Generated;
 import io.rollcount.job.kafka.TopicReader;
-import io.rollcount.job.ops.RecentEventTimes;
+import io.rollcount.job.model.RecentEventTimes;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.ServerSocket;

@@ -1,5 +1,6 @@
 package io.rollcount.cli;
 
+import io.rollcount.job.util.Messages;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -55,7 +56,7 @@ final class CheckpointStats {
             Thread.currentThread().interrupt();
             return false;
         } catch (Exception e) {
-            lastError = Main.oneLine(e);
+            lastError = Messages.oneLine(e);
             return false;
         }
     }

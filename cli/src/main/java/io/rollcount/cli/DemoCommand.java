@@ -1,6 +1,8 @@
 package io.rollcount.cli;
 
 import io.rollcount.job.JobOptions;
+import io.rollcount.job.Launcher;
+import io.rollcount.job.RefusedStartException;
 import io.rollcount.job.RollcountJob;
 import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.kafka.KafkaBroker;
@@ -12,6 +14,7 @@ import io.rollcount.job.redis.RedisEndpoint;
 import io.rollcount.job.redis.RedisKeys;
 import io.rollcount.job.redis.RedisNodes;
 import io.rollcount.job.util.DurationConverter;
+import io.rollcount.job.util.Messages;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.InetAddress;
@@ -193,30 +196,20 @@ public final class DemoCommand implements Callable<Integer> {
         options.checkpointInterval = checkpointInterval;
         options.parallelism = parallelism;
         options.policiesFile = policies;
+        // The start checks of every start of the job (Redis first: without it nothing starts). The demo clears its
+        // own counters below, so an earlier job's keys do not refuse it; a job running on the prefix does.
+        options.leaseToken = UUID.randomUUID().toString();
+        Launcher launcher =
+                Launcher.of(options, Launcher.Place.HERE, "./rollcount run").startingOver();
         try {
-            options.validate();
-        } catch (io.rollcount.job.policy.PoliciesException e) {
+            launcher.checkStart(null, null);
+        } catch (RefusedStartException | IllegalStateException e) {
             err.println("rollcount demo: " + e.getMessage());
             err.flush();
-            return 2;
+            return e instanceof RefusedStartException ? 2 : 1;
         }
-
-        // Redis first: without it nothing starts.
         RedisEndpoint endpoint = RollcountJob.redisEndpoint(options);
-        UnifiedJedis jedis;
-        try {
-            endpoint.checkMode();
-            jedis = endpoint.client();
-        } catch (IllegalArgumentException e) {
-            err.println("rollcount demo: " + e.getMessage());
-            err.flush();
-            return 1;
-        } catch (RuntimeException e) {
-            err.println("rollcount demo: cannot reach Redis at " + endpoint + " (" + Main.oneLine(e)
-                    + "): start redis-server, or set ROLLCOUNT_REDIS=redis://HOST:PORT");
-            err.flush();
-            return 1;
-        }
+        UnifiedJedis jedis = endpoint.client();
 
         EventGenerator workload = new EventGenerator(
                 seed, EventGenerator.Workload.viral, counters, users, System.currentTimeMillis(), rate, 0, 0.02);
@@ -269,7 +262,7 @@ public final class DemoCommand implements Callable<Integer> {
             }
             jobMetrics = LocalMetrics.addTo(rest);
             StreamExecutionEnvironment env = LocalFlink.environment(options, rest);
-            RollcountJob.assemble(env, options);
+            launcher.assemble(env);
             if (stopRequested) return 130;
             job = env.executeAsync("rollcount-demo");
             checkpoints = new CheckpointStats(
@@ -321,7 +314,7 @@ public final class DemoCommand implements Callable<Integer> {
                 out.flush();
                 if (generator.firstError() != null && generator.produced() == 0 && v.elapsed > 10) {
                     throw new IllegalStateException(
-                            "the generator cannot produce to Kafka: " + Main.oneLine(generator.firstError()));
+                            "the generator cannot produce to Kafka: " + Messages.oneLine(generator.firstError()));
                 }
             }
             if (job.getJobExecutionResult().isDone()) {
@@ -354,7 +347,7 @@ public final class DemoCommand implements Callable<Integer> {
                 if (generator.failed() > 0) {
                     err.printf(
                             "rollcount demo: %,d events could not be produced (%s)%n",
-                            generator.failed(), Main.oneLine(generator.firstError()));
+                            generator.failed(), Messages.oneLine(generator.firstError()));
                 }
             }
             out.flush();
@@ -398,7 +391,8 @@ public final class DemoCommand implements Callable<Integer> {
                 job.stopWithSavepoint(false, dir.resolve("savepoint").toUri().toString(), SavepointFormatType.CANONICAL)
                         .get(60, TimeUnit.SECONDS);
             } catch (Exception e) {
-                err.println("rollcount demo: stop with savepoint failed (" + Main.oneLine(e) + "), cancelling the job");
+                err.println(
+                        "rollcount demo: stop with savepoint failed (" + Messages.oneLine(e) + "), cancelling the job");
                 try {
                     job.cancel().get(30, TimeUnit.SECONDS);
                 } catch (Exception ignored) {

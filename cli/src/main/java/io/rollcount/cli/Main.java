@@ -1,5 +1,7 @@
 package io.rollcount.cli;
 
+import io.rollcount.job.RefusedStartException;
+import io.rollcount.job.util.Messages;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -44,42 +46,32 @@ public final class Main implements Callable<Integer> {
     /**
      * The command line of {@code ./rollcount} with the contract's exit codes: an unknown or malformed option is one
      * line and a pointer to the command's help, exit 2; an error of a command is one line, exit 2 where it refuses a
-     * value or a file ({@link IllegalArgumentException}, which the option checks throw), else 1.
+     * value or a file ({@link IllegalArgumentException}, which the option checks throw) or a start
+     * ({@link RefusedStartException}), else 1.
      */
     static CommandLine commandLine() {
         CommandLine cli = new CommandLine(new Main());
         cli.setParameterExceptionHandler((ex, args) -> {
             CommandLine c = ex.getCommandLine();
-            c.getErr().println("rollcount: " + oneLine(ex));
+            c.getErr().println("rollcount: " + Messages.oneLine(ex));
             c.getErr().println("try './" + c.getCommandSpec().qualifiedName() + " --help'");
             c.getErr().flush();
             return EXIT_USAGE;
         });
         cli.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
-            commandLine.getErr().println("rollcount: " + oneLine(ex));
+            commandLine.getErr().println("rollcount: " + Messages.oneLine(ex));
             return exitCodeOf(ex);
         });
         return cli;
     }
 
-    /** 2 for a refused value or file ({@link IllegalArgumentException}: the options' checks), 1 for any other failure. */
+    /**
+     * 2 for a refused value or file ({@link IllegalArgumentException}: the options' checks) or a refused start
+     * ({@link RefusedStartException}), 1 for any other failure.
+     */
     static int exitCodeOf(Throwable ex) {
-        return ex instanceof IllegalArgumentException ? EXIT_USAGE : EXIT_FAILURE;
-    }
-
-    /** The message of an error and of its causes, on one line, without stack traces. */
-    public static String oneLine(Throwable t) {
-        StringBuilder sb = new StringBuilder();
-        for (Throwable c = t; c != null; c = c.getCause()) {
-            String m = c.getMessage();
-            if (m == null || m.isBlank()) continue;
-            if (sb.length() > 0) {
-                if (sb.indexOf(m) >= 0) continue;
-                sb.append(": ");
-            }
-            sb.append(m.replace('\n', ' '));
-            if (sb.length() > 400) break;
-        }
-        return sb.length() == 0 ? t.getClass().getSimpleName() : sb.toString();
+        return ex instanceof IllegalArgumentException || ex instanceof RefusedStartException
+                ? EXIT_USAGE
+                : EXIT_FAILURE;
     }
 }

@@ -4,6 +4,7 @@ import io.rollcount.job.JobOptions;
 import io.rollcount.job.RedisOptions;
 import io.rollcount.job.RollcountJob;
 import io.rollcount.job.redis.RedisEndpoint;
+import io.rollcount.job.util.Messages;
 import redis.clients.jedis.UnifiedJedis;
 
 /**
@@ -38,7 +39,7 @@ final class RedisReadOptions extends RedisOptions {
         } catch (IllegalArgumentException e) {
             throw e;
         } catch (RuntimeException e) {
-            throw new IllegalStateException("cannot reach Redis at " + endpoint + ": " + Main.oneLine(e));
+            throw new IllegalStateException("cannot reach Redis at " + endpoint + ": " + Messages.oneLine(e));
         }
     }
 }

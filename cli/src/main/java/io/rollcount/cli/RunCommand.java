@@ -1,7 +1,8 @@
 package io.rollcount.cli;
 
 import io.rollcount.job.JobOptions;
-import io.rollcount.job.RestorePath;
+import io.rollcount.job.Launcher;
+import io.rollcount.job.RefusedStartException;
 import io.rollcount.job.RollcountJob;
 import io.rollcount.job.files.InputFiles;
 import io.rollcount.job.metrics.LocalMetrics;
@@ -12,8 +13,7 @@ import io.rollcount.job.ops.PreAggregate;
 import io.rollcount.job.ops.RouteEvents;
 import io.rollcount.job.redis.PrefixGuard;
 import io.rollcount.job.redis.PrefixInUseException;
-import io.rollcount.job.redis.RedisClusterDownException;
-import io.rollcount.job.redis.RedisEndpoint;
+import io.rollcount.job.util.Messages;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.PrintWriter;
@@ -106,6 +106,15 @@ final class RunCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        try {
+            return start();
+        } catch (RefusedStartException e) {
+            return refuse(spec.commandLine().getErr(), e.getMessage());
+        }
+    }
+
+    /** The start checks ({@link Launcher}), then the job, followed until it ends. */
+    private int start() throws Exception {
         options.validate();
         if (resume != null && options.fresh)
             throw new IllegalArgumentException("--resume and --fresh exclude each other");
@@ -117,34 +126,19 @@ final class RunCommand implements Callable<Integer> {
                 return EXIT_REFUSED;
             }
         }
-        try {
-            checkRedis(options);
-        } catch (RedisClusterDownException e) {
-            return refuse(spec.commandLine().getErr(), e.getMessage());
-        }
-        try {
-            RollcountJob.refuseSharedDeadLetterFile(options);
-        } catch (IllegalStateException e) {
-            spec.commandLine().getErr().println("rollcount: " + e.getMessage());
-            spec.commandLine().getErr().flush();
-            return EXIT_REFUSED;
-        }
         scan = options.sourceKind() == JobOptions.SourceKind.files ? scanInput(options.input) : null;
         if (scan != null) scan.skipped().forEach(s -> System.err.println("rollcount: skipping " + s));
         long inputBytes = scan != null ? inputSize(scan) : -1;
         String base = checkpointBase(options);
         Path localBase = localPath(base);
-        String restore = resume;
         PrintWriter says = spec.commandLine().getErr();
         JobIdentity identity = localBase != null ? JobIdentity.of(options) : null;
-        if (restore != null) {
-            String unreadable = RestorePath.refusal("--resume", restore, true);
-            if (unreadable != null) return refuse(says, unreadable);
-        } else if (!options.fresh && localBase != null) {
+        String restore = resume;
+        if (restore == null && !options.fresh && localBase != null) {
             Path latest = latestCheckpoint(localBase);
             if (latest != null && !finished(latest)) {
                 String foreign = foreignCheckpoint(latest, identity);
-                if (foreign != null) return refuse(says, foreign);
+                if (foreign != null) throw new RefusedStartException(foreign);
                 restore = latest.toString();
             }
         }
@@ -154,12 +148,12 @@ final class RunCommand implements Callable<Integer> {
         options.leaseToken = restore != null
                 ? leaseTokenOf(localPath(restore))
                 : UUID.randomUUID().toString();
-        String refusal = RollcountJob.checkPrefix(
+        Launcher launcher = Launcher.of(
                 options,
-                restore != null,
+                Launcher.Place.HERE,
                 "--resume PATH, a chk-N folder of its checkpoints; none under "
                         + (localBase != null ? localBase : base));
-        if (refusal != null) return refuse(says, refusal);
+        launcher.checkStart(restore, resume != null ? "--resume" : "the latest checkpoint");
         afterPrefixCheck.run();
         Configuration extra = new Configuration();
         extra.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
@@ -185,7 +179,7 @@ final class RunCommand implements Callable<Integer> {
         CheckpointFailures.listen();
         LocalMetrics metrics = LocalMetrics.addTo(extra);
         StreamExecutionEnvironment env = LocalFlink.environment(options, extra);
-        RollcountJob.assemble(env, options);
+        launcher.assemble(env);
         long started = System.nanoTime();
         JobClient job = env.executeAsync("rollcount");
         running = job;
@@ -322,7 +316,7 @@ final class RunCommand implements Callable<Integer> {
      * device"); the failure names the last one's cause ({@link CheckpointFailures}), the checkpoint folder and its free space.
      */
     static Exception withCheckpointSpace(Exception e, String base) {
-        if (!Main.oneLine(e).contains("checkpoint")) return e;
+        if (!Messages.oneLine(e).contains("checkpoint")) return e;
         Path local = localPath(base);
         String space = "";
         try {
@@ -336,7 +330,7 @@ final class RunCommand implements Callable<Integer> {
         }
         String cause = CheckpointFailures.last();
         return new IllegalStateException(
-                "the job failed: " + Main.oneLine(e)
+                "the job failed: " + Messages.oneLine(e)
                         + (cause != null ? " The last failed checkpoint's cause: " + cause + "." : "")
                         + " (checkpoints go to " + base + space + "; each failed checkpoint's cause is logged above)",
                 e);
@@ -461,25 +455,6 @@ final class RunCommand implements Callable<Integer> {
             new PrefixGuard(options.redisKeyPrefix).release(jedis, options.leaseToken);
         } catch (RuntimeException e) {
             // it expires on its own
-        }
-    }
-
-    /**
-     * Redis answers, and is what {@code --redis.cluster} says it is (a Redis Cluster or a single server);
-     * otherwise one line naming the node(s) and the option. A Redis Cluster that is down is a
-     * {@link RedisClusterDownException}: a refused start.
-     */
-    static void checkRedis(JobOptions options) {
-        RedisEndpoint endpoint = RollcountJob.redisEndpoint(options);
-        try {
-            endpoint.checkMode();
-        } catch (IllegalArgumentException e) {
-            throw new IllegalStateException(e.getMessage());
-        } catch (RedisClusterDownException e) {
-            throw e;
-        } catch (RuntimeException e) {
-            throw new IllegalStateException("cannot reach Redis at " + endpoint + " (" + Main.oneLine(e)
-                    + "): start redis-server, or point --redis / $ROLLCOUNT_REDIS at one");
         }
     }
 

@@ -17,9 +17,11 @@ import io.rollcount.job.model.TopList;
 import io.rollcount.job.model.TrendCandidates;
 import io.rollcount.job.model.TrendWeight;
 import io.rollcount.job.model.WindowTop;
+import io.rollcount.job.ops.ClosedWindowsRebuild;
 import io.rollcount.job.ops.CountPerCounter;
 import io.rollcount.job.ops.DropDuplicates;
 import io.rollcount.job.ops.LocalWindowTopK;
+import io.rollcount.job.ops.LossWatch;
 import io.rollcount.job.ops.PreAggregate;
 import io.rollcount.job.ops.RouteEvents;
 import io.rollcount.job.ops.TrendPerShard;
@@ -33,8 +35,6 @@ import io.rollcount.job.policy.Policies;
 import io.rollcount.job.policy.PoliciesException;
 import io.rollcount.job.redis.CounterUpdateWrites;
 import io.rollcount.job.redis.InvalidSettingException;
-import io.rollcount.job.redis.PrefixGuard;
-import io.rollcount.job.redis.RedisClusterDownException;
 import io.rollcount.job.redis.RedisEndpoint;
 import io.rollcount.job.redis.RedisKeys;
 import io.rollcount.job.redis.RedisLossWatch;
@@ -53,7 +53,6 @@ import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.api.connector.source.Source;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
-import org.apache.flink.configuration.DeploymentOptions;
 import org.apache.flink.configuration.PipelineOptions;
 import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.configuration.StateBackendOptions;
@@ -70,8 +69,6 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.OffsetResetStrategy;
 import picocli.CommandLine;
-import redis.clients.jedis.UnifiedJedis;
-import redis.clients.jedis.exceptions.JedisException;
 
 /**
  * The Rollcount job: {@code flink run job/target/rollcount-job.jar [options]}, an application cluster (the
@@ -82,19 +79,16 @@ import redis.clients.jedis.exceptions.JedisException;
  * <p>{@link #main} never exits the JVM. A start it refuses fails with a {@link RefusedStartException} of one
  * line: {@code flink run} fails the submission with that line as its root cause and sets its exit code.
  *
- * <p>Which starts are checked where. With {@code flink run} the client checks the key prefix
- * ({@link #checkPrefix}, {@link PrefixGuard}) before it submits: a prefix another job's writers hold, or an
- * earlier job's keys under it, refuse the start; a restore ({@code flink run -s}) is never refused for the
- * prefix. In application mode ({@code execution.target} {@code embedded}, set by Flink's
- * {@code ApplicationClusterEntryPoint} before it runs main on the JobManager) main runs again at every start
- * of a JobManager, also after a failover, while Flink recovers the running job from its HA store and ignores
- * the job graph main builds then. A client-side check there would find the lease held by the very job being
- * recovered and fail the JobManager at every start. So in application mode main leaves the prefix to the
- * writers of the Redis sink: they hold the lease with the token in the job graph, or the token restored from
- * their checkpointed state (an HA recovery, a restore from {@code execution.savepoint.path} or the operator's
- * {@code initialSavepointPath}), take back a lease of their own token, and fail the job with restarts
- * suppressed when another job's token holds it, or when they restore nothing and the prefix's job mark names
- * another job ({@link RedisSink#refusingEarlierJob}: an empty start over an earlier job's counts). A restart
+ * <p>Which starts are checked where: {@link Launcher}, the one start sequence of every way the job starts. With
+ * {@code flink run} the client checks the key prefix before it submits. In application mode ({@code execution.target}
+ * {@code embedded}) main runs again at every start of a JobManager, also after a failover, while Flink recovers the
+ * running job from its HA store and ignores the job graph main builds then. A client-side check there would find
+ * the lease held by the very job being recovered and fail the JobManager at every start. So in application mode
+ * main leaves the prefix to the writers of the Redis sink: they hold the lease with the token in the job graph, or
+ * the token restored from their checkpointed state (an HA recovery, a restore from {@code execution.savepoint.path}
+ * or the operator's {@code initialSavepointPath}), take back a lease of their own token, and fail the job with
+ * restarts suppressed when another job's token holds it, or when they restore nothing and the prefix's job mark
+ * names another job ({@link RedisSink#refusingEarlierJob}: an empty start over an earlier job's counts). A restart
  * before the first checkpoint finds its own token there: the token is in the job graph Flink recovers.
  * {@code --fresh}, which deletes keys at start, is refused there.
  */
@@ -292,15 +286,17 @@ public final class RollcountJob {
      * What tells the counts that Redis lost its data, so that they write themselves again: a watch of the
      * prefix's epoch key on the Redis of the counts' sink; none where that sink is not a {@link RedisSink}.
      */
-    static RedisLossWatch lossWatch(Outputs outputs, JobOptions options) {
-        return outputs.redis() instanceof RedisSink r ? new RedisLossWatch(r.endpoint(), options.redisKeyPrefix) : null;
+    static LossWatch lossWatch(Outputs outputs, JobOptions options) {
+        return outputs.redis() instanceof RedisSink r
+                ? RedisLossRecovery.watch(new RedisLossWatch(r.endpoint(), options.redisKeyPrefix))
+                : null;
     }
 
     /** The rebuild of closed windows from {@code counter-rollups} after a loss: where the job writes that topic. */
-    static RollupsRebuild rollupsRebuild(Outputs outputs, JobOptions options) {
+    static ClosedWindowsRebuild rollupsRebuild(Outputs outputs, JobOptions options) {
         if (!(outputs.redis() instanceof RedisSink r) || outputs.rollups() == null || !options.kafkaConfigured())
             return null;
-        return new RollupsRebuild(
+        return RedisLossRecovery.rebuild(new RollupsRebuild(
                         kafkaProperties(options),
                         options.kafkaTopicRollups,
                         r.endpoint(),
@@ -308,7 +304,7 @@ public final class RollcountJob {
                         options.policies(),
                         options.topk,
                         options.trendingMaxNamespaces)
-                .withLegacyRollups(options.legacyRollups);
+                .withLegacyRollups(options.legacyRollups));
     }
 
     /**
@@ -425,8 +421,8 @@ public final class RollcountJob {
 
     /**
      * Flink's entry point: {@code flink run} runs it on the client, an application cluster on the JobManager
-     * at every start of that JobManager. It never exits the JVM: a start it refuses fails with a
-     * {@link RefusedStartException} whose message is the one line that says what to do; {@code --help} prints
+     * at every start of that JobManager. It never exits the JVM: a start it refuses ({@link Launcher}) fails with
+     * a {@link RefusedStartException} whose message is the one line that says what to do; {@code --help} prints
      * the usage and returns.
      */
     public static void main(String[] args) throws Exception {
@@ -435,28 +431,12 @@ public final class RollcountJob {
         // the cluster's settings (the client's config.yaml and -D options; on the JobManager in application mode)
         ReadableConfig cluster =
                 StreamExecutionEnvironment.getExecutionEnvironment().getConfiguration();
-        Configuration settings;
-        try {
-            settings = configuration(options, cluster);
-        } catch (IllegalArgumentException e) {
-            throw new RefusedStartException(e.getMessage());
-        }
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(settings);
+        Launcher launcher =
+                Launcher.of(options, Launcher.Place.ofCluster(cluster), "flink run -s <its checkpoint or savepoint>");
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(launcher.settings(cluster));
         if (options.parallelism != null) env.setParallelism(options.parallelism);
-        boolean applicationMode = applicationMode(env.getConfiguration());
-        if (applicationMode) {
-            refuseFreshInApplicationMode(options);
-            LOG.info(
-                    "application mode: key prefix '{}' is checked by the job's Redis writers (lease {}:_lease), not here",
-                    options.redisKeyPrefix,
-                    options.redisKeyPrefix);
-        } else {
-            // before the prefix check, which with --fresh deletes keys: a refused start changes nothing
-            refusingWith(IllegalStateException.class, () -> refuseSharedDeadLetterFile(options));
-            checkStart(env.getConfiguration(), options);
-        }
-        // A mistake found before the job starts (another job's dead-letter file, an unreachable broker): one line.
-        refusingWith(IllegalStateException.class, () -> assemble(env, options));
+        launcher.checkStart(env.getConfiguration().get(StateRecoveryOptions.SAVEPOINT_PATH), "flink run -s");
+        launcher.assemble(env);
         env.execute("rollcount");
     }
 
@@ -489,104 +469,15 @@ public final class RollcountJob {
     }
 
     /**
-     * Whether {@code main} runs in an application cluster: Flink then runs it on the JobManager, with
-     * {@code execution.target} {@code embedded}, at the first start and again at every start after a
-     * JobManager failover.
-     */
-    public static boolean applicationMode(ReadableConfig conf) {
-        return EMBEDDED_TARGET.equals(conf.get(DeploymentOptions.TARGET));
-    }
-
-    /** The {@code execution.target} of an application cluster (Flink's {@code EmbeddedExecutor.NAME}). */
-    static final String EMBEDDED_TARGET = "embedded";
-
-    /**
-     * {@code --fresh} deletes the prefix's keys when the job starts; in an application cluster {@code main}
-     * runs again at every JobManager failover, and would delete the counts of the very job it recovers.
-     */
-    static void refuseFreshInApplicationMode(JobOptions options) {
-        if (!options.fresh) return;
-        throw new RefusedStartException("--fresh deletes the keys of key prefix '" + options.redisKeyPrefix
-                + "' at every start, and an application cluster runs main again at every JobManager failover:"
-                + " deploy without --fresh (with a new --redis.key-prefix, or after `./rollcount run --fresh`"
-                + " cleared the prefix)");
-    }
-
-    /**
-     * The client's check of a start with {@code flink run} (or {@code ./rollcount run}): the restore path of
-     * {@code -s}, then the key prefix ({@link #checkPrefix}); a restore is never refused for the prefix (its
-     * writers take the lease back with the token in their state). A refusal is a {@link RefusedStartException}.
-     */
-    static void checkStart(ReadableConfig conf, JobOptions options) {
-        String savepoint = conf.get(StateRecoveryOptions.SAVEPOINT_PATH);
-        // a path missing here may be there where the JobManager runs
-        String refusal = RestorePath.refusal("flink run -s", savepoint, false);
-        try {
-            if (refusal == null)
-                refusal = checkPrefix(options, savepoint != null, "flink run -s <its checkpoint or savepoint>");
-        } catch (IllegalArgumentException | RedisClusterDownException e) {
-            // --redis.cluster against a single server, or the reverse; a Redis Cluster that is down
-            throw new RefusedStartException(e.getMessage());
-        } catch (JedisException e) {
-            // The client may not reach Redis where the TaskManagers do: the writers still hold the prefix's lease.
-            System.err.println(
-                    "rollcount: warning: could not check key prefix '" + options.redisKeyPrefix + "' from here ("
-                            + e.getMessage() + "); the job's writers still refuse a prefix another job holds");
-            return;
-        }
-        if (refusal != null) throw new RefusedStartException(refusal);
-    }
-
-    /** Runs {@code check}; its {@code refusal} (a one-line message) becomes a {@link RefusedStartException}. */
-    private static void refusingWith(Class<? extends RuntimeException> refusal, Runnable check) {
-        try {
-            check.run();
-        } catch (RuntimeException e) {
-            if (!refusal.isInstance(e)) throw e;
-            throw new RefusedStartException(e.getMessage());
-        }
-    }
-
-    /**
-     * Refuses, with an {@link IllegalStateException} of one line, a job whose dead letters would go to a file
-     * another running job holds ({@code --dlq}; with Kafka they go to the topic).
-     */
-    public static void refuseSharedDeadLetterFile(JobOptions options) {
-        if (!options.kafkaConfigured()) DeadLetterFileSink.refuseIfLocked(options.dlq);
-    }
-
-    /**
-     * Whether the job may start on its key prefix (see {@link PrefixGuard}): returns the
-     * refusal, one line, or null. With {@code --fresh} and an earlier job's keys, deletes them first and says so.
-     */
-    public static String checkPrefix(JobOptions options, boolean restoring, String resumeHint) {
-        PrefixGuard guard = new PrefixGuard(options.redisKeyPrefix);
-        RedisEndpoint endpoint = redisEndpoint(options);
-        endpoint.checkMode();
-        try (UnifiedJedis jedis = endpoint.client()) {
-            String refusal = guard.refusal(jedis, restoring, options.fresh, options.leaseToken, resumeHint);
-            if (refusal != null) return refusal;
-            if (options.fresh && !restoring && guard.earlierJob(jedis) != null) {
-                long deleted = guard.clear(endpoint);
-                System.err.printf(
-                        "rollcount: --fresh: deleted %,d keys under key prefix '%s'; totals restart from what this run reads%n",
-                        deleted, options.redisKeyPrefix);
-            }
-            return null;
-        }
-    }
-
-    /**
      * The production wiring of {@link #build}: sources and sinks made from the options. Fails with an
      * {@link IllegalStateException} of one line when the job cannot start (another job holds {@code --dlq}).
      */
-    public static void assemble(StreamExecutionEnvironment env, JobOptions options) {
+    static void assemble(StreamExecutionEnvironment env, JobOptions options, boolean applicationMode) {
         Source<Event, ?, ?> source = switch (options.sourceKind()) {
             case files -> fileSource(options);
             case kafka -> kafkaSource(options);
         };
         boolean kafka = options.kafkaConfigured();
-        boolean applicationMode = applicationMode(env.getConfiguration());
         if (kafka) ensureOutputTopics(options, applicationMode);
         // Another running job's dead-letter file is refused before this one starts (its writer would be refused
         // anyway); not in application mode, where the job this main recovers may hold it.

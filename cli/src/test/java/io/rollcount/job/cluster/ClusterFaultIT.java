@@ -9,7 +9,7 @@ import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.gen.EventGenerator.Generated;
 import io.rollcount.job.kafka.KafkaBroker;
 import io.rollcount.job.kafka.TopicReader;
-import io.rollcount.job.ops.RecentEventTimes;
+import io.rollcount.job.model.RecentEventTimes;
 import io.rollcount.job.support.RedisTestSupport;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -2,7 +2,7 @@ package io.rollcount.job.files;
 
 import io.rollcount.job.model.DeadLetterPayload;
 import io.rollcount.job.model.Event;
-import io.rollcount.job.ops.RecentEventTimes;
+import io.rollcount.job.model.RecentEventTimes;
 import io.rollcount.job.parse.EventParser;
 import java.io.BufferedInputStream;
 import java.io.EOFException;

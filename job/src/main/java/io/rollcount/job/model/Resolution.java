@@ -38,6 +38,11 @@ public enum Resolution {
         return start + sizeMillis + ttlMillis;
     }
 
+    /** The name of the window of this resolution that starts at {@code startMillis}: {@code <res>:<start in epoch seconds>}. */
+    public String windowName(long startMillis) {
+        return label + ":" + Math.floorDiv(startMillis, 1000L);
+    }
+
     public static Resolution[] all() {
         return ALL;
     }

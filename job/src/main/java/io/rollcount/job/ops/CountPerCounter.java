@@ -11,9 +11,6 @@ import io.rollcount.job.model.WindowSum;
 import io.rollcount.job.ops.CounterStore.CachedCounter;
 import io.rollcount.job.policy.NamespacePolicy;
 import io.rollcount.job.policy.Policies;
-import io.rollcount.job.redis.RedisKeys;
-import io.rollcount.job.redis.RedisLossWatch;
-import io.rollcount.job.redis.RollupsRebuild;
 import io.rollcount.sketches.RedisHyperLogLog;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -125,9 +122,9 @@ public final class CountPerCounter extends AbstractStreamOperator<CounterUpdate>
     private long sliceMillis = DEFAULT_SLICE_MILLIS;
 
     /** Watches Redis for a loss of its data (see {@link #rebuildingAfterLoss}); null: no rebuild. */
-    private RedisLossWatch lossWatch;
+    private LossWatch lossWatch;
     /** Subtask 0 rebuilds the closed windows from counter-rollups after a loss; null: no such rebuild. */
-    private RollupsRebuild rollupsRebuild;
+    private ClosedWindowsRebuild rollupsRebuild;
 
     private transient CounterStore store;
     private transient CounterRebuild rebuild;
@@ -206,7 +203,7 @@ public final class CountPerCounter extends AbstractStreamOperator<CounterUpdate>
      * every window it keeps, the 1h and 1d unique-users sketches it keeps), and with {@code rollups}, from
      * subtask 0, writes the closed windows of {@code counter-rollups} again. Returns this operator.
      */
-    public CountPerCounter rebuildingAfterLoss(RedisLossWatch watch, RollupsRebuild rollups) {
+    public CountPerCounter rebuildingAfterLoss(LossWatch watch, ClosedWindowsRebuild rollups) {
         this.lossWatch = watch;
         this.rollupsRebuild = rollups;
         return this;
@@ -375,8 +372,8 @@ public final class CountPerCounter extends AbstractStreamOperator<CounterUpdate>
         if (overflows(s.total, delta)) return "total " + s.total;
         for (int i : idx) {
             if (i >= 0 && overflows(s.sum[i], delta)) {
-                return s.resolution(i).label + " window " + RedisKeys.windowSuffix(s.resolution(i), s.start[i])
-                        + " (sum " + s.sum[i] + ")";
+                return s.resolution(i).label + " window " + s.resolution(i).windowName(s.start[i]) + " (sum " + s.sum[i]
+                        + ")";
             }
         }
         return null;

@@ -1,8 +1,6 @@
 package io.rollcount.job.ops;
 
 import io.rollcount.job.metrics.RollcountMetrics;
-import io.rollcount.job.redis.RedisLossWatch;
-import io.rollcount.job.redis.RollupsRebuild;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
@@ -20,12 +18,12 @@ import org.apache.flink.streaming.api.operators.KeyContext;
 import org.apache.flink.streaming.runtime.tasks.ProcessingTimeService;
 
 /**
- * The rebuild after a loss of Redis's data, for one {@link CountPerCounter} subtask: when {@link RedisLossWatch}
+ * The rebuild after a loss of Redis's data, for one {@link CountPerCounter} subtask: when its {@link LossWatch}
  * sees the loss (or a job restores a checkpoint taken while a rebuild was under way), every counter of the
  * subtask's key groups ({@link CounterStore#ids}) is written again through the operator's {@link Rewriter},
  * {@value #COUNTERS_PER_STEP} counters every {@value #STEP_MILLIS} ms, between the records and flushes the task
  * goes on with, so that the live values keep their freshness; a loss during a rebuild starts it over. With a
- * {@link RollupsRebuild}, subtask 0 also writes the closed windows of {@code counter-rollups} again, on a
+ * {@link ClosedWindowsRebuild}, subtask 0 also writes the closed windows of {@code counter-rollups} again, on a
  * thread of its own: first what the topic holds committed when the rebuild starts, then, once a checkpoint
  * triggered after the loss was seen has completed (or, at the end of a bounded input, at {@link #close}, which
  * Flink calls after the final checkpoint), what was committed since up to the topic's end at that moment. So a
@@ -59,8 +57,8 @@ public final class CounterRebuild {
         int rewrite(String id) throws Exception;
     }
 
-    private final RedisLossWatch lossWatch;
-    private final RollupsRebuild rollupsRebuild;
+    private final LossWatch lossWatch;
+    private final ClosedWindowsRebuild rollupsRebuild;
     /**
      * Whether a rebuild was under way at the last checkpoint, in union operator state: a job restored from that
      * checkpoint starts it over (the restored writers find {@code P:_mark}, which the rebuild wrote again, so
@@ -114,7 +112,7 @@ public final class CounterRebuild {
      * @param lossWatch null: no loss is noticed here (a restored pending rebuild still runs)
      * @param rollupsRebuild null: no rebuild from {@code counter-rollups}
      */
-    CounterRebuild(OperatorStateStore operatorState, RedisLossWatch lossWatch, RollupsRebuild rollupsRebuild)
+    CounterRebuild(OperatorStateStore operatorState, LossWatch lossWatch, ClosedWindowsRebuild rollupsRebuild)
             throws Exception {
         this.lossWatch = lossWatch;
         this.rollupsRebuild = rollupsRebuild;
@@ -234,7 +232,7 @@ public final class CounterRebuild {
             });
         }
         rebuildsMetric.inc();
-        RollupsRebuild rollups = rollupsRebuild;
+        ClosedWindowsRebuild rollups = rollupsRebuild;
         rollupsRunning = true;
         // a checkpoint triggered after now: the one after the next (the next may have been triggered before)
         CompletableFuture<Void> after = new CompletableFuture<>();
@@ -244,9 +242,9 @@ public final class CounterRebuild {
         rollupsThread.submit(() -> {
             long t0 = System.nanoTime();
             try {
-                RollupsRebuild.Result r = rollups.run(Long.MIN_VALUE, Long.MAX_VALUE, after);
-                rollupKeysPending.addAndGet(r.written());
-                finished(r.written(), System.nanoTime() - t0);
+                long written = rollups.rebuild(after);
+                rollupKeysPending.addAndGet(written);
+                finished(written, System.nanoTime() - t0);
             } catch (RuntimeException e) {
                 LOG.error("rebuilding closed windows from counter-rollups failed; run ./rollcount rebuild-redis", e);
                 finished(0, System.nanoTime() - t0);

@@ -1,10 +1,10 @@
 package io.rollcount.job.ops;
 
+import io.rollcount.job.model.CounterId;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.model.WindowSum;
 import io.rollcount.job.model.WindowTop;
 import io.rollcount.job.policy.Policies;
-import io.rollcount.job.redis.RedisKeys;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -21,7 +21,7 @@ import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 /**
  * Window top-K, first phase: chained after {@link CountPerCounter} (same parallelism, forward), it keeps
  * the top {@code topk} closed-window sums ({@link CountPerCounter#CLOSED_WINDOWS}) of its own counters per
- * (namespace, resolution, window start) and per ({@value TrendingMerge#ALL}, resolution, window start),
+ * (namespace, resolution, window start) and per ({@value CounterId#ALL_NAMESPACES}, resolution, window start),
  * and sends each such local list on before it forwards the watermark that closed the window.
  *
  * <p>Exact: each counter is counted in exactly one subtask, so every member of the global top K is in
@@ -69,9 +69,9 @@ public final class LocalWindowTopK extends AbstractStreamOperator<WindowTop>
     }
 
     /**
-     * @param topk the length of the {@value TrendingMerge#ALL} lists
+     * @param topk the length of the {@value CounterId#ALL_NAMESPACES} lists
      * @param policies the length of each namespace's lists; a namespace with none ({@code topk: false}) puts
-     *     its counters in no list, {@value TrendingMerge#ALL} neither
+     *     its counters in no list, {@value CounterId#ALL_NAMESPACES} neither
      */
     public LocalWindowTopK(int topk, Policies policies) {
         this.topk = topk;
@@ -89,11 +89,11 @@ public final class LocalWindowTopK extends AbstractStreamOperator<WindowTop>
         WindowSum w = record.getValue();
         Resolution res = Resolution.ofLabel(w.res);
         Entry e = new Entry(w.counter, w.sum);
-        String ns = RedisKeys.namespaceOf(w.counter);
+        String ns = CounterId.namespaceOf(w.counter);
         int k = policies == null ? topk : policies.forNamespace(ns).topk();
         if (k <= 0) return;
         offer(ns, res, w.start, e, k);
-        offer(TrendingMerge.ALL, res, w.start, e, topk);
+        offer(CounterId.ALL_NAMESPACES, res, w.start, e, topk);
     }
 
     private void offer(String ns, Resolution res, long start, Entry e, int k) {

@@ -1,5 +1,6 @@
 package io.rollcount.job.ops;
 
+import io.rollcount.job.model.CounterId;
 import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -15,7 +16,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Which namespaces get lists of their own ({@code --trending.max-namespaces}): the first {@code max} seen,
- * for as long as they are used; {@value TrendingMerge#ALL} always. Counter ids without a {@code :} are each
+ * for as long as they are used; {@value CounterId#ALL_NAMESPACES} always. Counter ids without a {@code :} are each
  * a namespace of their own, so without a cap 50,000 such ids made 50,000 trending keys, rewritten every
  * second, and the job crawled; past the cap a namespace's counters are in the {@code _all} lists only.
  * A namespace not used for {@link #IDLE_MILLIS} (processing time, the expiry of its trending key) gives
@@ -59,7 +60,7 @@ final class NamespaceCap implements Serializable {
 
     /** Whether {@code ns} has lists of its own; admits it if there is room. {@code now}: processing time. */
     boolean admit(String ns, long now) {
-        if (TrendingMerge.ALL.equals(ns)) return true;
+        if (CounterId.ALL_NAMESPACES.equals(ns)) return true;
         if (now - lastSweep > 60_000) sweep(now);
         Long before = admitted.get(ns);
         if (before != null || admitted.size() < max) {
@@ -77,7 +78,7 @@ final class NamespaceCap implements Serializable {
     }
 
     boolean isAdmitted(String ns) {
-        return TrendingMerge.ALL.equals(ns) || admitted.containsKey(ns);
+        return CounterId.ALL_NAMESPACES.equals(ns) || admitted.containsKey(ns);
     }
 
     int size() {

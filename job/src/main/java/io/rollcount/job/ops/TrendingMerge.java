@@ -1,9 +1,9 @@
 package io.rollcount.job.ops;
 
 import io.rollcount.job.metrics.RollcountMetrics;
+import io.rollcount.job.model.CounterId;
 import io.rollcount.job.model.TopList;
 import io.rollcount.job.model.TrendCandidates;
-import io.rollcount.job.redis.RedisKeys;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -28,7 +28,7 @@ import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
  * Trending, second phase (parallelism 1): keeps the latest candidates of every trending shard
  * ({@link TrendPerShard}) and, every {@code publishIntervalMillis} of processing time when something new
  * arrived and at the end of input, ranks them into the top {@code topk} per namespace and for
- * {@value #ALL}. Shards own disjoint counters, so ranking the union is the whole merge; candidates of
+ * {@value CounterId#ALL_NAMESPACES}. Shards own disjoint counters, so ranking the union is the whole merge; candidates of
  * different shards decayed to different times are brought to the latest of those times first (an exact
  * rescaling by {@code 2^(-(at - at_shard) / halfLife)}). The list's {@code at} is that time.
  *
@@ -37,11 +37,11 @@ import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
  * complete rather than made of the shards that happened to report first.
  *
  * <p><b>Namespaces.</b> At most {@code maxNamespaces} namespaces have lists of their own ({@link NamespaceCap},
- * first come; {@code --trending.max-namespaces}); the counters of the others are ranked in {@value #ALL}
+ * first come; {@code --trending.max-namespaces}); the counters of the others are ranked in {@value CounterId#ALL_NAMESPACES}
  * only. And only namespaces <em>touched</em> since the last publication are published again: those where a
  * shard's new candidates differ from its previous ones other than by decay (a counter's score changed
  * beyond rounding, or a counter came or went). Decay alone does not change the order of a list, so an
- * untouched list in Redis stays right, with the scores of its version's time. {@value #ALL} is published
+ * untouched list in Redis stays right, with the scores of its version's time. {@value CounterId#ALL_NAMESPACES} is published
  * every time something changed, and every list at the end of input. So 50,000 namespaces cost at most
  * {@code maxNamespaces} lists, written only when they change, instead of 50,000 lists every second.
  *
@@ -51,7 +51,6 @@ import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 public final class TrendingMerge extends AbstractStreamOperator<TopList>
         implements OneInputStreamOperator<TrendCandidates, TopList>, BoundedOneInput {
     private static final long serialVersionUID = 1L;
-    public static final String ALL = "_all";
 
     private final int topk;
     private final double halfLifeMillis;
@@ -66,7 +65,7 @@ public final class TrendingMerge extends AbstractStreamOperator<TopList>
     /** Namespaces whose candidates changed (other than by decay) since the last publication. */
     private transient Set<String> touched;
     /** Watches Redis for a loss of its data: then every list is published again at once; null: no watch. */
-    private io.rollcount.job.redis.RedisLossWatch lossWatch;
+    private LossWatch lossWatch;
 
     public TrendingMerge(int topk, long halfLifeMillis, long publishIntervalMillis) {
         this(topk, halfLifeMillis, publishIntervalMillis, Integer.MAX_VALUE);
@@ -79,8 +78,8 @@ public final class TrendingMerge extends AbstractStreamOperator<TopList>
         this.cap = new NamespaceCap(maxNamespaces, "trending-namespaces");
     }
 
-    /** After a loss of Redis's data ({@code watch}), every namespace's list and {@value #ALL} are published again. Returns this operator. */
-    public TrendingMerge rebuildingAfterLoss(io.rollcount.job.redis.RedisLossWatch watch) {
+    /** After a loss of Redis's data ({@code watch}), every namespace's list and {@value CounterId#ALL_NAMESPACES} are published again. Returns this operator. */
+    public TrendingMerge rebuildingAfterLoss(LossWatch watch) {
         this.lossWatch = watch;
         return this;
     }
@@ -138,10 +137,10 @@ public final class TrendingMerge extends AbstractStreamOperator<TopList>
             Double was = old.remove(now.counters[i]);
             double score = now.scores[i];
             if (was == null || Math.abs(was - score) > 1e-9 * Math.max(Math.abs(score), Double.MIN_NORMAL)) {
-                touched.add(RedisKeys.namespaceOf(now.counters[i]));
+                touched.add(CounterId.namespaceOf(now.counters[i]));
             }
         }
-        for (String gone : old.keySet()) touched.add(RedisKeys.namespaceOf(gone));
+        for (String gone : old.keySet()) touched.add(CounterId.namespaceOf(gone));
     }
 
     @Override
@@ -165,7 +164,7 @@ public final class TrendingMerge extends AbstractStreamOperator<TopList>
     record Item(String counter, double score, double lower) {}
 
     /**
-     * Ranks the latest candidates into one list for {@value #ALL} and one per namespace with a place
+     * Ranks the latest candidates into one list for {@value CounterId#ALL_NAMESPACES} and one per namespace with a place
      * ({@link NamespaceCap}) that was touched since the last publication, or every such namespace if
      * {@code everyNamespace}.
      */
@@ -176,7 +175,7 @@ public final class TrendingMerge extends AbstractStreamOperator<TopList>
         Map<String, List<Item>> byNs = new TreeMap<>();
         if (everyNamespace) {
             for (TrendCandidates c : latest.values())
-                for (String counter : c.counters) touched.add(RedisKeys.namespaceOf(counter));
+                for (String counter : c.counters) touched.add(CounterId.namespaceOf(counter));
         }
         // first come: the touched namespaces in order, so that which ones get a place does not depend on hashing
         for (String ns : new TreeSet<>(touched)) {
@@ -187,7 +186,7 @@ public final class TrendingMerge extends AbstractStreamOperator<TopList>
             double f = halfLifeMillis > 0 ? Math.pow(2.0, -(double) (at - c.at) / halfLifeMillis) : 1;
             for (int i = 0; i < c.counters.length; i++) {
                 Item item = new Item(c.counters[i], c.scores[i] * f, c.lowers[i] * f);
-                String ns = RedisKeys.namespaceOf(item.counter);
+                String ns = CounterId.namespaceOf(item.counter);
                 List<Item> list = byNs.get(ns);
                 if (list != null) list.add(item);
                 all.add(item);
@@ -198,7 +197,7 @@ public final class TrendingMerge extends AbstractStreamOperator<TopList>
             // a touched namespace whose counters all left the summaries keeps its last list (see above)
             if (!e.getValue().isEmpty()) output.collect(reuse.replace(list(e.getKey(), e.getValue(), at)));
         }
-        output.collect(reuse.replace(list(ALL, all, at)));
+        output.collect(reuse.replace(list(CounterId.ALL_NAMESPACES, all, at)));
         touched.clear();
         changed = false;
         publishedAt = now;

@@ -1,6 +1,7 @@
 package io.rollcount.job.ops;
 
 import io.rollcount.job.model.Event;
+import io.rollcount.job.model.RecentEventTimes;
 import java.time.Duration;
 import org.apache.flink.api.common.eventtime.Watermark;
 import org.apache.flink.api.common.eventtime.WatermarkGenerator;

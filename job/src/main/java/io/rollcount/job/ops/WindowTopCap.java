@@ -1,5 +1,6 @@
 package io.rollcount.job.ops;
 
+import io.rollcount.job.model.CounterId;
 import io.rollcount.job.model.TopList;
 import org.apache.flink.api.common.accumulators.LongCounter;
 import org.apache.flink.runtime.state.StateInitializationContext;
@@ -10,7 +11,7 @@ import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 
 /**
  * Window top-K, after the merge ({@link WindowTopMerge}), at parallelism 1: passes on the lists of
- * {@value TrendingMerge#ALL} and of at most {@code maxNamespaces} namespaces (the first seen,
+ * {@value CounterId#ALL_NAMESPACES} and of at most {@code maxNamespaces} namespaces (the first seen,
  * {@link NamespaceCap}; {@code --trending.max-namespaces}) and drops the rest, so that counter ids without
  * a {@code :} (each its own namespace) cannot make a sorted set (and a {@code counter-trending} record) per
  * id and window. Their counters are still ranked in the {@code _all} lists. Cheap at parallelism 1: it

@@ -1,5 +1,6 @@
 package io.rollcount.job.ops;
 
+import io.rollcount.job.model.CounterId;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.model.TopList;
 import io.rollcount.job.model.WindowTop;
@@ -36,7 +37,7 @@ public final class WindowTopMerge extends KeyedProcessFunction<String, WindowTop
         this(topk, null);
     }
 
-    /** @param topk the length of the {@value TrendingMerge#ALL} lists; the namespaces' from their policies */
+    /** @param topk the length of the {@value CounterId#ALL_NAMESPACES} lists; the namespaces' from their policies */
     public WindowTopMerge(int topk, Policies policies) {
         this.topk = topk;
         this.policies = policies;
@@ -65,7 +66,7 @@ public final class WindowTopMerge extends KeyedProcessFunction<String, WindowTop
             all.add(e);
         }
         all.sort(LocalWindowTopK.BEST_FIRST);
-        int k = policies == null || TrendingMerge.ALL.equals(acc.ns)
+        int k = policies == null || CounterId.ALL_NAMESPACES.equals(acc.ns)
                 ? topk
                 : policies.forNamespace(acc.ns).topk();
         int n = Math.min(k, all.size());

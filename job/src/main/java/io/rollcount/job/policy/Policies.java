@@ -1,6 +1,6 @@
 package io.rollcount.job.policy;
 
-import io.rollcount.job.redis.RedisKeys;
+import io.rollcount.job.model.CounterId;
 import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.List;
@@ -53,7 +53,7 @@ public final class Policies implements Serializable {
 
     /** The policy of a counter, by its namespace (the text before its first ':'). */
     public NamespacePolicy forCounter(String counter) {
-        return rules.isEmpty() ? defaults : forNamespace(RedisKeys.namespaceOf(counter));
+        return rules.isEmpty() ? defaults : forNamespace(CounterId.namespaceOf(counter));
     }
 
     private NamespacePolicy match(String ns) {

@@ -1,5 +1,6 @@
 package io.rollcount.job.redis;
 
+import io.rollcount.job.redis.internal.RedisScript;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -12,7 +13,8 @@ import redis.clients.jedis.UnifiedJedis;
  * other's values. So:
  * <ul>
  *   <li>The job's Redis sink holds a lease, {@code P:_lease} = the job's token, expiring {@link #LEASE_TTL}
- *       after its last renewal (every {@link #LEASE_RENEWAL}); a second job finds it held and is refused.
+ *       after its last renewal (every {@link #LEASE_RENEWAL}; see {@link io.rollcount.job.redis.lease.PrefixLease}); a
+ *       second job finds it held and is refused.
  *       The token is kept in the sink's writer state, so a job restored from a checkpoint or savepoint takes
  *       the lease back. A job that got past that check (started at the same moment) and whose writers find
  *       the lease held fails with a {@link PrefixInUseException} of the same line, restarts suppressed.
@@ -27,15 +29,10 @@ public final class PrefixGuard {
     public static final Duration LEASE_TTL = Duration.ofSeconds(30);
     public static final Duration LEASE_RENEWAL = Duration.ofSeconds(5);
 
-    /** Takes or renews the lease: returns 1, or the other holder's token. KEYS: lease, job mark; ARGV: token, ttl ms. */
-    static final String ACQUIRE = "local v = redis.call('GET', KEYS[1])\n"
-            + "if v and v ~= ARGV[1] then return v end\n"
-            + "redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])\n"
-            + "if redis.call('GET', KEYS[2]) ~= ARGV[1] then redis.call('SET', KEYS[2], ARGV[1]) end\n"
-            + "return 1\n";
-    /** Gives the lease up if this token holds it. KEYS: lease; ARGV: token. */
-    static final String RELEASE =
-            "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end\nreturn 0\n";
+    /** Takes or renews the lease: returns 1, or the other holder's token ({@code lease-acquire.lua}). */
+    private static final RedisScript ACQUIRE = RedisScript.resource("lease-acquire.lua");
+    /** Gives the lease up if this token holds it ({@code lease-release.lua}). */
+    private static final RedisScript RELEASE = RedisScript.resource("lease-release.lua");
 
     private final RedisKeys keys;
 
@@ -49,14 +46,14 @@ public final class PrefixGuard {
 
     /** Takes or renews the lease for {@code token}; returns null, or the token of the job that holds it. */
     public String acquire(UnifiedJedis jedis, String token) {
-        Object r = jedis.eval(
-                ACQUIRE, List.of(keys.lease(), keys.job()), List.of(token, String.valueOf(LEASE_TTL.toMillis())));
+        Object r = ACQUIRE.eval(
+                jedis, List.of(keys.lease(), keys.job()), List.of(token, String.valueOf(LEASE_TTL.toMillis())));
         return r instanceof Long ? null : String.valueOf(r);
     }
 
     /** Gives the lease up if {@code token} holds it. */
     public void release(UnifiedJedis jedis, String token) {
-        jedis.eval(RELEASE, List.of(keys.lease()), List.of(token));
+        RELEASE.eval(jedis, List.of(keys.lease()), List.of(token));
     }
 
     /**

@@ -51,14 +51,14 @@ public final class RedisKeys implements Serializable {
     /** The suffix of the all-time unique users. */
     public static final String UNIQUES_ALL = "u:all";
 
-    /** The suffix of a window's sum: {@code <res>:<start in seconds>}. */
+    /** The suffix of a window's sum: the window's name, {@code <res>:<start in seconds>}. */
     public static String windowSuffix(Resolution res, long startMillis) {
-        return res.label + ":" + Math.floorDiv(startMillis, 1000L);
+        return res.windowName(startMillis);
     }
 
     /** The suffix of a window's unique users: {@code u:<res>:<start in seconds>}. */
     public static String uniquesSuffix(Resolution res, long startMillis) {
-        return "u:" + res.label + ":" + Math.floorDiv(startMillis, 1000L);
+        return "u:" + res.windowName(startMillis);
     }
 
     /** The version bookkeeping key of the key {@code base + suffix}: {@code base + "_v:" + suffix}. */
@@ -256,11 +256,5 @@ public final class RedisKeys implements Serializable {
             if (r.label.equals(res)) return Long.parseLong(start) * 1000;
         }
         return Long.MIN_VALUE;
-    }
-
-    /** The namespace of a counter: its text before the first ':' (the whole id if there is none). */
-    public static String namespaceOf(String counter) {
-        int i = counter.indexOf(':');
-        return i < 0 ? counter : counter.substring(0, i);
     }
 }

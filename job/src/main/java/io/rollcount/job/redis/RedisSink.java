@@ -16,7 +16,7 @@ import org.apache.flink.core.io.SimpleVersionedSerializer;
  * A Flink Sink (V2) that applies {@link RedisWrite}s to Redis.
  *
  * <h2>Write path</h2>
- * The writer buffers writes and coalesces them per key (see {@code RedisWriteBuffer}); it flushes when
+ * The writer buffers writes and coalesces them per key (see {@code internal.RedisWriteBuffer}); it flushes when
  * {@link Builder#setMaxBufferedKeys} keys are buffered, every {@link Builder#setFlushInterval} of processing
  * time, and before every checkpoint barrier. A flush is one pipeline (in round trips of up to 2,000 writes) of plain
  * commands in the steady state:
@@ -27,7 +27,7 @@ import org.apache.flink.core.io.SimpleVersionedSerializer;
  *   <li>unique users: {@code PFADD key user...} of the distinct users since the key's last flush, then
  *       {@code PEXPIREAT key t} for a window's key;
  * </ul>
- * and {@code EVALSHA} of the Lua script {@code apply.lua} (see {@code RedisApplyScript}) for what must compare
+ * and {@code EVALSHA} of the Lua script {@code apply.lua} (see {@code internal.RedisApplyScript}) for what must compare
  * before it writes: sorted sets (version check), the watermark, and the guarded counts.
  *
  * <h2>Guarantees</h2>
@@ -44,7 +44,7 @@ import org.apache.flink.core.io.SimpleVersionedSerializer;
  *       or below the mark, through the script: skipped unless its version is newer than the stored one
  *       (or, for a value that only took positive deltas, unless it is not smaller than the stored value),
  *       until one such write of the key is applied; from then on that key is written plain (the writer
- *       remembers up to {@value RedisSinkWriter#MAX_CONFIRMED_KEYS} such keys; beyond, keys stay guarded).
+ *       remembers up to {@value io.rollcount.job.redis.internal.MarkGuard#MAX_CONFIRMED_KEYS} such keys; beyond, keys stay guarded).
  *       Windows above the mark were never written before, and a PFADD never shrinks a HyperLogLog.
  *   <li><b>Bounded failure time</b>: connection errors, timeouts and transient server states (LOADING,
  *       BUSY, MASTERDOWN, TRYAGAIN, READONLY, and OOM, MISCONF, NOREPLICAS: a full {@code maxmemory} with
@@ -59,7 +59,7 @@ import org.apache.flink.core.io.SimpleVersionedSerializer;
  *       watermark a writer publishes stays below the earliest window whose key was rejected, for the
  *       writer's life, so {@code rc:meta:watermark} never says final a window whose value is not in Redis.
  * </ul>
- * Each writer reports what it sent and wrote as Flink metrics of its metric group (see {@link RedisSinkWriter});
+ * Each writer reports what it sent and wrote as Flink metrics of its metric group (see {@link io.rollcount.job.redis.internal.SinkMetrics});
  * local runs read them through {@link io.rollcount.job.metrics.LocalMetrics}.
  *
  * <h2>Redis permissions</h2>

@@ -5,6 +5,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.flink.core.io.SimpleVersionedSerializer;
@@ -41,14 +42,14 @@ public final class RedisWriterState {
             try (DataOutputStream out = new DataOutputStream(bytes)) {
                 out.writeBoolean(r.leaseToken != null);
                 if (r.leaseToken != null) {
-                    byte[] t = RedisApplyScript.b(r.leaseToken);
+                    byte[] t = r.leaseToken.getBytes(StandardCharsets.UTF_8);
                     out.writeInt(t.length);
                     out.write(t);
                 }
                 out.writeLong(r.heldWatermark);
                 out.writeInt(r.keys.size());
                 for (String k : r.keys) {
-                    byte[] b = RedisApplyScript.b(k);
+                    byte[] b = k.getBytes(StandardCharsets.UTF_8);
                     out.writeInt(b.length);
                     out.write(b);
                 }

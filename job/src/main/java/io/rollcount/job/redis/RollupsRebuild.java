@@ -5,8 +5,12 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import io.rollcount.job.kafka.KafkaClients;
 import io.rollcount.job.kafka.KafkaIO;
+import io.rollcount.job.model.CounterId;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.policy.Policies;
+import io.rollcount.job.redis.internal.RedisApplyScript;
+import io.rollcount.job.redis.internal.RedisErrors;
+import io.rollcount.job.redis.internal.RedisScript;
 import java.io.IOException;
 import java.io.Serializable;
 import java.nio.charset.StandardCharsets;
@@ -27,10 +31,6 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import redis.clients.jedis.AbstractPipeline;
-import redis.clients.jedis.Connection;
-import redis.clients.jedis.ConnectionPool;
-import redis.clients.jedis.Jedis;
-import redis.clients.jedis.RedisClusterClient;
 import redis.clients.jedis.Response;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisDataException;
@@ -441,7 +441,7 @@ public final class RollupsRebuild implements Serializable {
         for (Map.Entry<String, Window> e : latest.entrySet()) {
             Window w = e.getValue();
             if (w.start < reading.fromMillis || w.start >= reading.toMillis) continue;
-            long at = policies.forNamespace(RedisKeys.namespaceOf(w.counter)).expireAtMillis(w.res, w.start);
+            long at = policies.forNamespace(CounterId.namespaceOf(w.counter)).expireAtMillis(w.res, w.start);
             if (at <= now) {
                 expired++;
                 continue;
@@ -490,18 +490,17 @@ public final class RollupsRebuild implements Serializable {
         for (Window w : windows) {
             if (w.res != Resolution.M1 && w.res != Resolution.H1 && w.res != Resolution.D1) continue;
             if (w.firstSum == null || w.start < fromMillis || w.start >= toMillis) continue;
-            String ns = RedisKeys.namespaceOf(w.counter);
+            String ns = CounterId.namespaceOf(w.counter);
             if (policies.forNamespace(ns).topk() <= 0) continue;
             namespaces.add(ns);
             byList.computeIfAbsent(ns + "\n" + w.res.label + "\n" + w.start, k -> new ArrayList<>())
                     .add(w);
             byList.computeIfAbsent(
-                            io.rollcount.job.ops.TrendingMerge.ALL + "\n" + w.res.label + "\n" + w.start,
-                            k -> new ArrayList<>())
+                            CounterId.ALL_NAMESPACES + "\n" + w.res.label + "\n" + w.start, k -> new ArrayList<>())
                     .add(w);
             if (changed != null && changed.contains(id(w.counter, w.res, w.start))) {
                 changedLists.add(ns + "\n" + w.res.label + "\n" + w.start);
-                changedLists.add(io.rollcount.job.ops.TrendingMerge.ALL + "\n" + w.res.label + "\n" + w.start);
+                changedLists.add(CounterId.ALL_NAMESPACES + "\n" + w.res.label + "\n" + w.start);
             }
         }
         boolean perNamespace = namespaces.size() <= maxNamespaces;
@@ -510,21 +509,21 @@ public final class RollupsRebuild implements Serializable {
                     "counter-rollups holds {} namespaces, more than --trending.max-namespaces {}: only the {} top-K lists are rebuilt",
                     namespaces.size(),
                     maxNamespaces,
-                    io.rollcount.job.ops.TrendingMerge.ALL);
+                    CounterId.ALL_NAMESPACES);
         }
         long lists = 0;
         for (Map.Entry<String, List<Window>> e : byList.entrySet()) {
             if (changed != null && !changedLists.contains(e.getKey())) continue;
             String[] f = e.getKey().split("\n");
             String ns = f[0];
-            if (!perNamespace && !ns.equals(io.rollcount.job.ops.TrendingMerge.ALL)) continue;
+            if (!perNamespace && !ns.equals(CounterId.ALL_NAMESPACES)) continue;
             Resolution r = Resolution.ofLabel(f[1]);
             long start = Long.parseLong(f[2]);
-            long expireAt = ns.equals(io.rollcount.job.ops.TrendingMerge.ALL)
+            long expireAt = ns.equals(CounterId.ALL_NAMESPACES)
                     ? r.expireAtMillis(start)
                     : policies.forNamespace(ns).expireAtMillis(r, start);
             if (expireAt <= now) continue;
-            int k = ns.equals(io.rollcount.job.ops.TrendingMerge.ALL)
+            int k = ns.equals(CounterId.ALL_NAMESPACES)
                     ? topk
                     : policies.forNamespace(ns).topk();
             List<Window> ws = e.getValue();
@@ -646,7 +645,7 @@ public final class RollupsRebuild implements Serializable {
         // only windows whose keys still live are kept (a 1m window as long as its 5m window's keys do), so that
         // memory is bounded by the retention, not by the topic's
         long now = System.currentTimeMillis();
-        var policy = policies.forNamespace(RedisKeys.namespaceOf(counter));
+        var policy = policies.forNamespace(CounterId.namespaceOf(counter));
         long liveUntil = r == Resolution.M1
                 ? Math.max(
                         policy.expireAtMillis(r, start),
@@ -667,10 +666,9 @@ public final class RollupsRebuild implements Serializable {
 
     /** Guarded writes, per counter, pipelined; returns {written, skipped}. */
     private long[] write(Map<String, List<RedisWrite>> byCounter) {
-        long written = 0;
-        long skipped = 0;
+        long[] counts = new long[2];
         try (UnifiedJedis j = endpoint.client()) {
-            loadScript(j);
+            RedisApplyScript.SCRIPT.loadOn(j);
             int perCall = endpoint.cluster() ? 1 : COUNTERS_PER_CALL;
             List<RedisApplyScript.Call> calls = new ArrayList<>();
             RedisApplyScript.Call c = null;
@@ -685,57 +683,40 @@ public final class RollupsRebuild implements Serializable {
                 inCall++;
             }
             for (int from = 0; from < calls.size(); from += CALLS_PER_SYNC) {
-                List<RedisApplyScript.Call> slice = calls.subList(from, Math.min(calls.size(), from + CALLS_PER_SYNC));
-                List<Response<Object>> replies = new ArrayList<>(slice.size());
-                try (AbstractPipeline p = j.pipelined()) {
-                    for (RedisApplyScript.Call call : slice)
-                        replies.add(p.evalsha(RedisApplyScript.SHA1_BYTES, call.scriptKeys(), call.scriptArgs()));
-                    p.sync();
-                }
-                for (int i = 0; i < slice.size(); i++) {
-                    Object r;
-                    try {
-                        r = replies.get(i).get();
-                    } catch (JedisDataException e) {
-                        if (e.getMessage() == null || !e.getMessage().startsWith("NOSCRIPT")) throw e;
-                        r = j.eval(
-                                RedisApplyScript.SOURCE_BYTES,
-                                slice.get(i).scriptKeys(),
-                                slice.get(i).scriptArgs());
-                    }
-                    if (r instanceof List<?> l && l.size() >= 3) {
-                        written += ((Number) l.get(0)).longValue();
-                        skipped += ((Number) l.get(1)).longValue();
-                        for (int k = 3; k + 1 < l.size(); k += 2) {
-                            LOG.warn("Redis at {} rejected key {}: {}", endpoint, text(l.get(k)), text(l.get(k + 1)));
-                        }
-                    } else {
-                        throw new IllegalStateException(
-                                "Redis at " + endpoint + " answered the rollcount script with " + r);
-                    }
-                }
+                writeCalls(j, calls.subList(from, Math.min(calls.size(), from + CALLS_PER_SYNC)), counts);
             }
         }
-        return new long[] {written, skipped};
+        return counts;
     }
 
-    private static String text(Object o) {
-        return o instanceof byte[] b ? new String(b, java.nio.charset.StandardCharsets.UTF_8) : String.valueOf(o);
-    }
-
-    private static void loadScript(UnifiedJedis j) {
-        if (j instanceof RedisClusterClient cluster) {
-            for (Map.Entry<String, ConnectionPool> node :
-                    cluster.getClusterNodes().entrySet()) {
-                try (Connection c = node.getValue().getResource();
-                        Jedis n = new Jedis(c)) {
-                    n.scriptLoad(RedisApplyScript.SOURCE);
-                } catch (RuntimeException e) {
-                    LOG.debug("loading the script on {} failed: {}", node.getKey(), e.toString());
-                }
+    /** One round trip of script calls (and one more for those a node answered NOSCRIPT to); adds to {written, skipped}. */
+    private void writeCalls(UnifiedJedis j, List<RedisApplyScript.Call> slice, long[] counts) {
+        List<Response<Object>> replies = new ArrayList<>(slice.size());
+        try (AbstractPipeline p = j.pipelined()) {
+            for (RedisApplyScript.Call call : slice) replies.add(RedisApplyScript.SCRIPT.evalsha(p, call));
+            p.sync();
+        }
+        List<RedisApplyScript.Call> again = new ArrayList<>();
+        for (int i = 0; i < slice.size(); i++) {
+            try {
+                count(slice.get(i), replies.get(i).get(), counts);
+            } catch (JedisDataException e) {
+                if (!RedisErrors.isNoScript(e)) throw e;
+                again.add(slice.get(i));
             }
-        } else {
-            j.scriptLoad(RedisApplyScript.SOURCE);
+        }
+        if (again.isEmpty()) return;
+        List<Response<Object>> evals = RedisApplyScript.SCRIPT.evalAgain(j, again);
+        for (int i = 0; i < again.size(); i++) count(again.get(i), evals.get(i).get(), counts);
+    }
+
+    private void count(RedisApplyScript.Call call, Object result, long[] counts) {
+        RedisScript.ApplyReply reply = RedisScript.ApplyReply.decode(result, call.firstKey, endpoint);
+        counts[0] += reply.applied();
+        counts[1] += reply.skipped();
+        List<String> rejected = reply.rejected();
+        for (int k = 0; k + 1 < rejected.size(); k += 2) {
+            LOG.warn("Redis at {} rejected key {}: {}", endpoint, rejected.get(k), rejected.get(k + 1));
         }
     }
 }

@@ -1,8 +1,8 @@
 package io.rollcount.job.redis;
 
+import io.rollcount.job.model.CounterId;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.model.TopList;
-import io.rollcount.job.ops.TrendingMerge;
 import io.rollcount.job.policy.Policies;
 import org.apache.flink.api.common.functions.MapFunction;
 
@@ -52,7 +52,7 @@ public final class TopListWrites implements MapFunction<TopList, RedisWrite> {
     }
 
     private long expireAt(String ns, Resolution r, long start) {
-        if (policies == null || TrendingMerge.ALL.equals(ns)) return r.expireAtMillis(start);
+        if (policies == null || CounterId.ALL_NAMESPACES.equals(ns)) return r.expireAtMillis(start);
         return policies.forNamespace(ns).expireAtMillis(r, start);
     }
 }

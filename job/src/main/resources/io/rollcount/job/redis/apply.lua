@@ -51,8 +51,11 @@ end
 local COUNT = {C = 0, Cv = 1, Cm = 2, Cvm = 3, Cr = 4, Cvr = 5, Cmr = 6, Cvmr = 7}
 -- errors a retry of the whole call can cure (the server is briefly unable to write): the call fails with
 -- them, and the writer retries it. Redis refuses a script's first write on OOM, so none is applied.
+-- TRANSIENT and ACCESS are RedisErrors.TRANSIENT and RedisErrors.ACCESS (RedisErrorsTest compares them).
 local TRANSIENT = {'OOM', 'MISCONF', 'NOREPLICAS', 'LOADING', 'BUSY', 'TRYAGAIN', 'READONLY',
   'MASTERDOWN', 'CLUSTERDOWN'}
+-- refused access
+local ACCESS = {'NOPERM', 'NOAUTH', 'WRONGPASS'}
 local rejected = {}
 local status = {}
 local applied, skipped = 0, 0
@@ -66,7 +69,7 @@ local function attempt(k, f, ...)
     if string.sub(e, 1, #p + 1) == p .. ' ' then error({err = e}) end
   end
   -- refused access is the operator's to fix, not one key's: it fails the call, naming the key
-  for _, p in ipairs({'NOPERM', 'NOAUTH', 'WRONGPASS'}) do
+  for _, p in ipairs(ACCESS) do
     if string.sub(e, 1, #p + 1) == p .. ' ' then error({err = e .. ' (key ' .. (failkey or k) .. ')'}) end
   end
   -- a fault of the script itself is no key's: it fails the call

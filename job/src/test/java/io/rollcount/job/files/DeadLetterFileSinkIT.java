@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.rollcount.job.JobOptions;
+import io.rollcount.job.Launcher;
+import io.rollcount.job.RefusedStartException;
 import io.rollcount.job.RollcountJob;
 import io.rollcount.job.model.Event;
 import io.rollcount.job.support.OtherProcessFileLock;
@@ -50,8 +52,9 @@ class DeadLetterFileSinkIT {
                     .hasMessageContaining("in use by another running job");
             // The whole job's wiring refuses too (the check of ./rollcount run and flink run), before anything runs.
             JobOptions o = fileJob(dir.resolve("in"), dlq);
-            assertThatThrownBy(() -> RollcountJob.assemble(StreamExecutionEnvironment.getExecutionEnvironment(), o))
-                    .isInstanceOf(IllegalStateException.class)
+            assertThatThrownBy(() -> Launcher.of(o, Launcher.Place.HERE, "-")
+                            .assemble(StreamExecutionEnvironment.getExecutionEnvironment()))
+                    .isInstanceOf(RefusedStartException.class)
                     .hasMessageContaining("--dlq " + dlq + " is in use");
             assertThat(dlq).doesNotExist();
         }
@@ -160,7 +163,7 @@ class DeadLetterFileSinkIT {
             conf.set(RestartStrategyOptions.RESTART_STRATEGY, "none");
             conf.set(CoreOptions.TMP_DIRS, dir.resolve("tmp").toString());
             StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(1, conf);
-            RollcountJob.assemble(env, o);
+            Launcher.of(o, Launcher.Place.HERE, "-").assemble(env);
             env.execute("dlq-in-missing-folder");
             assertThat(redis.jedis.get(redis.prefix + ":{dlqdir:a}:total")).isEqualTo("5");
             List<String> lines = Files.readAllLines(dlq);

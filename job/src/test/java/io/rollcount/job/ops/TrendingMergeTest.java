@@ -2,6 +2,7 @@ package io.rollcount.job.ops;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rollcount.job.model.CounterId;
 import io.rollcount.job.model.TopList;
 import io.rollcount.job.model.TrendCandidates;
 import java.util.ArrayList;
@@ -84,13 +85,13 @@ class TrendingMergeTest {
             h.setProcessingTime(3 * PUBLISH);
             List<TopList> all = h.extractOutputValues();
             assertThat(all).hasSize(4);
-            assertThat(all.get(3).ns).isEqualTo(TrendingMerge.ALL);
+            assertThat(all.get(3).ns).isEqualTo(CounterId.ALL_NAMESPACES);
 
             // a changed score in namespace b: b and _all
             h.processElement(shard(0, AT + HALF_LIFE, "a:x", 4, "b:y", 9), 0);
             h.setProcessingTime(4 * PUBLISH);
             List<TopList> out = h.extractOutputValues();
-            assertThat(out.subList(4, out.size())).extracting(t -> t.ns).containsExactly("b", TrendingMerge.ALL);
+            assertThat(out.subList(4, out.size())).extracting(t -> t.ns).containsExactly("b", CounterId.ALL_NAMESPACES);
             assertThat(lists(out.subList(4, out.size()))).containsEntry("_all", List.of("b:y=9.0", "a:x=4.0"));
 
             // an older report of a shard does not replace a newer one

@@ -3,8 +3,8 @@ package io.rollcount.job.pipeline;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rollcount.job.gen.EventGenerator.Generated;
+import io.rollcount.job.model.CounterId;
 import io.rollcount.job.model.Resolution;
-import io.rollcount.job.redis.RedisKeys;
 import io.rollcount.job.support.RedisTestSupport;
 import java.util.ArrayList;
 import java.util.EnumSet;
@@ -60,7 +60,7 @@ final class PolicyTruth {
     }
 
     Expect of(String counter) {
-        return byNamespace.getOrDefault(RedisKeys.namespaceOf(counter), defaults);
+        return byNamespace.getOrDefault(CounterId.namespaceOf(counter), defaults);
     }
 
     void add(Generated g) {

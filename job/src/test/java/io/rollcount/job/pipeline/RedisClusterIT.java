@@ -10,6 +10,7 @@ import io.rollcount.job.redis.PrefixGuard;
 import io.rollcount.job.redis.RedisClusterProcesses;
 import io.rollcount.job.redis.RedisEndpoint;
 import io.rollcount.job.support.MiniClusters;
+import io.rollcount.job.support.StartChecks;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -88,7 +89,7 @@ class RedisClusterIT {
         try (var client = RollcountJob.redisEndpoint(o).client()) {
             assertThat(new PrefixGuard(o.redisKeyPrefix).earlierJob(client)).isEqualTo(run.prefix + ":meta:watermark");
         }
-        assertThat(RollcountJob.checkPrefix(o, false, "-")).isNull();
+        assertThat(StartChecks.prefixRefusal(o, false, "-")).isNull();
         assertThat(CLUSTER.keys(run.prefix)).as("keys left after --fresh").isEmpty();
     }
 
@@ -158,9 +159,9 @@ class RedisClusterIT {
             assertThat(client.get(run.prefix + ":_job:{" + run.prefix + ":_lease}"))
                     .isEqualTo("job-a");
             o.leaseToken = "job-b";
-            assertThat(RollcountJob.checkPrefix(o, false, "-")).contains("is in use by a running job");
+            assertThat(StartChecks.prefixRefusal(o, false, "-")).contains("is in use by a running job");
             guard.release(client, "job-a");
-            assertThat(RollcountJob.checkPrefix(o, false, "-"))
+            assertThat(StartChecks.prefixRefusal(o, false, "-"))
                     .contains("holds the counts of an earlier job")
                     .contains(run.prefix + ":_job:{" + run.prefix + ":_lease}");
             // the mark's name of earlier versions still counts

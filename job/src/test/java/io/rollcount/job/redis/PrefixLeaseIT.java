@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.rollcount.job.JobOptions;
-import io.rollcount.job.RollcountJob;
+import io.rollcount.job.support.StartChecks;
 import io.rollcount.job.support.RedisTestSupport;
 import java.time.Duration;
 import java.util.List;
@@ -171,7 +171,8 @@ class PrefixLeaseIT {
         JobOptions o = new JobOptions();
         o.redis = RedisTestSupport.SHARED_URL;
         o.redisKeyPrefix = prefix;
-        assertThat(RollcountJob.checkPrefix(o, false, "flink run -s PATH"))
+        o.input = "-";
+        assertThat(StartChecks.prefixRefusal(o, false, "flink run -s PATH"))
                 .as("a prefix never used")
                 .isNull();
 
@@ -179,20 +180,20 @@ class PrefixLeaseIT {
         redis.set(keys.watermark(), "123");
         redis.set(keys.trending("_all"), "x");
         redis.set(prefix + "x:{a}:total", "5"); // another prefix that begins the same
-        String refusal = RollcountJob.checkPrefix(o, false, "flink run -s PATH");
+        String refusal = StartChecks.prefixRefusal(o, false, "flink run -s PATH");
         assertThat(refusal)
                 .isEqualTo(
                         "key prefix '" + prefix + "' holds the counts of an earlier job (" + prefix
                                 + ":meta:watermark exists)"
                                 + " and this job would start empty: its smaller totals would never replace the larger ones. Resume that job (flink run -s PATH),"
                                 + " choose a new --redis.key-prefix, or give --fresh to delete the prefix's keys and count from zero");
-        assertThat(RollcountJob.checkPrefix(o, true, "flink run -s PATH"))
+        assertThat(StartChecks.prefixRefusal(o, true, "flink run -s PATH"))
                 .as("restoring")
                 .isNull();
         assertThat(redis.get(keys.total("a"))).isEqualTo("1000");
 
         o.fresh = true;
-        assertThat(RollcountJob.checkPrefix(o, false, "flink run -s PATH")).isNull();
+        assertThat(StartChecks.prefixRefusal(o, false, "flink run -s PATH")).isNull();
         assertThat(RedisTestSupport.keysOf(redis, prefix))
                 .as("--fresh deleted the prefix's keys")
                 .isEmpty();

@@ -2,6 +2,7 @@ package io.rollcount.job.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rollcount.job.redis.internal.RedisErrors;
 import org.junit.jupiter.api.Test;
 
 /** The one line of a Redis Cluster that is down: the slots no live master covers, from {@code CLUSTER NODES}. */
@@ -48,7 +49,7 @@ class RedisClusterDownExceptionTest {
 
     @Test
     void aWriterRetriesIt() {
-        assertThat(RedisSinkWriter.isTransient(RedisClusterDownException.of("127.0.0.1:7001", A)))
+        assertThat(RedisErrors.isTransient(RedisClusterDownException.of("127.0.0.1:7001", A)))
                 .isTrue();
     }
 }

@@ -2,6 +2,7 @@ package io.rollcount.job.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rollcount.job.redis.internal.RedisErrors;
 import org.junit.jupiter.api.Test;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.exceptions.JedisAccessControlException;
@@ -19,38 +20,37 @@ class RedisRetryClassificationTest {
     @Test
     void clusterRedirectionsAndTopologyFailuresAreRetried() {
         HostAndPort node = new HostAndPort("127.0.0.1", 7001);
-        assertThat(RedisSinkWriter.isTransient(new JedisMovedDataException("MOVED 3999 127.0.0.1:7001", node, 3999)))
+        assertThat(RedisErrors.isTransient(new JedisMovedDataException("MOVED 3999 127.0.0.1:7001", node, 3999)))
                 .isTrue();
-        assertThat(RedisSinkWriter.isTransient(new JedisAskDataException("ASK 3999 127.0.0.1:7001", node, 3999)))
+        assertThat(RedisErrors.isTransient(new JedisAskDataException("ASK 3999 127.0.0.1:7001", node, 3999)))
                 .isTrue();
-        assertThat(RedisSinkWriter.isRedirection(new JedisMovedDataException("MOVED 3999 127.0.0.1:7001", node, 3999)))
+        assertThat(RedisErrors.isRedirection(new JedisMovedDataException("MOVED 3999 127.0.0.1:7001", node, 3999)))
                 .isTrue();
-        assertThat(RedisSinkWriter.isTransient(new JedisDataException("CLUSTERDOWN The cluster is down")))
+        assertThat(RedisErrors.isTransient(new JedisDataException("CLUSTERDOWN The cluster is down")))
                 .isTrue();
-        assertThat(RedisSinkWriter.isTransient(
+        assertThat(RedisErrors.isTransient(
                         new JedisDataException("TRYAGAIN Multiple keys request during rehashing of slot")))
                 .isTrue();
-        assertThat(RedisSinkWriter.isTransient(
+        assertThat(RedisErrors.isTransient(
                         new JedisDataException("NOREPLICAS no replica of 127.0.0.1:7001 acknowledged the batch")))
                 .isTrue();
-        assertThat(RedisSinkWriter.isTransient(new JedisClusterOperationException("No more cluster attempts left.")))
+        assertThat(RedisErrors.isTransient(new JedisClusterOperationException("No more cluster attempts left.")))
                 .isTrue();
-        assertThat(RedisSinkWriter.isTransient(new JedisConnectionException("Failed to connect to 127.0.0.1:7001.")))
+        assertThat(RedisErrors.isTransient(new JedisConnectionException("Failed to connect to 127.0.0.1:7001.")))
                 .isTrue();
     }
 
     @Test
     void refusalsThatWaitingCannotCureFailAtOnce() {
-        assertThat(RedisSinkWriter.isTransient(
-                        new JedisAccessControlException("WRONGPASS invalid username-password pair")))
+        assertThat(RedisErrors.isTransient(new JedisAccessControlException("WRONGPASS invalid username-password pair")))
                 .isFalse();
-        assertThat(RedisSinkWriter.isTransient(
+        assertThat(RedisErrors.isTransient(
                         new JedisDataException("NOPERM this user has no permissions to run the 'wait' command")))
                 .isFalse();
-        assertThat(RedisSinkWriter.isTransient(
+        assertThat(RedisErrors.isTransient(
                         new JedisDataException("CROSSSLOT Keys in request don't hash to the same slot")))
                 .isFalse();
-        assertThat(RedisSinkWriter.isRedirection(new JedisDataException("ERR unknown command")))
+        assertThat(RedisErrors.isRedirection(new JedisDataException("ERR unknown command")))
                 .isFalse();
     }
 }

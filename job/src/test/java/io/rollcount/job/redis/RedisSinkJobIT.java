@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rollcount.job.metrics.LocalMetrics;
 import io.rollcount.job.metrics.RollcountMetrics;
+import io.rollcount.job.redis.internal.MarkGuard;
+import io.rollcount.job.redis.internal.RedisWriteBuffer;
 import io.rollcount.job.support.MiniClusters;
 import io.rollcount.job.support.RedisTestSupport;
 import java.time.Duration;
@@ -151,7 +153,7 @@ class RedisSinkJobIT {
             // The MAX writes of the stream, then the writers' own watermark at the end of input (all final).
             expected.put(keys.watermark(), Long.toString(Long.MAX_VALUE));
             // the writers' mark, created before their first count: a restored writer finds it and guards the totals
-            expected.put(keys.mark(), Long.toString(RedisSinkWriter.markFor(0)));
+            expected.put(keys.mark(), Long.toString(MarkGuard.markFor(0)));
             // the prefix's epoch (a random token, created once: see RedisEpoch)
             assertThat(j.get(keys.epoch())).isNotEmpty();
             expected.put(keys.epoch(), j.get(keys.epoch()));

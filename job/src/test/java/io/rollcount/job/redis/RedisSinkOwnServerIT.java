@@ -99,7 +99,8 @@ class RedisSinkOwnServerIT {
             // the mark, read once by the writer, and the script's GET of the mark and of the watermark; the epoch
             // read once at the first connection and once with each batch (the loss check, in the batch's pipeline)
             assertThat(commandCalls(admin, "get")).isEqualTo(1 + 1 + 3 + 1 + 3);
-            assertThat(w.commandsSent.getCount()).isEqualTo(3 * 100 * (2 + Resolution.all().length) + 4 + 2 + 2 + 3);
+            assertThat(w.metrics.commandsSent.getCount())
+                    .isEqualTo(3 * 100 * (2 + Resolution.all().length) + 4 + 2 + 2 + 3);
             assertThat(admin.get(keys.total("c7"))).isEqualTo("3");
             assertThat(admin.pfcount(keys.uniquesAll("c7"))).isEqualTo(3L);
             assertThat(admin.get(keys.watermark())).isEqualTo("3");
@@ -120,7 +121,7 @@ class RedisSinkOwnServerIT {
             w.flush(false);
             assertThat(admin.get(keys.watermark())).isEqualTo("2");
             // load, get the mark, the epoch's SET NX and GET, (GET of the epoch, evalsha) twice, eval after NOSCRIPT
-            assertThat(w.commandsSent.getCount()).isEqualTo(9);
+            assertThat(w.metrics.commandsSent.getCount()).isEqualTo(9);
             w.close();
             RedisTestSupport.deleteAll(admin, prefix);
         }
@@ -138,7 +139,7 @@ class RedisSinkOwnServerIT {
                 .hasMessageContaining("still failing after retrying for 1500 ms");
         long tookMillis = (System.nanoTime() - start) / 1_000_000;
         assertThat(tookMillis).isBetween(1400L, 6000L);
-        assertThat(w.retries.getCount()).isGreaterThan(3);
+        assertThat(w.metrics.retries.getCount()).isGreaterThan(3);
         w.close();
     }
 
@@ -166,7 +167,7 @@ class RedisSinkOwnServerIT {
             w.flush(false); // blocks, retrying, until the server is back
             restart.join();
             assertThat((System.nanoTime() - start) / 1_000_000).isGreaterThanOrEqualTo(1400L);
-            assertThat(w.retries.getCount()).isGreaterThan(0);
+            assertThat(w.metrics.retries.getCount()).isGreaterThan(0);
             try (Jedis check = new Jedis("127.0.0.1", own.port)) {
                 assertThat(check.get(total)).isEqualTo("2"); // the restarted server (no persistence) got the write
             }
@@ -207,8 +208,8 @@ class RedisSinkOwnServerIT {
                 }
             });
             long deadline = System.nanoTime() + 20_000_000_000L;
-            while (w.retries.getCount() < 3 && System.nanoTime() < deadline) Thread.sleep(20);
-            assertThat(w.retries.getCount()).isGreaterThanOrEqualTo(3);
+            while (w.metrics.retries.getCount() < 3 && System.nanoTime() < deadline) Thread.sleep(20);
+            assertThat(w.metrics.retries.getCount()).isGreaterThanOrEqualTo(3);
             assertThat(flush).isNotDone();
             // refused whole: nothing half written (the epoch may have been created when the writer connected, before)
             assertThat(RedisTestSupport.keysOf(admin, prefix))
@@ -225,7 +226,7 @@ class RedisSinkOwnServerIT {
                 assertThat(admin.pfcount(keys.uniquesAll(counter))).isEqualTo(30L);
             }
             assertThat(admin.get(keys.watermark())).isEqualTo("180000");
-            assertThat(w.keysRejected.getCount()).isZero();
+            assertThat(w.metrics.keysRejected.getCount()).isZero();
             w.close();
         }
     }
@@ -243,8 +244,8 @@ class RedisSinkOwnServerIT {
                     .isInstanceOf(RedisSinkException.class)
                     .hasMessageContaining("still failing after retrying for 1000 ms")
                     .hasMessageContaining("OOM command not allowed");
-            assertThat(w.retries.getCount()).isGreaterThan(1);
-            assertThat(w.keysRejected.getCount()).isZero();
+            assertThat(w.metrics.retries.getCount()).isGreaterThan(1);
+            assertThat(w.metrics.keysRejected.getCount()).isZero();
             w.close();
         }
     }

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.rollcount.job.model.Resolution;
+import io.rollcount.job.redis.internal.ConfirmedKeys;
+import io.rollcount.job.redis.internal.MarkGuard;
 import io.rollcount.job.support.RedisTestSupport;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -85,23 +87,23 @@ class RedisSinkWriterIT {
         write(count("a", 50, 5, false));
         assertThat(redis.get(total)).isEqualTo("50");
         assertThat(redis.get(keys.versionOf("a", total))).isEqualTo("5");
-        assertThat(writer.writesPlain.getCount()).isEqualTo(1);
-        assertThat(writer.writesGuarded.getCount()).isZero();
+        assertThat(writer.metrics.writesPlain.getCount()).isEqualTo(1);
+        assertThat(writer.metrics.writesGuarded.getCount()).isZero();
 
         // a replay after a restore: older versions, one flush each, all guarded and skipped
         restart();
         for (int v = 1; v <= 5; v++) write(count("a", v * 10, v, false));
         assertThat(redis.get(total)).isEqualTo("50");
-        assertThat(writer.writesStale.getCount()).isEqualTo(5);
-        assertThat(writer.writesGuarded.getCount()).isEqualTo(5);
+        assertThat(writer.metrics.writesStale.getCount()).isEqualTo(5);
+        assertThat(writer.metrics.writesGuarded.getCount()).isEqualTo(5);
         write(count("a", 65, 6, false)); // caught up (a negative delta: newer version wins although smaller)
         assertThat(redis.get(total)).isEqualTo("65");
-        assertThat(writer.writesGuarded.getCount()).isEqualTo(6);
+        assertThat(writer.metrics.writesGuarded.getCount()).isEqualTo(6);
         write(count("a", 70, 7, false)); // from now on plain
         assertThat(redis.get(total)).isEqualTo("70");
         assertThat(redis.get(keys.versionOf("a", total))).isEqualTo("7");
-        assertThat(writer.writesGuarded.getCount()).isEqualTo(6);
-        assertThat(writer.writesPlain.getCount()).isEqualTo(1);
+        assertThat(writer.metrics.writesGuarded.getCount()).isEqualTo(6);
+        assertThat(writer.metrics.writesPlain.getCount()).isEqualTo(1);
     }
 
     @Test
@@ -154,17 +156,17 @@ class RedisSinkWriterIT {
     void windowsAboveTheMarkAreNeverGuardedAndTheMarkIsRaisedBeforeTheirWrites() throws Exception {
         write(window("w", Resolution.M1, NOW_WINDOW, 3, 3, true));
         long mark = Long.parseLong(redis.get(keys.mark()));
-        assertThat(mark).isEqualTo(RedisSinkWriter.markFor(NOW_WINDOW)).isGreaterThan(NOW_WINDOW);
+        assertThat(mark).isEqualTo(MarkGuard.markFor(NOW_WINDOW)).isGreaterThan(NOW_WINDOW);
         restart(); // finds the mark
         // at or below the mark: guarded; a replay of an older value is skipped
         write(window("w", Resolution.M1, NOW_WINDOW, 2, 2, true));
         assertThat(redis.get(keys.window("w", Resolution.M1, NOW_WINDOW))).isEqualTo("3");
-        assertThat(writer.writesGuarded.getCount()).isEqualTo(1);
+        assertThat(writer.metrics.writesGuarded.getCount()).isEqualTo(1);
         // above the mark: plain, and the mark grows first
         long later = mark + 60_000;
         write(window("w", Resolution.M1, later, 1, 1, true));
-        assertThat(writer.writesGuarded.getCount()).isEqualTo(1);
-        assertThat(writer.writesPlain.getCount()).isEqualTo(1);
+        assertThat(writer.metrics.writesGuarded.getCount()).isEqualTo(1);
+        assertThat(writer.metrics.writesPlain.getCount()).isEqualTo(1);
         assertThat(Long.parseLong(redis.get(keys.mark()))).isGreaterThanOrEqualTo(later);
         assertThat(redis.get(keys.window("w", Resolution.M1, later))).isEqualTo("1");
     }
@@ -182,7 +184,7 @@ class RedisSinkWriterIT {
         restart();
         String k = keys.window("t", Resolution.M1, start);
         write(window("t", Resolution.M1, start, 6, 2, false)); // guarded, applied: the same expiry
-        assertThat(writer.writesGuarded.getCount()).isEqualTo(1);
+        assertThat(writer.metrics.writesGuarded.getCount()).isEqualTo(1);
         assertThat(redis.get(k)).isEqualTo("6");
         assertThat(redis.pexpireTime(k)).isEqualTo(Resolution.M1.expireAtMillis(start));
         assertThat(redis.pexpireTime(keys.versionOf("t", k))).isEqualTo(Resolution.M1.expireAtMillis(start));
@@ -203,8 +205,8 @@ class RedisSinkWriterIT {
         writer.flush(false);
         // GET P:_mark, SCRIPT LOAD and the epoch's SET NX + GET on connecting, the epoch's GET with the batch, PFADD +
         // PEXPIREAT, PFADD
-        assertThat(writer.commandsSent.getCount()).isEqualTo(2 + 2 + 1 + 2 + 1);
-        assertThat(writer.writesCoalesced.getCount()).isEqualTo(1);
+        assertThat(writer.metrics.commandsSent.getCount()).isEqualTo(2 + 2 + 1 + 2 + 1);
+        assertThat(writer.metrics.writesCoalesced.getCount()).isEqualTo(1);
         String ref = prefix + ":_ref";
         redis.pfadd(ref, "carol", "alice", "bob");
         assertThat(redis.get(u.getBytes())).isEqualTo(redis.get(ref.getBytes()));
@@ -235,9 +237,10 @@ class RedisSinkWriterIT {
         // GET P:_mark + SCRIPT LOAD + the epoch's SET NX and GET, the mark raised, the epoch's GET with the batch, one
         // SET
         // per key, the watermark's script call
-        assertThat(writer.commandsSent.getCount()).isEqualTo(2 + 2 + 1 + 1 + 20 * (1 + Resolution.values().length) + 1);
-        assertThat(writer.writesCoalesced.getCount()).isEqualTo(20 * 9 + 20 * Resolution.values().length);
-        assertThat(writer.writesGuarded.getCount()).isZero();
+        assertThat(writer.metrics.commandsSent.getCount())
+                .isEqualTo(2 + 2 + 1 + 1 + 20 * (1 + Resolution.values().length) + 1);
+        assertThat(writer.metrics.writesCoalesced.getCount()).isEqualTo(20 * 9 + 20 * Resolution.values().length);
+        assertThat(writer.metrics.writesGuarded.getCount()).isZero();
         for (int c = 0; c < 20; c++) {
             String counter = "post:" + c + ":likes";
             assertThat(redis.get(keys.total(counter))).isEqualTo("30");
@@ -245,7 +248,7 @@ class RedisSinkWriterIT {
                     .isEqualTo("9");
         }
         // and the mark
-        assertThat(writer.keysWritten.getCount()).isEqualTo(20 * (1 + Resolution.values().length) + 1 + 1);
+        assertThat(writer.metrics.keysWritten.getCount()).isEqualTo(20 * (1 + Resolution.values().length) + 1 + 1);
     }
 
     @Test
@@ -306,19 +309,19 @@ class RedisSinkWriterIT {
         assertThat(redis.hgetAll(badTotal)).isEqualTo(java.util.Map.of("f", "v"));
         assertThat(redis.get(badUniques)).isEqualTo("not a HyperLogLog");
         assertThat(redis.lrange(badWindow, 0, -1)).containsExactly("x");
-        assertThat(writer.keysRejected.getCount()).isEqualTo(3);
-        assertThat(writer.firstRejected).isNotNull();
+        assertThat(writer.metrics.keysRejected.getCount()).isEqualTo(3);
+        assertThat(writer.metrics.firstRejected).isNotNull();
         assertThat(writer.heldWatermark()).isEqualTo(NOW_WINDOW);
         // the next flushes write the good keys again and report nobody twice; guarded writes reject the same way
         write(count("a", 6, 2, true), count("bad", 6, 2, true), users(badUniques, RedisWrite.NO_WINDOW, 0, "u3"));
         assertThat(redis.get(keys.total("a"))).isEqualTo("6");
-        assertThat(writer.keysRejected.getCount()).isEqualTo(3);
+        assertThat(writer.metrics.keysRejected.getCount()).isEqualTo(3);
         restart();
         write(count("a", 7, 3, true), count("bad", 7, 3, true));
-        assertThat(writer.writesGuarded.getCount()).isEqualTo(2);
+        assertThat(writer.metrics.writesGuarded.getCount()).isEqualTo(2);
         assertThat(redis.get(keys.total("a"))).isEqualTo("7");
         assertThat(redis.hgetAll(badTotal)).isEqualTo(java.util.Map.of("f", "v"));
-        assertThat(writer.keysRejected.getCount()).isEqualTo(1);
+        assertThat(writer.metrics.keysRejected.getCount()).isEqualTo(1);
     }
 
     @Test
@@ -331,7 +334,7 @@ class RedisSinkWriterIT {
         assertThat(redis.get(total)).isNull();
         assertThat(redis.get(v)).isEqualTo("banana");
         assertThat(redis.get(keys.total("good"))).isEqualTo("1");
-        assertThat(writer.keysRejected.getCount()).isEqualTo(1);
+        assertThat(writer.metrics.keysRejected.getCount()).isEqualTo(1);
     }
 
     @Test
@@ -341,7 +344,7 @@ class RedisSinkWriterIT {
         redis.scriptFlush();
         write(count("s2", 2, 1, true)); // guarded (the mark exists): EVALSHA meets NOSCRIPT, EVAL runs it
         assertThat(redis.get(keys.total("s2"))).isEqualTo("2");
-        assertThat(writer.writesGuarded.getCount()).isEqualTo(2);
+        assertThat(writer.metrics.writesGuarded.getCount()).isEqualTo(2);
     }
 
     @Test
@@ -349,15 +352,18 @@ class RedisSinkWriterIT {
         // both writers read the mark when they start (ahead of their first batch): none yet
         RedisSinkWriter sibling = TestWriterContext.writer(sink().build(), new TestWriterContext());
         try {
-            for (int i = 0; i < 500 && (sibling.commandsSent.getCount() < 2 || writer.commandsSent.getCount() < 2); i++)
-                Thread.sleep(10);
+            for (int i = 0;
+                    i < 500
+                            && (sibling.metrics.commandsSent.getCount() < 2
+                                    || writer.metrics.commandsSent.getCount() < 2);
+                    i++) Thread.sleep(10);
             write(window("a", Resolution.M1, NOW_WINDOW, 1, 1, true)); // this one raises the mark
             assertThat(redis.get(keys.mark())).isNotNull();
             sibling.write(window("b", Resolution.M1, NOW_WINDOW, 1, 1, true), null);
             sibling.write(count("b", 1, 1, true), null);
             sibling.flush(false);
-            assertThat(sibling.writesGuarded.getCount()).isZero();
-            assertThat(sibling.writesPlain.getCount()).isEqualTo(2);
+            assertThat(sibling.metrics.writesGuarded.getCount()).isZero();
+            assertThat(sibling.metrics.writesPlain.getCount()).isEqualTo(2);
         } finally {
             sibling.close();
         }
@@ -372,7 +378,7 @@ class RedisSinkWriterIT {
         write(count("f", 5, 5, true)); // the floor mode does go backwards: it is for measuring only
         write(window("f", Resolution.M1, NOW_WINDOW + 10 * 86_400_000L, 1, 1, true));
         assertThat(redis.get(keys.total("f"))).isEqualTo("5");
-        assertThat(writer.writesGuarded.getCount()).isZero();
+        assertThat(writer.metrics.writesGuarded.getCount()).isZero();
         assertThat(redis.get(keys.mark())).isEqualTo(Long.toString(NOW_WINDOW + 86_400_000L));
     }
 
@@ -434,7 +440,7 @@ class RedisSinkWriterIT {
         // a rejected total holds nothing: it belongs to no window
         redis.hset(keys.total("t"), "f", "v");
         write(count("t", 1, 1, true));
-        assertThat(writer.keysRejected.getCount()).isEqualTo(2);
+        assertThat(writer.metrics.keysRejected.getCount()).isEqualTo(2);
         assertThat(writer.heldWatermark()).isEqualTo(300_000);
     }
 
@@ -461,7 +467,7 @@ class RedisSinkWriterIT {
         write(RedisWrite.count(ok, keys.versionOf("ok", ok), 3, 3, true, 60_000, 0));
         writer.writeWatermark(new org.apache.flink.api.common.eventtime.Watermark(260_000));
         writer.flush(false);
-        assertThat(writer.dataLost.getCount()).isEqualTo(1);
+        assertThat(writer.metrics.dataLost.getCount()).isEqualTo(1);
         assertThat(redis.get(keys.allowedLateness())).isEqualTo("90000");
         assertThat(redis.get(keys.watermark())).isEqualTo("260000");
     }
@@ -471,7 +477,7 @@ class RedisSinkWriterIT {
         String bad = keys.window("bad", Resolution.M1, 120_000);
         redis.hset(bad, "f", "v");
         write(RedisWrite.count(bad, keys.versionOf("bad", bad), 4, 1, true, 120_000, 0));
-        assertThat(writer.keysRejected.getCount()).isEqualTo(1);
+        assertThat(writer.metrics.keysRejected.getCount()).isEqualTo(1);
         assertThat(writer.snapshotState(1)).hasSize(1);
         RedisWriterState.Serializer serializer = new RedisWriterState.Serializer();
         byte[] state = serializer.serialize(writer.snapshotState(1).get(0));
@@ -486,7 +492,7 @@ class RedisSinkWriterIT {
         writer.writeWatermark(new org.apache.flink.api.common.eventtime.Watermark(Long.MAX_VALUE));
         writer.flush(true);
         assertThat(redis.get(keys.watermark())).isEqualTo("120000");
-        assertThat(writer.keysRejected.getCount())
+        assertThat(writer.metrics.keysRejected.getCount())
                 .as("reported before the restart")
                 .isZero();
         assertThat(redis.get(keys.total("good"))).isEqualTo("1");
@@ -594,7 +600,7 @@ class RedisSinkWriterIT {
         write(ws.toArray(new RedisWrite[0]));
         // GET P:_mark + SCRIPT LOAD + the epoch's SET NX and GET, the epoch's GET with the batch, 20 PFADD, 20 guarded
         // counters in calls of 8, 8 and 4, the watermark alone
-        assertThat(writer.commandsSent.getCount()).isEqualTo(2 + 2 + 1 + 20 + 3 + 1);
+        assertThat(writer.metrics.commandsSent.getCount()).isEqualTo(2 + 2 + 1 + 20 + 3 + 1);
         for (int c = 0; c < 20; c++) {
             assertThat(redis.get(keys.total("p:" + c))).isEqualTo("3");
             assertThat(redis.pfcount(keys.uniquesAll("p:" + c))).isEqualTo(2L);

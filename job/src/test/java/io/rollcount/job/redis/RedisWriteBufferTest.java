@@ -2,6 +2,7 @@ package io.rollcount.job.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rollcount.job.redis.internal.RedisWriteBuffer;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 

@@ -1,4 +1,4 @@
-package io.rollcount.job.ops;
+package io.rollcount.job.model;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

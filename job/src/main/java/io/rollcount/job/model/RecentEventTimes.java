@@ -1,4 +1,4 @@
-package io.rollcount.job.ops;
+package io.rollcount.job.model;
 
 /**
  * How far one stream (a Kafka partition, an input file) has really got in event time: the

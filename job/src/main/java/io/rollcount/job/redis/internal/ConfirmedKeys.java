@@ -1,34 +1,34 @@
-package io.rollcount.job.redis;
+package io.rollcount.job.redis.internal;
 
 import io.rollcount.sketches.RedisHyperLogLog;
 
 /**
- * The keys a {@link RedisSinkWriter} no longer guards: those where one guarded write was applied (Redis
+ * The keys a {@link MarkGuard} no longer guards: those where one guarded write was applied (Redis
  * was not ahead of this writer), kept as 64-bit hashes of the key (MurmurHash64A of its UTF-8 bytes) in an
  * open-addressing table of primitive longs (linear probing, power-of-two size, no boxing). It holds at most
  * {@code maxKeys} keys: beyond, a further key is not added and simply stays guarded, which costs a script
  * call per write of it but never correctness. Two keys with the same hash would let the second go unguarded:
  * at 64 bits and a few million keys, a chance of about 10^-6 over a writer's life.
  */
-final class ConfirmedKeys {
+public final class ConfirmedKeys {
     private long[] table = new long[1024];
     private boolean hasZero;
     private int size;
     private final int maxKeys;
 
-    ConfirmedKeys(int maxKeys) {
+    public ConfirmedKeys(int maxKeys) {
         this.maxKeys = maxKeys;
     }
 
-    static long hash(String key) {
+    public static long hash(String key) {
         return RedisHyperLogLog.hash(key);
     }
 
-    int size() {
+    public int size() {
         return size;
     }
 
-    boolean contains(long h) {
+    public boolean contains(long h) {
         if (h == 0) return hasZero;
         int mask = table.length - 1;
         for (int i = (int) mix(h) & mask; table[i] != 0; i = (i + 1) & mask) {
@@ -38,7 +38,7 @@ final class ConfirmedKeys {
     }
 
     /** Adds the hash unless the set is full; returns whether it is in the set now. */
-    boolean add(long h) {
+    public boolean add(long h) {
         if (contains(h)) return true;
         if (size >= maxKeys) return false;
         if (h == 0) {

@@ -1,19 +1,14 @@
-package io.rollcount.job.redis;
+package io.rollcount.job.redis.internal;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
+import io.rollcount.job.redis.RedisWrite;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
 
 /**
  * The server-side Lua script ({@code apply.lua}, a resource next to this class) for the writes that must
  * compare before they write, and the encoding of a batch of them into its {@code KEYS} and {@code ARGV}.
- * Every other write is a plain pipelined command (see {@link RedisSinkWriter}).
+ * Every other write is a plain pipelined command (see {@link BatchPipeline}). {@link RedisScript} runs it.
  *
  * <p>Semantics per kind (numbers are compared as decimal integer strings, exactly, without the 2^53
  * limit of Lua's doubles); every {@code SET} carries {@code GET}, so that a key of another type is refused
@@ -39,15 +34,13 @@ import java.util.List;
  * error such as {@code WRONGTYPE} or a value that is not a decimal integer where one is expected rejects
  * that write's key only. An error that a retry can cure ({@code OOM}, {@code MISCONF}, {@code NOREPLICAS},
  * {@code LOADING}, {@code BUSY}, {@code TRYAGAIN}, {@code READONLY}, {@code MASTERDOWN}, {@code CLUSTERDOWN})
- * ends the call with that error instead, for the writer to retry the whole batch (every write is
- * idempotent). An ACL refusal ({@code NOPERM}) fails the call naming the key. So does a fault of the script.
+ * ({@link RedisErrors#TRANSIENT}) ends the call with that error instead, for the writer to retry the whole batch (every write is
+ * idempotent). An ACL refusal ({@link RedisErrors#ACCESS}) fails the call naming the key. So does a fault of the script.
  */
-final class RedisApplyScript {
+public final class RedisApplyScript {
 
-    static final String SOURCE = load("apply.lua");
-    static final String SHA1 = sha1Hex(SOURCE);
-    static final byte[] SOURCE_BYTES = b(SOURCE);
-    static final byte[] SHA1_BYTES = b(SHA1);
+    /** {@code apply.lua}. */
+    public static final RedisScript SCRIPT = RedisScript.resource("apply.lua");
 
     /**
      * A COUNT's kind in ARGV, by (has a version key ? 1 : 0) | (monotone ? 2 : 0) | (restores a missing key ? 4 : 0):
@@ -60,18 +53,18 @@ final class RedisApplyScript {
     private RedisApplyScript() {}
 
     /** KEYS and ARGV of one script call, built up write by write. */
-    static final class Call {
+    public static final class Call {
         /** Keys whose values the script compares against, read with one MGET before any write, in order of use. */
         final List<byte[]> reads = new ArrayList<>();
 
         final List<byte[]> keys = new ArrayList<>();
         final List<byte[]> args = new ArrayList<>();
         /** The writes, in order: the script's status has one character for each. */
-        final List<RedisWrite> writes = new ArrayList<>();
+        public final List<RedisWrite> writes = new ArrayList<>();
         /** The first key, for error messages. */
-        String firstKey;
+        public String firstKey;
 
-        void add(RedisWrite w) {
+        public void add(RedisWrite w) {
             if (firstKey == null) firstKey = w.key;
             writes.add(w);
             switch (w.kind) {
@@ -116,12 +109,12 @@ final class RedisApplyScript {
             }
         }
 
-        int size() {
+        public int size() {
             return writes.size();
         }
 
         /** The script's KEYS: the keys it reads first, then the keys of the writes. */
-        List<byte[]> scriptKeys() {
+        public List<byte[]> scriptKeys() {
             List<byte[]> all = new ArrayList<>(reads.size() + keys.size());
             all.addAll(reads);
             all.addAll(keys);
@@ -129,7 +122,7 @@ final class RedisApplyScript {
         }
 
         /** The script's ARGV: the number of keys it reads first, then the writes. */
-        List<byte[]> scriptArgs() {
+        public List<byte[]> scriptArgs() {
             List<byte[]> all = new ArrayList<>(args.size() + 1);
             all.add(b(Integer.toString(reads.size())));
             all.addAll(args);
@@ -144,7 +137,7 @@ final class RedisApplyScript {
      * their minimum goes into {@code target} if larger. So {@code rc:meta:watermark} never runs ahead of
      * a writer that still has window values to write.
      */
-    static Call watermark(String perWriter, String target, int subtask, int parallelism, long watermark) {
+    public static Call watermark(String perWriter, String target, int subtask, int parallelism, long watermark) {
         Call c = new Call();
         c.firstKey = target;
         c.writes.add(RedisWrite.max(target, watermark));
@@ -167,24 +160,5 @@ final class RedisApplyScript {
 
     static byte[] b(String s) {
         return s.getBytes(StandardCharsets.UTF_8);
-    }
-
-    static String sha1Hex(String text) {
-        try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(b(text)));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
-    private static String load(String resource) {
-        try (InputStream in = RedisApplyScript.class.getResourceAsStream(resource)) {
-            if (in == null)
-                throw new IllegalStateException(
-                        "resource " + resource + " is missing next to " + RedisApplyScript.class.getName());
-            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot read resource " + resource, e);
-        }
     }
 }

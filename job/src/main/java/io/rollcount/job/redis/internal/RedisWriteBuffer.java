@@ -1,5 +1,6 @@
-package io.rollcount.job.redis;
+package io.rollcount.job.redis.internal;
 
+import io.rollcount.job.redis.RedisWrite;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -7,7 +8,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The writes a {@link RedisSinkWriter} holds between flushes, coalesced per key, so that Redis receives
+ * The writes a {@code RedisSinkWriter} holds (on the task's mailbox thread) between flushes, coalesced per key, so that Redis receives
  * the latest state of each key once per flush instead of every intermediate value:
  * <ul>
  *   <li>COUNT: the write with the highest version (the last one on a tie);
@@ -19,7 +20,7 @@ import java.util.Map;
  * </ul>
  * {@link #drain} gives the writes in the order of their keys' first write, MAX writes (the watermark) last.
  */
-final class RedisWriteBuffer {
+public final class RedisWriteBuffer {
 
     private static final class Entry {
         RedisWrite write;
@@ -30,28 +31,28 @@ final class RedisWriteBuffer {
     private long bytes;
     private long coalesced;
 
-    int keys() {
+    public int keys() {
         return byKey.size();
     }
 
-    boolean isEmpty() {
+    public boolean isEmpty() {
         return byKey.isEmpty();
     }
 
     /** Roughly the bytes of users and sorted-set members held. */
-    long bytes() {
+    public long bytes() {
         return bytes;
     }
 
     /** How many writes were absorbed by coalescing since the last call. */
-    long takeCoalesced() {
+    public long takeCoalesced() {
         long c = coalesced;
         coalesced = 0;
         return c;
     }
 
     /** Adds {@code w} (copied: the caller may reuse its object; its arrays are read, never changed). */
-    void add(RedisWrite w) {
+    public void add(RedisWrite w) {
         validate(w);
         String slot = w.kind == RedisWrite.SKETCH ? "\0" + w.key : w.key;
         Entry e = byKey.get(slot);
@@ -101,7 +102,7 @@ final class RedisWriteBuffer {
     }
 
     /** Empties the buffer: every key's write once, in the order of the keys' first write, MAX writes last. */
-    List<RedisWrite> drain() {
+    public List<RedisWrite> drain() {
         List<RedisWrite> out = new ArrayList<>(byKey.size());
         List<RedisWrite> last = new ArrayList<>(1);
         for (Entry e : byKey.values()) {
@@ -117,7 +118,7 @@ final class RedisWriteBuffer {
     }
 
     /** True if {@link #hashTag}{@code (key)} equals {@code tag}, without building the substring. */
-    static boolean hasTag(String key, String tag) {
+    public static boolean hasTag(String key, String tag) {
         int open = key.indexOf('{');
         return open >= 0
                 && key.startsWith(tag, open + 1)
@@ -128,7 +129,7 @@ final class RedisWriteBuffer {
     }
 
     /** The Redis Cluster hash tag of a key (text between the first '{' and the next '}'), or null. */
-    static String hashTag(String key) {
+    public static String hashTag(String key) {
         int open = key.indexOf('{');
         if (open < 0) return null;
         int close = key.indexOf('}', open + 1);
