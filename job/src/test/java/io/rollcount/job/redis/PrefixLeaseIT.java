@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.rollcount.job.JobOptions;
-import io.rollcount.job.support.StartChecks;
 import io.rollcount.job.support.RedisTestSupport;
+import io.rollcount.job.support.StartChecks;
 import java.time.Duration;
 import java.util.List;
 import org.apache.flink.runtime.execution.SuppressRestartsException;
