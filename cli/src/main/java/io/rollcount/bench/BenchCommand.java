@@ -10,7 +10,12 @@ import picocli.CommandLine.Option;
 @Command(
         name = "bench",
         mixinStandardHelpOptions = true,
-        description = "Benchmarks, side by side with their references (see BENCHMARKS.md).",
+        description = "Benchmarks, side by side with their references (see docs/benchmarks.md).",
+        footer = {
+            "",
+            "Also: ./rollcount bench sketches [--quick] [--only REGEX], the sketches' JMH benchmarks against Apache"
+                    + " DataSketches (--help: its options)."
+        },
         subcommands = {BenchCommand.Job.class, GrowthBench.class})
 public final class BenchCommand implements Callable<Integer> {
 
@@ -111,17 +116,8 @@ public final class BenchCommand implements Callable<Integer> {
                             "bench",
                             String.valueOf(ProcessHandle.current().pid()));
             try {
-                JobBench bench = new JobBench(size, url, !noKafka, dir.toAbsolutePath(), System.out);
-                bench.profileOnly = onlyOurs;
-                if (withFloor && (onlyOurs == null || noRedis))
-                    throw new CommandLine.ParameterException(
-                            spec.commandLine(), "--with-floor needs --only-ours and Redis (not --no-redis)");
-                bench.profileWithFloor = withFloor;
-                bench.onlyKafka = onlyKafka;
-                bench.kafkaProperties = kafkaProperties == null
-                        ? null
-                        : kafkaProperties.toAbsolutePath().toString();
-                bench.discardRedis = noRedis;
+                BenchPlan.Mode mode = mode();
+                Path comparePolicies = null;
                 if (!"none".equals(policies)) {
                     Path p = Path.of(policies);
                     if (!java.nio.file.Files.isRegularFile(p)
@@ -133,18 +129,37 @@ public final class BenchCommand implements Callable<Integer> {
                     if (java.nio.file.Files.isRegularFile(p)) {
                         io.rollcount.job.policy.PoliciesFile.load(
                                 p, 100, 86_400_000L); // a bad file: one line, exit 2, before anything runs
-                        bench.comparePolicies = p.toAbsolutePath();
+                        comparePolicies = p.toAbsolutePath();
                     } else {
                         System.out.println(
                                 "bench job: no " + policies
                                         + " here (run from the repository root, or --policies FILE): the policies run is skipped");
                     }
                 }
-                bench.run();
+                if (mode == null) mode = new BenchPlan.Full(!noKafka, comparePolicies);
+                String kafka = kafkaProperties == null
+                        ? null
+                        : kafkaProperties.toAbsolutePath().toString();
+                new JobBench(new BenchPlan(size, url, dir.toAbsolutePath(), kafka, mode), System.out).run();
             } finally {
                 deleteQuietly(dir);
             }
             return 0;
+        }
+
+        /**
+         * The mode the profiling options ask for, their combinations checked; null: none, the full run.
+         * {@code --only-kafka} goes before {@code --only-ours}.
+         */
+        private BenchPlan.Mode mode() {
+            if (withFloor && (onlyOurs == null || noRedis))
+                throw new CommandLine.ParameterException(
+                        spec.commandLine(), "--with-floor needs --only-ours and Redis (not --no-redis)");
+            if (noRedis && onlyOurs == null)
+                throw new CommandLine.ParameterException(spec.commandLine(), "--no-redis needs --only-ours");
+            if (onlyKafka) return new BenchPlan.OnlyKafka();
+            if (onlyOurs != null) return new BenchPlan.OnlyOurs(onlyOurs, withFloor, noRedis);
+            return null;
         }
 
         private static void deleteQuietly(Path dir) {

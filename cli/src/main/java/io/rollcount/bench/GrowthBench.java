@@ -240,9 +240,8 @@ final class GrowthBench implements Callable<Integer> {
         long events = (touchPass ? counters + JobBench.PARALLELISM : 0) + Math.round(counters * eventsPerCounter);
         JobBench.Size size = new JobBench.Size(
                 "growth", events, (int) Math.min(Integer.MAX_VALUE, counters), 100_000, 1, 10, 0, 0, 0, 50_000, 0);
-        JobBench bench = new JobBench(size, url, false, dir, out);
+        BenchRuns bench = new BenchRuns(size, url, dir, out);
         bench.checkpointInterval = java.time.Duration.ofSeconds(5);
-        bench.discardRedis = noRedis;
         // a watermark that closes the windows of millions of counters holds the checkpoint barrier behind it for
         // minutes: measure that checkpoint rather than fail the job at Flink's default 10 minutes
         bench.checkpointTimeout = java.time.Duration.ofMinutes(60);
@@ -250,7 +249,7 @@ final class GrowthBench implements Callable<Integer> {
         bench.withCluster(() -> {
             BenchEvents zipf = bench.events(Workload.zipf, events);
             BenchEvents ev = touchPass ? zipf.withTouchPass() : zipf;
-            long distinct = JobBench.distinctCounters(ev);
+            long distinct = BenchRuns.distinctCounters(ev);
             bench.cleanRedis();
             System.gc();
             long memoryBefore = bench.redisUsedMemory();
@@ -258,11 +257,15 @@ final class GrowthBench implements Callable<Integer> {
             // the wall-clock time by which the source had made every event of the touch pass: a checkpoint
             // triggered after it holds every counter (its barrier follows those events)
             AtomicLong passMadeMillis = new AtomicLong(touchPass ? -1 : 0);
-            JobBench.Measured m = bench.measured(() -> bench.ours(ev, t -> {
-                heapPeak.accumulateAndGet(
-                        ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed(), Math::max);
-                if (passMadeMillis.get() < 0 && passMade(ev)) passMadeMillis.set(System.currentTimeMillis());
-            }));
+            BenchRuns.Measured m =
+                    bench.measured(() -> bench.ours(ev, noRedis ? RedisWrites.DISCARDED : RedisWrites.SENT, t -> {
+                        heapPeak.accumulateAndGet(
+                                ManagementFactory.getMemoryMXBean()
+                                        .getHeapMemoryUsage()
+                                        .getUsed(),
+                                Math::max);
+                        if (passMadeMillis.get() < 0 && passMade(ev)) passMadeMillis.set(System.currentTimeMillis());
+                    }));
             long redisBytes = bench.redisUsedMemory() - memoryBefore;
             BenchCluster.Run run = m.run();
             f[0] = new Figures(
@@ -279,7 +282,12 @@ final class GrowthBench implements Callable<Integer> {
                     heapPeak.get(),
                     passMadeMillis.get() >= 0 && run.lastCheckpointTriggerMillis >= passMadeMillis.get());
         });
-        Figures x = f[0];
+        print(f[0], out);
+        return f[0];
+    }
+
+    /** The {@code RESULT bench.growth} line of one size. */
+    private void print(Figures x, PrintStream out) {
         result(
                 out,
                 "bench.growth",
@@ -309,7 +317,6 @@ final class GrowthBench implements Callable<Integer> {
                 String.valueOf(x.checkpointAfterPass()),
                 "redis",
                 noRedis ? "discarded" : "written");
-        return x;
     }
 
     /** Whether every source subtask has made the last event of its part's touch pass (whichever part it reads). */

@@ -19,10 +19,12 @@ final class PolicyBench {
     /** Runs of each variant, interleaved; the figures are their medians. */
     static final int ROUNDS = 3;
 
-    private final JobBench bench;
+    private final BenchRuns bench;
+    private final BenchReport report;
 
-    PolicyBench(JobBench bench) {
+    PolicyBench(BenchRuns bench, BenchReport report) {
         this.bench = bench;
+        this.report = report;
     }
 
     /** What one run measured. */
@@ -40,7 +42,7 @@ final class PolicyBench {
 
     void compare(Path policies) throws Exception {
         BenchEvents ev = bench.events(Workload.zipf, bench.size.events());
-        long distinct = JobBench.distinctCounters(ev);
+        long distinct = BenchRuns.distinctCounters(ev);
         Duration interval = bench.checkpointInterval;
         bench.checkpointInterval = Duration.ofSeconds(1);
         List<Figures> nones = new ArrayList<>();
@@ -61,7 +63,7 @@ final class PolicyBench {
         Figures with = median(withs);
         print("default", null, none, ev.count, distinct);
         print("policies", policies, with, ev.count, distinct);
-        bench.result(
+        report.result(
                 "job.policies.savings",
                 "policies",
                 policies.toString(),
@@ -86,7 +88,7 @@ final class PolicyBench {
     }
 
     private void print(String variant, Path policies, Figures f, long events, long distinct) {
-        bench.result(
+        report.result(
                 "job.policies",
                 "variant",
                 variant,
@@ -127,8 +129,9 @@ final class PolicyBench {
         long memoryBefore = bench.redisUsedMemory();
         long commands = bench.commandsSent();
         List<long[]> progress = new ArrayList<>();
-        JobBench.Measured m = bench.measured(() -> bench.ours(
+        BenchRuns.Measured m = bench.measured(() -> bench.ours(
                 ev,
+                RedisWrites.SENT,
                 t -> progress.add(new long[] {
                     System.currentTimeMillis(), BenchClock.LAST_INDEX.get(0), BenchClock.LAST_INDEX.get(1)
                 })));
@@ -136,7 +139,7 @@ final class PolicyBench {
         double cmds = (bench.commandsSent() - commands) / (double) ev.count;
         long keys = countKeys();
         BenchCluster.Run run = m.run();
-        long active = JobBench.activeCounters(ev, progress, run.lastCheckpointTriggerMillis, 0);
+        long active = PacedBench.activeCounters(ev, progress, run.lastCheckpointTriggerMillis, 0);
         long counting = run.stateBytesOf("count-per-counter");
         long dedup = run.stateBytesOf("drop-duplicates");
         long perActive = active <= 0 || run.lastCheckpointFullBytes < 0 ? -1 : run.lastCheckpointFullBytes / active;
@@ -181,7 +184,7 @@ final class PolicyBench {
     private static double med(List<Figures> runs, java.util.function.ToDoubleFunction<Figures> field) {
         List<Double> values = new ArrayList<>();
         for (Figures f : runs) values.add(field.applyAsDouble(f));
-        return JobBench.median(values);
+        return BenchReport.median(values);
     }
 
     private static String ratio(double a, double b) {

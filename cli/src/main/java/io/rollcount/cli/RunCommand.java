@@ -5,12 +5,9 @@ import io.rollcount.job.Launcher;
 import io.rollcount.job.RefusedStartException;
 import io.rollcount.job.RollcountJob;
 import io.rollcount.job.files.InputFiles;
+import io.rollcount.job.metrics.JobAccumulators;
 import io.rollcount.job.metrics.LocalMetrics;
 import io.rollcount.job.metrics.RollcountMetrics;
-import io.rollcount.job.ops.CounterRebuild;
-import io.rollcount.job.ops.DropDuplicates;
-import io.rollcount.job.ops.PreAggregate;
-import io.rollcount.job.ops.RouteEvents;
 import io.rollcount.job.redis.PrefixGuard;
 import io.rollcount.job.redis.PrefixInUseException;
 import io.rollcount.job.util.Messages;
@@ -232,8 +229,8 @@ final class RunCommand implements Callable<Integer> {
                 job.getJobExecutionResult().get(1, TimeUnit.SECONDS);
             } catch (java.util.concurrent.TimeoutException e) {
                 Map<String, Object> acc = accumulatorsOrEmpty(job);
-                long events = longOf(acc, RouteEvents.EVENTS_READ);
-                long bytes = longOf(acc, RouteEvents.BYTES_READ);
+                long events = longOf(acc, JobAccumulators.EVENTS_READ);
+                long bytes = longOf(acc, JobAccumulators.BYTES_READ);
                 long now = System.nanoTime();
                 double rate = (events - lastEvents) / ((now - lastTime) / 1e9);
                 lastEvents = events;
@@ -276,15 +273,15 @@ final class RunCommand implements Callable<Integer> {
     }
 
     static void printSummary(Map<String, Object> acc, LocalMetrics metrics, double seconds, PrintStream out) {
-        long read = longOf(acc, RouteEvents.EVENTS_READ);
+        long read = longOf(acc, JobAccumulators.EVENTS_READ);
         out.printf("rollcount: done in %.1f s, %,.0f events/s%n", seconds, read / Math.max(seconds, 1e-9));
         out.printf("  events read        %,d%n", read);
-        out.printf("  counted            %,d%n", longOf(acc, PreAggregate.COUNTED));
-        out.printf("  deduplicated       %,d%n", longOf(acc, DropDuplicates.DUPLICATES));
+        out.printf("  counted            %,d%n", longOf(acc, JobAccumulators.COUNTED));
+        out.printf("  deduplicated       %,d%n", longOf(acc, JobAccumulators.DUPLICATES));
         Map<String, Long> dlq = new TreeMap<>();
         for (Map.Entry<String, Object> e : acc.entrySet()) {
-            if (e.getKey().startsWith(RouteEvents.DLQ_PREFIX) && e.getValue() instanceof Number n) {
-                dlq.put(e.getKey().substring(RouteEvents.DLQ_PREFIX.length()), n.longValue());
+            if (e.getKey().startsWith(JobAccumulators.DEAD_LETTERS_PREFIX) && e.getValue() instanceof Number n) {
+                dlq.put(e.getKey().substring(JobAccumulators.DEAD_LETTERS_PREFIX.length()), n.longValue());
             }
         }
         long dead = dlq.values().stream().mapToLong(Long::longValue).sum();
@@ -292,15 +289,15 @@ final class RunCommand implements Callable<Integer> {
         dlq.forEach((reason, n) -> out.printf("    %-16s %,d%n", reason, n));
         out.printf("  late               %,d%n", dlq.getOrDefault("late", 0L));
         out.printf("  Redis keys written %,d%n", metrics.sum(RollcountMetrics.REDIS_KEYS_WRITTEN));
-        long losses = longOf(acc, CounterRebuild.LOSSES);
+        long losses = longOf(acc, JobAccumulators.REDIS_LOSSES);
         if (losses > 0) {
             out.printf(
                     "  Redis rebuilt      after %,d loss%s of its data: %,d counters from the job's state, %,d keys of"
                             + " closed windows and top-K lists from counter-rollups%n",
                     losses,
                     losses == 1 ? "" : "es",
-                    longOf(acc, CounterRebuild.COUNTERS),
-                    longOf(acc, CounterRebuild.ROLLUP_KEYS));
+                    longOf(acc, JobAccumulators.REDIS_REBUILT_COUNTERS),
+                    longOf(acc, JobAccumulators.REDIS_REBUILT_ROLLUP_KEYS));
         }
         long rejected = metrics.sum(RollcountMetrics.REDIS_REJECTED);
         if (rejected > 0) {

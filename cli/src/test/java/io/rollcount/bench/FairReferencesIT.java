@@ -32,14 +32,13 @@ class FairReferencesIT {
     void textbookAndSqlWriteTheSameCountsAsOurs(@TempDir Path dir) throws Exception {
         int port = RedisTestSupport.PORT;
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        JobBench bench = new JobBench(
+        BenchRuns bench = new BenchRuns(
                 JobBench.Size.TINY,
                 "redis://127.0.0.1:" + port,
-                false,
                 dir,
                 new PrintStream(bytes, true, StandardCharsets.UTF_8));
         BenchEvents ev = bench.events(Workload.zipf, 3_000).withoutRedeliveries();
-        SortedMap<String, String> truth = truth(ev, new RedisKeys(bench.prefix()));
+        SortedMap<String, String> truth = truth(ev, new RedisKeys(bench.prefix));
         Map<String, SortedMap<String, String>> written = new TreeMap<>();
         Map<String, Map<String, Long>> expiries = new TreeMap<>();
         bench.withCluster(() -> {

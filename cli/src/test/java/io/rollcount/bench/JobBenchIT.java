@@ -35,9 +35,9 @@ class JobBenchIT {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         PrintStream out = new PrintStream(bytes, true, StandardCharsets.UTF_8);
         String redis = RedisTestSupport.SHARED_URL;
-        JobBench bench = new JobBench(JobBench.Size.TINY, redis, true, dir, out);
-        bench.comparePolicies = Path.of("..", "samples", "policies.yaml").toAbsolutePath();
-        bench.run();
+        Path policies = Path.of("..", "samples", "policies.yaml").toAbsolutePath();
+        new JobBench(new BenchPlan(JobBench.Size.TINY, redis, dir, null, new BenchPlan.Full(true, policies)), out)
+                .run();
         String text = bytes.toString(StandardCharsets.UTF_8);
         List<String> results = Arrays.stream(text.split("\n"))
                 .filter(l -> l.startsWith("RESULT "))
@@ -142,10 +142,8 @@ class JobBenchIT {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         PrintStream out = new PrintStream(bytes, true, StandardCharsets.UTF_8);
         String redis = RedisTestSupport.SHARED_URL;
-        JobBench bench = new JobBench(JobBench.Size.TINY, redis, false, dir, out);
-        bench.profileOnly = io.rollcount.job.gen.EventGenerator.Workload.zipf;
-        bench.profileWithFloor = true;
-        bench.run();
+        BenchPlan.Mode floor = new BenchPlan.OnlyOurs(io.rollcount.job.gen.EventGenerator.Workload.zipf, true, false);
+        new JobBench(new BenchPlan(JobBench.Size.TINY, redis, dir, null, floor), out).run();
         String text = bytes.toString(StandardCharsets.UTF_8);
         List<String> runs = Arrays.stream(text.split("\n"))
                 .map(String::strip)
@@ -168,6 +166,27 @@ class JobBenchIT {
                             l.startsWith("RESULT job.zipf.threads ") || l.startsWith("RESULT job.zipf.floor.threads "))
                     .hasSize(6)
                     .allSatisfy(l -> assertThat(l).contains(" covered=", " count_per_count="));
+        }
+    }
+
+    /** The profiling options' combinations are checked when the plan is made, before anything runs. */
+    @Test
+    void refusesProfilingOptionsThatDoNotGoTogether(@TempDir Path dir) {
+        for (List<String> args : List.of(
+                List.of("--with-floor"),
+                List.of("--only-ours", "zipf", "--with-floor", "--no-redis"),
+                List.of("--no-redis"))) {
+            java.io.StringWriter err = new java.io.StringWriter();
+            List<String> all =
+                    new java.util.ArrayList<>(List.of("job", "--tiny", "--no-kafka", "--work-dir", dir.toString()));
+            all.addAll(args);
+            int code = new picocli.CommandLine(new BenchCommand())
+                    .setErr(new java.io.PrintWriter(err))
+                    .execute(all.toArray(String[]::new));
+            assertThat(code).as(args.toString()).isEqualTo(2);
+            assertThat(err.toString())
+                    .as(args.toString())
+                    .contains(args.contains("--with-floor") ? "--with-floor needs" : "--no-redis needs");
         }
     }
 }

@@ -82,7 +82,7 @@ class DemoCommandIT {
             String hottest = workload.counterId(0);
             assertThat(redis.jedis.get(keys.total(hottest))).isNotNull();
             assertThat(Long.parseLong(redis.jedis.get(keys.total(hottest)))).isGreaterThan(s.read() / 10);
-            long withTotals = DemoCommand.hotCounters(redis.jedis, keys, workload).stream()
+            long withTotals = DemoView.hotCounters(redis.jedis, keys, workload).stream()
                     .filter(h -> h.total() != null)
                     .count();
             assertThat(withTotals).isGreaterThanOrEqualTo(5);
@@ -145,6 +145,6 @@ class DemoCommandIT {
             read += i <= 5 ? 10 : 1000;
             samples.add(new long[] {i * s, 0, read});
         }
-        assertThat(DemoCommand.steady(samples, Duration.ofSeconds(30))).isBetween(999.0, 1001.0);
+        assertThat(DemoRun.steady(samples, Duration.ofSeconds(30))).isBetween(999.0, 1001.0);
     }
 }

@@ -2,9 +2,8 @@ package io.rollcount.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rollcount.job.metrics.JobAccumulators;
 import io.rollcount.job.metrics.LocalMetrics;
-import io.rollcount.job.ops.CounterRebuild;
-import io.rollcount.job.ops.RouteEvents;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -24,10 +23,10 @@ class RunSummaryTest {
     @Test
     void aRunWithALossSaysWhatWasRebuilt() {
         String s = summary(Map.of(
-                RouteEvents.EVENTS_READ, 1000L,
-                CounterRebuild.LOSSES, 1L,
-                CounterRebuild.COUNTERS, 2001L,
-                CounterRebuild.ROLLUP_KEYS, 3456L));
+                JobAccumulators.EVENTS_READ, 1000L,
+                JobAccumulators.REDIS_LOSSES, 1L,
+                JobAccumulators.REDIS_REBUILT_COUNTERS, 2001L,
+                JobAccumulators.REDIS_REBUILT_ROLLUP_KEYS, 3456L));
         assertThat(s)
                 .contains(
                         "  Redis rebuilt      after 1 loss of its data: 2,001 counters from the job's state, 3,456 keys"
@@ -36,6 +35,6 @@ class RunSummaryTest {
 
     @Test
     void aRunWithoutALossSaysNothingOfRebuilds() {
-        assertThat(summary(Map.of(RouteEvents.EVENTS_READ, 1000L))).doesNotContain("rebuilt");
+        assertThat(summary(Map.of(JobAccumulators.EVENTS_READ, 1000L))).doesNotContain("rebuilt");
     }
 }

@@ -19,6 +19,7 @@ import io.rollcount.job.model.TrendWeight;
 import io.rollcount.job.model.WindowTop;
 import io.rollcount.job.ops.ClosedWindowsRebuild;
 import io.rollcount.job.ops.CountPerCounter;
+import io.rollcount.job.ops.CountPerCounterSettings;
 import io.rollcount.job.ops.DropDuplicates;
 import io.rollcount.job.ops.LocalWindowTopK;
 import io.rollcount.job.ops.LossWatch;
@@ -191,7 +192,13 @@ public final class RollcountJob {
                 .transform(
                         "count-per-counter",
                         CounterUpdate.Info.INSTANCE,
-                        new CountPerCounter(lateness, flushInterval, options.counterCacheBytes(), rollupMask, policies)
+                        new CountPerCounter(new CountPerCounterSettings(
+                                        lateness,
+                                        flushInterval,
+                                        options.counterCacheBytes(),
+                                        rollupMask,
+                                        policies,
+                                        CountPerCounter.DEFAULT_SLICE_MILLIS))
                                 .rebuildingAfterLoss(lossWatch(outputs, options), rollupsRebuild(outputs, options)))
                 .uid("count-per-counter");
         // The Redis commands of the updates, with the key names of RedisKeys: chained to the keyed operator and

@@ -1,5 +1,6 @@
 package io.rollcount.job.ops;
 
+import io.rollcount.job.metrics.JobAccumulators;
 import io.rollcount.job.metrics.RollcountMetrics;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -31,8 +32,8 @@ import org.apache.flink.streaming.runtime.tasks.ProcessingTimeService;
  * started, is written too. A bounded run waits in {@link #close} for that reading to end.
  *
  * <p>Metrics {@code redisRebuilds}, {@code redisRebuildsFinished}, {@code redisRebuildKeys} and the gauge
- * {@code redisRebuildLongestMs}; accumulators {@value #LOSSES} (losses seen, counted by subtask 0),
- * {@value #COUNTERS} (counters written again from the job's state) and {@value #ROLLUP_KEYS} (keys written
+ * {@code redisRebuildLongestMs}; accumulators {@link JobAccumulators#REDIS_LOSSES} (losses seen, counted by subtask 0),
+ * {@link JobAccumulators#REDIS_REBUILT_COUNTERS} (counters written again from the job's state) and {@link JobAccumulators#REDIS_REBUILT_ROLLUP_KEYS} (keys written
  * again from {@code counter-rollups}), for a run's summary.
  */
 public final class CounterRebuild {
@@ -43,12 +44,8 @@ public final class CounterRebuild {
 
     static final long STEP_MILLIS = 100;
 
-    /** Accumulator: losses of Redis's data that started a rebuild (subtask 0's). */
-    public static final String LOSSES = "redis.rebuild.losses";
     /** Accumulator: counters written again from the job's state. */
-    public static final String COUNTERS = "redis.rebuild.counters";
     /** Accumulator: keys of closed windows and top-K lists written again from {@code counter-rollups}. */
-    public static final String ROLLUP_KEYS = "redis.rebuild.rollup-keys";
     /** How long a bounded run waits at its end for the rebuild from {@code counter-rollups}. */
     static final long ROLLUPS_WAIT_MINUTES = 30;
 
@@ -131,9 +128,9 @@ public final class CounterRebuild {
             Rewriter rewriter,
             RuntimeContext runtime) {
         this.subtask = subtask;
-        lossesSeen = runtime.getLongCounter(LOSSES);
-        countersWritten = runtime.getLongCounter(COUNTERS);
-        rollupKeysWritten = runtime.getLongCounter(ROLLUP_KEYS);
+        lossesSeen = runtime.getLongCounter(JobAccumulators.REDIS_LOSSES);
+        countersWritten = runtime.getLongCounter(JobAccumulators.REDIS_REBUILT_COUNTERS);
+        rollupKeysWritten = runtime.getLongCounter(JobAccumulators.REDIS_REBUILT_ROLLUP_KEYS);
         this.time = time;
         this.keyContext = keyContext;
         this.store = store;

@@ -11,8 +11,14 @@ import java.util.List;
 import java.util.function.BiConsumer;
 import java.util.stream.Stream;
 import org.apache.flink.api.common.state.MapState;
+import org.apache.flink.api.common.state.MapStateDescriptor;
+import org.apache.flink.api.common.state.State;
+import org.apache.flink.api.common.state.StateDescriptor;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.runtime.state.KeyedStateBackend;
 import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.runtime.state.VoidNamespaceSerializer;
@@ -96,6 +102,30 @@ final class CounterStore {
     private final KeyContext keyContext;
     /** The keyed state backend keeps value objects (rather than serialising them). */
     private final boolean heapBackend;
+
+    /** How an operator gives its keyed state of the current key (its {@code getPartitionedState}). */
+    interface KeyedStates {
+        <S extends State> S get(StateDescriptor<S, ?> descriptor) throws Exception;
+    }
+
+    /**
+     * The store of an operator's counters within {@code budgetBytes} of heap, on its keyed state "counter" and
+     * "uniques" ({@code states}, {@code backend}), setting the current key through {@code keyContext}.
+     */
+    static CounterStore open(
+            long budgetBytes, KeyedStates states, KeyedStateBackend<String> backend, KeyContext keyContext)
+            throws Exception {
+        ValueStateDescriptor<CounterState> counter =
+                new ValueStateDescriptor<>("counter", TypeInformation.of(CounterState.class));
+        return new CounterStore(
+                budgetBytes,
+                counter,
+                states.get(counter),
+                states.get(new MapStateDescriptor<>(
+                        "uniques", Types.STRING, PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO)),
+                backend,
+                keyContext);
+    }
 
     CounterStore(
             long budgetBytes,

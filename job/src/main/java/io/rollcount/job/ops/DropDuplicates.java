@@ -1,5 +1,6 @@
 package io.rollcount.job.ops;
 
+import io.rollcount.job.metrics.JobAccumulators;
 import io.rollcount.job.metrics.RollcountMetrics;
 import io.rollcount.job.model.Event;
 import io.rollcount.job.policy.Policies;
@@ -39,7 +40,6 @@ import org.apache.flink.util.Collector;
 public final class DropDuplicates extends KeyedProcessFunction<String, Event, Event> implements CheckpointedFunction {
     private static final long serialVersionUID = 1L;
 
-    public static final String DUPLICATES = "events.duplicates";
     /** The state TTL, in horizons of wall-clock time. */
     static final int TTL_HORIZONS = 2;
 
@@ -92,7 +92,7 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
                 .build());
         forgetAt = getRuntimeContext().getState(descriptor);
         legacyForgetAt = getRuntimeContext().getState(new ValueStateDescriptor<>("forget-at", Types.LONG));
-        duplicates = getRuntimeContext().getLongCounter(DUPLICATES);
+        duplicates = getRuntimeContext().getLongCounter(JobAccumulators.DUPLICATES);
         RollcountMetrics.counter(
                 getRuntimeContext().getMetricGroup(), RollcountMetrics.EVENTS_DEDUPLICATED, duplicates);
     }

@@ -1,5 +1,6 @@
 package io.rollcount.job.ops;
 
+import io.rollcount.job.metrics.JobAccumulators;
 import io.rollcount.job.metrics.RollcountMetrics;
 import io.rollcount.job.model.Event;
 import io.rollcount.job.model.PartialSum;
@@ -62,7 +63,6 @@ public final class PreAggregate extends AbstractStreamOperator<PartialSum>
     private static final long serialVersionUID = 1L;
 
     public static final OutputTag<Event> LATE = new OutputTag<>("late") {};
-    public static final String LATE_COUNTER = RouteEvents.DLQ_PREFIX + EventParser.LATE;
     public static final String COUNTED = "events.counted";
 
     /** A partial sum carries at most this many distinct users; past it, it is sent on at once. */
@@ -107,8 +107,8 @@ public final class PreAggregate extends AbstractStreamOperator<PartialSum>
         buffer = new LinkedHashMap<>(Math.min(maxEntries, 1 << 16) * 2);
         probe = new BucketKey();
         watermark = Long.MIN_VALUE;
-        late = getRuntimeContext().getLongCounter(LATE_COUNTER);
-        counted = getRuntimeContext().getLongCounter(COUNTED);
+        late = getRuntimeContext().getLongCounter(JobAccumulators.deadLetters(EventParser.LATE));
+        counted = getRuntimeContext().getLongCounter(JobAccumulators.COUNTED);
         RollcountMetrics.counter(getMetricGroup(), RollcountMetrics.EVENTS_LATE, late);
         RollcountMetrics.deadLetters(getMetricGroup(), EventParser.LATE, late);
         RollcountMetrics.counter(getMetricGroup(), RollcountMetrics.EVENTS_COUNTED, counted);

@@ -1,5 +1,6 @@
 package io.rollcount.job.ops;
 
+import io.rollcount.job.metrics.JobAccumulators;
 import io.rollcount.job.metrics.RollcountMetrics;
 import io.rollcount.job.model.Event;
 import io.rollcount.job.policy.Policies;
@@ -25,9 +26,7 @@ public final class RouteEvents extends ProcessFunction<Event, Event> {
     public static final OutputTag<Event> DEAD_LETTERS = new OutputTag<>("dead-letters") {};
     public static final OutputTag<Event> WITH_EVENT_ID = new OutputTag<>("with-event-id") {};
 
-    public static final String EVENTS_READ = "events.read";
     public static final String BYTES_READ = "bytes.read";
-    public static final String DLQ_PREFIX = "dlq.";
 
     /** Which namespaces deduplicate (--policies); null: every one does. */
     private final Policies policies;
@@ -48,8 +47,8 @@ public final class RouteEvents extends ProcessFunction<Event, Event> {
 
     @Override
     public void open(OpenContext ctx) {
-        read = getRuntimeContext().getLongCounter(EVENTS_READ);
-        bytes = getRuntimeContext().getLongCounter(BYTES_READ);
+        read = getRuntimeContext().getLongCounter(JobAccumulators.EVENTS_READ);
+        bytes = getRuntimeContext().getLongCounter(JobAccumulators.BYTES_READ);
         RollcountMetrics.counter(getRuntimeContext().getMetricGroup(), RollcountMetrics.EVENTS_READ, read);
         deadLetters = new HashMap<>();
         // The rules in force, once per job in the TaskManagers' logs too (the client logs them at submission).
@@ -83,7 +82,7 @@ public final class RouteEvents extends ProcessFunction<Event, Event> {
                         r -> RollcountMetrics.deadLetters(
                                 getRuntimeContext().getMetricGroup(),
                                 r,
-                                getRuntimeContext().getLongCounter(DLQ_PREFIX + r)))
+                                getRuntimeContext().getLongCounter(JobAccumulators.deadLetters(r))))
                 .add(1);
     }
 }

@@ -44,7 +44,9 @@ class CountPerCounterHarnessTest {
     private static KeyedOneInputStreamOperatorTestHarness<String, PartialSum, CounterUpdate> harness(
             long cacheBytes, boolean rocksdb) throws Exception {
         var h = new KeyedOneInputStreamOperatorTestHarness<>(
-                new CountPerCounter(LATENESS, 1_000, cacheBytes).slicingDueWork(Long.MAX_VALUE),
+                new CountPerCounter(CountPerCounterSettings.of(LATENESS, 1_000)
+                        .withCacheBytes(cacheBytes)
+                        .withSliceMillis(Long.MAX_VALUE)),
                 (PartialSum p) -> p.counter,
                 Types.STRING);
         if (rocksdb) h.setStateBackend(new EmbeddedRocksDBStateBackend());
@@ -129,12 +131,13 @@ class CountPerCounterHarnessTest {
 
     @Test
     void anAutoCounterCacheIsAQuarterOfTheHeapPerSlotWithinItsBounds() {
-        assertThat(CountPerCounter.autoCacheBytes(4L << 30, 2)).isEqualTo(128L << 20); // 512 MB: the cap
-        assertThat(CountPerCounter.autoCacheBytes(416L << 20, 2)).isEqualTo(52L << 20); // deploy/local-cluster
-        assertThat(CountPerCounter.autoCacheBytes(128L << 20, 4)).isEqualTo(16L << 20); // 8 MB: the floor
-        assertThat(CountPerCounter.autoCacheBytes(Long.MAX_VALUE, 1)).isEqualTo(128L << 20); // no -Xmx known
-        assertThat(CountPerCounter.autoCacheBytes(1L << 30, 0)).isEqualTo(128L << 20); // slots unknown: one
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new CountPerCounter(LATENESS, 1_000, 0))
+        assertThat(CountPerCounterSettings.autoCacheBytes(4L << 30, 2)).isEqualTo(128L << 20); // 512 MB: the cap
+        assertThat(CountPerCounterSettings.autoCacheBytes(416L << 20, 2)).isEqualTo(52L << 20); // deploy/local-cluster
+        assertThat(CountPerCounterSettings.autoCacheBytes(128L << 20, 4)).isEqualTo(16L << 20); // 8 MB: the floor
+        assertThat(CountPerCounterSettings.autoCacheBytes(Long.MAX_VALUE, 1)).isEqualTo(128L << 20); // no -Xmx known
+        assertThat(CountPerCounterSettings.autoCacheBytes(1L << 30, 0)).isEqualTo(128L << 20); // slots unknown: one
+        org.assertj.core.api.Assertions.assertThatThrownBy(
+                        () -> CountPerCounterSettings.of(LATENESS, 1_000).withCacheBytes(0))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("counter cache must be > 0 bytes");
     }
@@ -415,7 +418,9 @@ class CountPerCounterHarnessTest {
     private static KeyedOneInputStreamOperatorTestHarness<String, PartialSum, CounterUpdate> sliced(
             int rollupMask, boolean rocksdb) throws Exception {
         var h = new KeyedOneInputStreamOperatorTestHarness<>(
-                new CountPerCounter(LATENESS, 1_000, CountPerCounter.DEFAULT_CACHE_BYTES, rollupMask).slicingDueWork(0),
+                new CountPerCounter(CountPerCounterSettings.of(LATENESS, 1_000)
+                        .withRollupMask(rollupMask)
+                        .withSliceMillis(0)),
                 (PartialSum p) -> p.counter,
                 Types.STRING);
         if (rocksdb) h.setStateBackend(new EmbeddedRocksDBStateBackend());

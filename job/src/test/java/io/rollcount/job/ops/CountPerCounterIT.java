@@ -136,7 +136,9 @@ class CountPerCounterIT {
     private static KeyedOneInputStreamOperatorTestHarness<String, PartialSum, CounterUpdate> harness(
             Result r, long cacheBytes) throws Exception {
         return new KeyedOneInputStreamOperatorTestHarness<>(
-                new CountPerCounter(60_000, 1_000, cacheBytes).slicingDueWork(Long.MAX_VALUE),
+                new CountPerCounter(CountPerCounterSettings.of(60_000, 1_000)
+                        .withCacheBytes(cacheBytes)
+                        .withSliceMillis(Long.MAX_VALUE)),
                 p -> p.counter,
                 Types.STRING);
     }
@@ -247,7 +249,10 @@ class CountPerCounterIT {
         try (Result all = uninterrupted(Long.MAX_VALUE);
                 Result chosen = new Result()) {
             try (var h = new KeyedOneInputStreamOperatorTestHarness<>(
-                    new CountPerCounter(60_000, 1_000, Long.MAX_VALUE, mask).slicingDueWork(Long.MAX_VALUE),
+                    new CountPerCounter(CountPerCounterSettings.of(60_000, 1_000)
+                            .withCacheBytes(Long.MAX_VALUE)
+                            .withRollupMask(mask)
+                            .withSliceMillis(Long.MAX_VALUE)),
                     (PartialSum p) -> p.counter,
                     Types.STRING)) {
                 h.open();
@@ -311,7 +316,9 @@ class CountPerCounterIT {
                 Result rescaled = new Result()) {
             OperatorSubtaskState snapshot;
             try (var h = new KeyedOneInputStreamOperatorTestHarness<>(
-                    new CountPerCounter(60_000, 1_000, 20_000).slicingDueWork(Long.MAX_VALUE),
+                    new CountPerCounter(CountPerCounterSettings.of(60_000, 1_000)
+                            .withCacheBytes(20_000)
+                            .withSliceMillis(Long.MAX_VALUE)),
                     (PartialSum p) -> p.counter,
                     Types.STRING,
                     maxParallelism,
@@ -327,7 +334,9 @@ class CountPerCounterIT {
             try {
                 for (int i = 0; i < 2; i++) {
                     var h = new KeyedOneInputStreamOperatorTestHarness<>(
-                            new CountPerCounter(60_000, 1_000, 20_000).slicingDueWork(Long.MAX_VALUE),
+                            new CountPerCounter(CountPerCounterSettings.of(60_000, 1_000)
+                                    .withCacheBytes(20_000)
+                                    .withSliceMillis(Long.MAX_VALUE)),
                             (PartialSum p) -> p.counter,
                             Types.STRING,
                             maxParallelism,

@@ -42,7 +42,8 @@ class OverflowTest {
 
     @Test
     void aPartialSumThatWouldOverflowIsOneDeadLetterAndTheCounterGoesOn() throws Exception {
-        CountPerCounter op = new CountPerCounter(60_000, 1_000).slicingDueWork(Long.MAX_VALUE);
+        CountPerCounter op =
+                new CountPerCounter(CountPerCounterSettings.of(60_000, 1_000).withSliceMillis(Long.MAX_VALUE));
         try (var h = new KeyedOneInputStreamOperatorTestHarness<String, PartialSum, CounterUpdate>(
                 op, p -> p.counter, Types.STRING)) {
             h.open();

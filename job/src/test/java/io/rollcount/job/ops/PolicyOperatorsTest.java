@@ -52,9 +52,9 @@ class PolicyOperatorsTest {
     private static KeyedOneInputStreamOperatorTestHarness<String, PartialSum, CounterUpdate> counting(Policies p)
             throws Exception {
         return new KeyedOneInputStreamOperatorTestHarness<>(
-                new CountPerCounter(
-                                60_000, 1_000, CountPerCounter.DEFAULT_CACHE_BYTES, CountPerCounter.ALL_RESOLUTIONS, p)
-                        .slicingDueWork(Long.MAX_VALUE),
+                new CountPerCounter(CountPerCounterSettings.of(60_000, 1_000)
+                        .withPolicies(p)
+                        .withSliceMillis(Long.MAX_VALUE)),
                 x -> x.counter,
                 Types.STRING);
     }

@@ -2,6 +2,7 @@ package io.rollcount.job.ops;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.rollcount.job.metrics.JobAccumulators;
 import io.rollcount.job.model.Event;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
@@ -43,16 +44,18 @@ class RouteEventsTest {
 
             Map<String, Accumulator<?, ?>> acc =
                     h.getEnvironment().getAccumulatorRegistry().getUserMap();
-            assertThat(acc.get(RouteEvents.EVENTS_READ).getLocalValue()).isEqualTo(5L);
+            assertThat(acc.get(JobAccumulators.EVENTS_READ).getLocalValue()).isEqualTo(5L);
             long bytes = (plain.payload.length + 1)
                     + (withId.payload.length + 1)
                     + (bad.payload.length + 1)
                     + (100_000 + 1)
                     + (missing.payload.length + 1);
-            assertThat(acc.get(RouteEvents.BYTES_READ).getLocalValue()).isEqualTo(bytes);
-            assertThat(acc.get(RouteEvents.DLQ_PREFIX + "invalid_json").getLocalValue())
+            assertThat(acc.get(JobAccumulators.BYTES_READ).getLocalValue()).isEqualTo(bytes);
+            assertThat(acc.get(JobAccumulators.DEAD_LETTERS_PREFIX + "invalid_json")
+                            .getLocalValue())
                     .isEqualTo(2L);
-            assertThat(acc.get(RouteEvents.DLQ_PREFIX + "missing_counter").getLocalValue())
+            assertThat(acc.get(JobAccumulators.DEAD_LETTERS_PREFIX + "missing_counter")
+                            .getLocalValue())
                     .isEqualTo(1L);
         }
     }

@@ -26,7 +26,9 @@ class StateSizeTest {
     private static long bytesPerCounter(int usersPerPartial) throws Exception {
         SplittableRandom random = new SplittableRandom(7);
         try (var h = new KeyedOneInputStreamOperatorTestHarness<String, PartialSum, CounterUpdate>(
-                new CountPerCounter(60_000, 1_000).slicingDueWork(Long.MAX_VALUE), p -> p.counter, Types.STRING)) {
+                new CountPerCounter(CountPerCounterSettings.of(60_000, 1_000).withSliceMillis(Long.MAX_VALUE)),
+                p -> p.counter,
+                Types.STRING)) {
             h.open();
             long end = START + 600_000;
             for (long t = START; t < end; t += 20_000) {

@@ -1,0 +1,192 @@
+package io.rollcount.job.ops;
+
+import io.rollcount.job.model.CounterUpdate;
+import io.rollcount.job.model.PartialSum;
+import io.rollcount.job.model.Resolution;
+import io.rollcount.job.model.Rollup;
+import io.rollcount.job.model.WindowSum;
+import io.rollcount.job.ops.CounterStore.CachedCounter;
+import io.rollcount.job.policy.NamespacePolicy;
+import io.rollcount.job.policy.Policies;
+import io.rollcount.sketches.RedisHyperLogLog;
+import org.apache.flink.streaming.api.operators.Output;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+
+/**
+ * What a {@link CountPerCounter} subtask emits of one counter (the current key), each record stamped with the
+ * due time at hand ({@link #stampAt}) or none: its changed values, the revisions due, the rollup and window
+ * top-K entry of a window that closes, everything it holds for a rebuild of Redis, and its users. The flags
+ * of {@link CounterState} say what is still to emit; emitting clears them.
+ *
+ * <p>The users of each partial sum go out at once (USERS of its 1h and 1d windows and of all time; the sink's
+ * buffer gathers them per key until its next flush, which comes before every checkpoint barrier, so no user
+ * waits in the operator's state), and go into the 1h and 1d sketches kept for the {@code uniques} of the
+ * rollups: in keyed state, named {@code <res>:<start ms>}, only where the window's sum is kept.
+ */
+final class CounterEmission {
+    private static final Resolution[] UNIQUE_RESOLUTIONS = {Resolution.H1, Resolution.D1};
+    private static final long NO_TIMESTAMP = Long.MIN_VALUE;
+
+    private final Output<StreamRecord<CounterUpdate>> output;
+    private final CounterStore store;
+    private final Policies policies;
+    private final WindowRules rules;
+    /** The timestamp of records emitted now: the due time at hand, else none. */
+    private long stamp = NO_TIMESTAMP;
+
+    CounterEmission(
+            Output<StreamRecord<CounterUpdate>> output, CounterStore store, Policies policies, WindowRules rules) {
+        this.output = output;
+        this.store = store;
+        this.policies = policies;
+        this.rules = rules;
+    }
+
+    /** Records emitted from now on carry {@code at}; {@link #unstamped} ends it. */
+    void stampAt(long at) {
+        stamp = at;
+    }
+
+    void unstamped() {
+        stamp = NO_TIMESTAMP;
+    }
+
+    /** Window {@code i} closed: its rollup (revision 0) if its resolution rolls up, its entry of the window top-K. */
+    void closed(CachedCounter c, int i) throws Exception {
+        CounterState s = c.state;
+        Resolution r = s.resolution(i);
+        if (!c.policy.keeps(r)) return; // restored, of a resolution the policies no longer keep: not written
+        if (rules.rollsUp(r)) output.collect(CountPerCounter.ROLLUPS, stamped(rollup(c, i)));
+        if (WindowRules.topkOf(r, c.policy)) {
+            output.collect(CountPerCounter.CLOSED_WINDOWS, stamped(new WindowSum(c.id, r.label, s.start[i], s.sum[i])));
+        }
+    }
+
+    /** The revisions due (a closed window changed since its last rollup): the next revision of each. */
+    void revisions(CachedCounter c) throws Exception {
+        CounterState s = c.state;
+        for (int i = 0; i < s.size; i++) {
+            if (s.has(i, CounterState.REVISE)) {
+                s.revision[i]++;
+                s.clear(i, CounterState.REVISE);
+                output.collect(CountPerCounter.ROLLUPS, stamped(rollup(c, i)));
+            }
+        }
+    }
+
+    /** The total if it changed, and every window changed since it was last emitted. */
+    void changes(CachedCounter c) {
+        CounterState s = c.state;
+        if (s.totalDirty) {
+            emit(CounterUpdate.total(c.id, s.total, s.totalEvents, s.negative));
+            s.totalDirty = false;
+        }
+        for (int i = 0; i < s.size; i++) {
+            if (s.has(i, CounterState.DIRTY)) {
+                if (!c.policy.keeps(s.resolution(i))) continue; // restored, of a resolution no longer kept
+                emit(windowUpdate(c.id, s, i, c.policy));
+                s.clear(i, CounterState.DIRTY);
+            }
+        }
+    }
+
+    /**
+     * Everything Redis shows of the counter {@code id} (the current key) as the operator holds it: the total,
+     * every window it keeps (open, and closed within the allowed lateness) and the sketches of its 1h and 1d
+     * windows. Read from the heap if the counter is there, else from keyed state (without caching it). Returns
+     * how many updates it emitted (one key each).
+     */
+    int everything(String id) throws Exception {
+        CachedCounter c = store.cached(id);
+        CounterState s = c != null ? c.state : store.peek(id);
+        if (s == null) return 0;
+        NamespacePolicy policy = c != null && c.policy != null ? c.policy : policies.forCounter(id);
+        emit(CounterUpdate.total(id, s.total, s.totalEvents, s.negative));
+        int n = 1;
+        for (int i = 0; i < s.size; i++) {
+            Resolution r = s.resolution(i);
+            long start = s.start[i];
+            emit(windowUpdate(id, s, i, policy));
+            n++;
+            if ((r == Resolution.H1 || r == Resolution.D1) && s.has(i, CounterState.HAS_USERS)) {
+                byte[] bytes = store.sketchBytes(c, r.label + ":" + start);
+                if (bytes != null) {
+                    emit(CounterUpdate.sketch(id, r, start, bytes, policy.expireAtMillis(r, start)));
+                    n++;
+                }
+            }
+        }
+        return n;
+    }
+
+    /** The partial's users: emitted at once, and added to the sketches of its 1h and 1d windows. */
+    void users(CachedCounter c, PartialSum p) throws Exception {
+        CounterState s = c.state;
+        NamespacePolicy policy = c.policy;
+        long[] hashes = null;
+        for (Resolution r : UNIQUE_RESOLUTIONS) {
+            if (!policy.uniques(r)) continue;
+            long start = r.windowStart(p.bucket);
+            emit(CounterUpdate.windowUsers(c.id, r, start, p.users, policy.expireAtMillis(r, start)));
+            // The sketch in state serves the rollups' uniques of the window: kept only where its window sum is.
+            if (!policy.keeps(r)) continue;
+            int i = s.find(r, start);
+            s.set(i, CounterState.HAS_USERS);
+            if (hashes == null) hashes = hashes(p.users);
+            store.addHashes(c, sketchName(c, r, start), hashes);
+        }
+        if (policy.uniquesAll()) emit(CounterUpdate.allTimeUsers(c.id, p.users));
+    }
+
+    /** Drops the sketch of window {@code i}, if it has one (the window is final). */
+    void dropSketch(CachedCounter c, int i) throws Exception {
+        CounterState s = c.state;
+        if (s.has(i, CounterState.HAS_USERS)) store.dropSketch(c, sketchName(c, s.resolution(i), s.start[i]));
+    }
+
+    /** Redis's HyperLogLog hash of each user. */
+    private static long[] hashes(String[] users) {
+        long[] out = new long[users.length];
+        for (int i = 0; i < users.length; i++) out[i] = RedisHyperLogLog.hash(users[i]);
+        return out;
+    }
+
+    /** The state name of a window's sketch, {@code <res>:<start ms>}; the 1h and 1d names are kept in the counter. */
+    private static String sketchName(CachedCounter c, Resolution r, long start) {
+        int slot = r == Resolution.H1 ? 0 : r == Resolution.D1 ? 1 : -1;
+        if (slot >= 0 && c.nameStarts[slot] == start) return c.names[slot];
+        String name = r.label + ":" + start;
+        if (slot >= 0) {
+            c.nameStarts[slot] = start;
+            c.names[slot] = name;
+        }
+        return name;
+    }
+
+    /** The value of window {@code i} of counter {@code id}'s state {@code s}, expiring as {@code policy} says. */
+    private static CounterUpdate windowUpdate(String id, CounterState s, int i, NamespacePolicy policy) {
+        Resolution r = s.resolution(i);
+        long start = s.start[i];
+        return CounterUpdate.window(
+                id, r, start, s.sum[i], s.events[i], s.has(i, CounterState.NEGATIVE), policy.expireAtMillis(r, start));
+    }
+
+    private Rollup rollup(CachedCounter c, int i) throws Exception {
+        CounterState s = c.state;
+        Long uniqueUsers = null;
+        if (s.has(i, CounterState.HAS_USERS)) {
+            RedisHyperLogLog sketch = store.sketch(c, sketchName(c, s.resolution(i), s.start[i]));
+            uniqueUsers = sketch == null ? null : sketch.count();
+        }
+        return new Rollup(
+                c.id, s.resolution(i).label, s.start[i], s.end(i), s.sum[i], s.events[i], uniqueUsers, s.revision[i]);
+    }
+
+    private void emit(CounterUpdate u) {
+        output.collect(stamped(u));
+    }
+
+    private <T> StreamRecord<T> stamped(T value) {
+        return stamp == NO_TIMESTAMP ? new StreamRecord<>(value) : new StreamRecord<>(value, stamp);
+    }
+}
