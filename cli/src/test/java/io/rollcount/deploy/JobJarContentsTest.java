@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
 class JobJarContentsTest {
     private static final Path JOB_MODULE = Path.of("..", "job").toAbsolutePath().normalize();
 
-    /** Entry prefixes that belong to the cli and testing modules (and their dependencies), never to the job jar. */
+    /** Entry prefixes that belong to the cli, devservices and test-support modules (and their dependencies), never to the job jar. */
     private static final List<String> NOT_IN_THE_JOB = List.of(
             "io/rollcount/cli/",
             "io/rollcount/bench/",

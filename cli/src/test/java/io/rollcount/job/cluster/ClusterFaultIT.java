@@ -10,6 +10,7 @@ import io.rollcount.job.gen.EventGenerator.Generated;
 import io.rollcount.job.kafka.KafkaBroker;
 import io.rollcount.job.kafka.TopicReader;
 import io.rollcount.job.model.RecentEventTimes;
+import io.rollcount.job.support.RedisTestSupport;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -410,7 +411,7 @@ class ClusterFaultIT {
 
     /** A stream on the shared Redis (its own prefix), its broker's data under {@code workDir}. */
     static Stream onSharedRedis(Path workDir, String name) throws Exception {
-        int port = Integer.parseInt(System.getenv().getOrDefault("ROLLCOUNT_TEST_REDIS_PORT", "6379"));
+        int port = RedisTestSupport.PORT;
         return new Stream(workDir, name, "redis://127.0.0.1:" + port, port, 0.02);
     }
 

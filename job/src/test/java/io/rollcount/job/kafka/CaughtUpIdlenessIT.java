@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.rollcount.job.JobOptions;
 import io.rollcount.job.model.Event;
 import io.rollcount.job.ops.ValidEventsWatermarks;
-import io.rollcount.job.support.KafkaBrokerTest;
 import java.time.Duration;
 import java.util.Properties;
 import java.util.concurrent.atomic.AtomicLong;
@@ -30,14 +29,18 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * partition read second does not find its events behind the watermark that the partition read first set; and
  * an empty partition still lets the watermark advance.
  */
-class CaughtUpIdlenessIT extends KafkaBrokerTest {
+class CaughtUpIdlenessIT {
+    /** A broker of this class's own, started before its {@code @BeforeAll} methods. */
+    @RegisterExtension
+    static final KafkaBrokerExtension KAFKA = new KafkaBrokerExtension();
+
     private static final Duration LATENESS = Duration.ofSeconds(5);
 
     @RegisterExtension
     static final MiniClusterExtension FLINK = new MiniClusterExtension(KafkaTestSupport::miniCluster);
 
     private static KafkaProducer<byte[], byte[]> producer() {
-        Properties p = broker.adminProperties();
+        Properties p = KAFKA.broker().adminProperties();
         p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
         p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
         p.put(ProducerConfig.LINGER_MS_CONFIG, "5");
@@ -51,7 +54,7 @@ class CaughtUpIdlenessIT extends KafkaBrokerTest {
 
     private static JobOptions options(String topic, boolean bounded, Duration idleTimeout) {
         JobOptions o = new JobOptions();
-        o.kafkaBootstrap = broker.bootstrap();
+        o.kafkaBootstrap = KAFKA.broker().bootstrap();
         o.kafkaTopic = topic;
         o.kafkaGroupId = "g-" + topic;
         o.kafkaStartingOffsets = JobOptions.StartingOffsets.earliest;
@@ -102,7 +105,7 @@ class CaughtUpIdlenessIT extends KafkaBrokerTest {
     @Test
     void aBacklogOverTwoPartitionsHasNothingLate() throws Exception {
         String topic = "backlog";
-        broker.createTopics(2, topic);
+        KAFKA.broker().createTopics(2, topic);
         long t0 = System.currentTimeMillis() - Duration.ofMinutes(3).toMillis();
         try (KafkaProducer<byte[], byte[]> producer = producer()) {
             for (int i = 0; i < 4_000; i++) {
@@ -120,7 +123,7 @@ class CaughtUpIdlenessIT extends KafkaBrokerTest {
     @Test
     void anEmptyPartitionDoesNotStallTheWatermark() throws Exception {
         String topic = "one-empty";
-        broker.createTopics(2, topic);
+        KAFKA.broker().createTopics(2, topic);
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(1);
         env.getConfig().setAutoWatermarkInterval(50);

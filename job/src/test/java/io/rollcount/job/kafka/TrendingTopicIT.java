@@ -10,7 +10,6 @@ import io.rollcount.job.model.Json;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.model.TopList;
 import io.rollcount.job.pipeline.TrendingIT;
-import io.rollcount.job.support.KafkaBrokerTest;
 import io.rollcount.job.support.RedisTestSupport;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -28,6 +27,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
 import redis.clients.jedis.resps.Tuple;
 
 /**
@@ -35,7 +35,14 @@ import redis.clients.jedis.resps.Tuple;
  * kind {@code window} per closed 1m/1h/1d window and namespace (byte for byte the exact top 100 the test
  * computes), and records of kind {@code trending} whose latest per namespace is the list Redis holds.
  */
-class TrendingTopicIT extends KafkaBrokerTest {
+class TrendingTopicIT {
+    /** A broker of this class's own, started before its {@code @BeforeAll} methods. */
+    @RegisterExtension
+    static final KafkaBrokerExtension KAFKA = new KafkaBrokerExtension();
+
+    @TempDir
+    static Path dir;
+
     @RegisterExtension
     static final MiniClusterExtension FLINK = new MiniClusterExtension(KafkaTestSupport::miniCluster);
 
@@ -51,7 +58,7 @@ class TrendingTopicIT extends KafkaBrokerTest {
             o.redisKeyPrefix = redis.prefix;
             o.checkpointInterval = Duration.ofMillis(500);
             o.trendingHalfLife = Duration.ofMinutes(10);
-            o.kafkaBootstrap = broker.bootstrap();
+            o.kafkaBootstrap = KAFKA.broker().bootstrap();
             o.kafkaTransactionalIdPrefix = "trending-topic-it";
             o.validate();
             JobConnectors.ensureOutputTopics(o);
@@ -71,7 +78,7 @@ class TrendingTopicIT extends KafkaBrokerTest {
             env.execute("trending-topic-it");
 
             List<ConsumerRecord<byte[], byte[]>> records = KafkaTestSupport.readCommitted(
-                    broker.adminProperties(), KafkaIO.TRENDING_TOPIC, Map.<TopicPartition, Long>of());
+                    KAFKA.broker().adminProperties(), KafkaIO.TRENDING_TOPIC, Map.<TopicPartition, Long>of());
             List<String> windows = new ArrayList<>();
             Map<String, String> latestTrending = new HashMap<>();
             int trendingRecords = 0;

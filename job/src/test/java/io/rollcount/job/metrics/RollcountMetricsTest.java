@@ -11,7 +11,7 @@ import org.junit.jupiter.api.Test;
 /**
  * The parts of {@link RollcountMetrics} with logic of their own: a counter that is an accumulator, the
  * event-time lag's edge cases, the latency histogram's quantiles. (That every metric reaches Prometheus
- * under its name is RunCommandMetricsTest's and DashboardIT's.)
+ * under its name is RunCommandMetricsIT's and DashboardIT's.)
  */
 class RollcountMetricsTest {
 

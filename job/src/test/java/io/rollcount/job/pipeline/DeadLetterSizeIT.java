@@ -5,10 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.rollcount.job.JobConnectors;
 import io.rollcount.job.JobOptions;
 import io.rollcount.job.Pipeline;
+import io.rollcount.job.kafka.KafkaBrokerExtension;
 import io.rollcount.job.kafka.KafkaIO;
 import io.rollcount.job.model.DeadLetterPayload;
 import io.rollcount.job.support.JobRuns;
-import io.rollcount.job.support.KafkaBrokerTest;
 import io.rollcount.job.support.MiniClusters;
 import io.rollcount.job.support.RedisTestSupport;
 import java.time.Duration;
@@ -38,7 +38,11 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * record counted exactly, and each giant record as one dead letter with its first 64 KiB, its size and
  * {@code payload_truncated}.
  */
-class DeadLetterSizeIT extends KafkaBrokerTest {
+class DeadLetterSizeIT {
+    /** A broker of this class's own, started before its {@code @BeforeAll} methods. */
+    @RegisterExtension
+    static final KafkaBrokerExtension KAFKA = new KafkaBrokerExtension();
+
     private static final String INPUT = "counter-events-poison";
     private static final int RECORDS = 6_000;
 
@@ -47,8 +51,8 @@ class DeadLetterSizeIT extends KafkaBrokerTest {
 
     @BeforeAll
     static void startBroker() throws Exception {
-        broker.createTopics(1, INPUT);
-        assertThat(KafkaOutputs.endOffsets(broker.adminProperties(), INPUT, "read_committed"))
+        KAFKA.broker().createTopics(1, INPUT);
+        assertThat(KafkaOutputs.endOffsets(KAFKA.broker().adminProperties(), INPUT, "read_committed"))
                 .hasSize(1);
     }
 
@@ -62,7 +66,8 @@ class DeadLetterSizeIT extends KafkaBrokerTest {
 
         KafkaInput input = new KafkaInput(INPUT, 99, RECORDS, KafkaInput.startFor(RECORDS, 60_000));
         Map<String, byte[]> giants = new HashMap<>();
-        try (KafkaProducer<byte[], byte[]> p = KafkaInput.producer(broker.adminProperties())) {
+        try (KafkaProducer<byte[], byte[]> p =
+                KafkaInput.producer(KAFKA.broker().adminProperties())) {
             input.produce(p, RECORDS / 2);
             RecordMetadata a = p.send(new ProducerRecord<>(INPUT, "poison-control".getBytes(), control))
                     .get();
@@ -77,11 +82,17 @@ class DeadLetterSizeIT extends KafkaBrokerTest {
         try (RedisTestSupport redis = new RedisTestSupport()) {
             String id = UUID.randomUUID().toString().substring(0, 8);
             JobOptions o = JobRuns.kafkaOptions(
-                    broker.bootstrap(), INPUT, "dlsize-" + id, true, redis.url(), redis.prefix, Duration.ofMillis(300));
+                    KAFKA.broker().bootstrap(),
+                    INPUT,
+                    "dlsize-" + id,
+                    true,
+                    redis.url(),
+                    redis.prefix,
+                    Duration.ofMillis(300));
             o.validate();
             JobConnectors.ensureOutputTopics(o);
-            Map<TopicPartition, Long> dlqFrom =
-                    KafkaOutputs.endOffsets(broker.adminProperties(), KafkaIO.DEAD_LETTER_TOPIC, "read_committed");
+            Map<TopicPartition, Long> dlqFrom = KafkaOutputs.endOffsets(
+                    KAFKA.broker().adminProperties(), KafkaIO.DEAD_LETTER_TOPIC, "read_committed");
 
             // no restart: one sink error fails the test, never hides in a restart
             StreamExecutionEnvironment env = JobRuns.environment(o, 2, 0, null);
@@ -90,8 +101,8 @@ class DeadLetterSizeIT extends KafkaBrokerTest {
             env.execute("dead-letter-size");
 
             RedisTruth.assertEquals(redis, input.truth);
-            List<ConsumerRecord<byte[], byte[]>> all =
-                    KafkaOutputs.read(broker.adminProperties(), KafkaIO.DEAD_LETTER_TOPIC, dlqFrom, "read_committed");
+            List<ConsumerRecord<byte[], byte[]>> all = KafkaOutputs.read(
+                    KAFKA.broker().adminProperties(), KafkaIO.DEAD_LETTER_TOPIC, dlqFrom, "read_committed");
             List<ConsumerRecord<byte[], byte[]>> small = new ArrayList<>();
             Map<String, Map<String, Object>> seen = new HashMap<>();
             for (ConsumerRecord<byte[], byte[]> r : all) {

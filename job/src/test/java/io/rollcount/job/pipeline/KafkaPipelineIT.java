@@ -8,6 +8,7 @@ import io.rollcount.job.JobOptions;
 import io.rollcount.job.Pipeline;
 import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.kafka.KafkaBroker;
+import io.rollcount.job.kafka.KafkaBrokerExtension;
 import io.rollcount.job.kafka.KafkaIO;
 import io.rollcount.job.model.Event;
 import io.rollcount.job.model.Resolution;
@@ -15,9 +16,9 @@ import io.rollcount.job.model.Rollup;
 import io.rollcount.job.pipeline.FailureInjection.Place;
 import io.rollcount.job.redis.RedisWrite;
 import io.rollcount.job.support.JobRuns;
-import io.rollcount.job.support.KafkaBrokerTest;
 import io.rollcount.job.support.MiniClusters;
 import io.rollcount.job.support.RedisTestSupport;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -41,6 +42,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -54,7 +56,14 @@ import org.junit.jupiter.params.provider.EnumSource;
  * <p>The output topics are shared by the runs of this class (their names are fixed by the contract): each
  * run reads them from the offsets they had before it started.
  */
-class KafkaPipelineIT extends KafkaBrokerTest {
+class KafkaPipelineIT {
+    /** A broker of this class's own, started before its {@code @BeforeAll} methods. */
+    @RegisterExtension
+    static final KafkaBrokerExtension KAFKA = new KafkaBrokerExtension();
+
+    @TempDir
+    static Path dir;
+
     /** Input of test a (the contract's default topic name), and of the three runs of test b (smaller, to keep the class quick). */
     private static final String INPUT = "counter-events";
 
@@ -78,7 +87,8 @@ class KafkaPipelineIT extends KafkaBrokerTest {
         for (String t : KafkaIO.OUTPUT_TOPICS) createTopic(2, t);
         input = new KafkaInput(INPUT, 42, RECORDS, KafkaInput.startFor(RECORDS, 60_000));
         inputB = new KafkaInput(INPUT_B, 43, RECORDS_B, KafkaInput.startFor(RECORDS_B, 60_000));
-        try (KafkaProducer<byte[], byte[]> p = KafkaInput.producer(broker.adminProperties())) {
+        try (KafkaProducer<byte[], byte[]> p =
+                KafkaInput.producer(KAFKA.broker().adminProperties())) {
             input.produce(p, RECORDS);
             inputB.produce(p, RECORDS_B);
         }
@@ -97,8 +107,8 @@ class KafkaPipelineIT extends KafkaBrokerTest {
      * right then may still be refused (NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION).
      */
     static void createTopic(int partitions, String topic) throws Exception {
-        broker.createTopics(partitions, topic);
-        assertThat(KafkaOutputs.endOffsets(broker.adminProperties(), topic, "read_committed"))
+        KAFKA.broker().createTopics(partitions, topic);
+        assertThat(KafkaOutputs.endOffsets(KAFKA.broker().adminProperties(), topic, "read_committed"))
                 .hasSize(partitions);
     }
 
@@ -228,7 +238,8 @@ class KafkaPipelineIT extends KafkaBrokerTest {
         int records = RECORDS_C;
         createTopic(3, topic);
         KafkaInput in = new KafkaInput(topic, 7, records, KafkaInput.startFor(records, 60_000));
-        try (KafkaProducer<byte[], byte[]> p = KafkaInput.producer(broker.adminProperties())) {
+        try (KafkaProducer<byte[], byte[]> p =
+                KafkaInput.producer(KAFKA.broker().adminProperties())) {
             in.produce(p, records / 2);
         }
         try (Run run = new Run(topic, false);
@@ -259,13 +270,14 @@ class KafkaPipelineIT extends KafkaBrokerTest {
                                 && run.committedCount(KafkaIO.DEAD_LETTER_TOPIC, run.deadLettersFrom) > 0,
                         job);
 
-                int port = broker.port();
-                broker.stop();
+                int port = KAFKA.broker().port();
+                KAFKA.broker().stop();
                 Thread.sleep(3_000); // the outage itself, not a synchronisation
-                broker.start();
-                assertThat(broker.port()).isEqualTo(port);
+                KAFKA.broker().start();
+                assertThat(KAFKA.broker().port()).isEqualTo(port);
 
-                try (KafkaProducer<byte[], byte[]> p = KafkaInput.producer(broker.adminProperties())) {
+                try (KafkaProducer<byte[], byte[]> p =
+                        KafkaInput.producer(KAFKA.broker().adminProperties())) {
                     in.produce(p, records / 2);
                 }
                 assertThat(in.allBadLinesSent()).isTrue();
@@ -308,7 +320,7 @@ class KafkaPipelineIT extends KafkaBrokerTest {
 
         Run(String topic, boolean bounded) {
             options = JobRuns.kafkaOptions(
-                    broker.bootstrap(),
+                    KAFKA.broker().bootstrap(),
                     topic,
                     "kpit-" + id,
                     bounded,
@@ -317,9 +329,10 @@ class KafkaPipelineIT extends KafkaBrokerTest {
                     Duration.ofMillis(300));
             options.validate();
             JobConnectors.ensureOutputTopics(options);
-            rollupsFrom = KafkaOutputs.endOffsets(broker.adminProperties(), KafkaIO.ROLLUPS_TOPIC, "read_committed");
-            deadLettersFrom =
-                    KafkaOutputs.endOffsets(broker.adminProperties(), KafkaIO.DEAD_LETTER_TOPIC, "read_committed");
+            rollupsFrom =
+                    KafkaOutputs.endOffsets(KAFKA.broker().adminProperties(), KafkaIO.ROLLUPS_TOPIC, "read_committed");
+            deadLettersFrom = KafkaOutputs.endOffsets(
+                    KAFKA.broker().adminProperties(), KafkaIO.DEAD_LETTER_TOPIC, "read_committed");
             FailingSinks.RESTORED_WRITERS.set(0);
         }
 
@@ -346,7 +359,7 @@ class KafkaPipelineIT extends KafkaBrokerTest {
         }
 
         List<ConsumerRecord<byte[], byte[]>> rollups(String isolation) {
-            return KafkaOutputs.read(broker.adminProperties(), KafkaIO.ROLLUPS_TOPIC, rollupsFrom, isolation);
+            return KafkaOutputs.read(KAFKA.broker().adminProperties(), KafkaIO.ROLLUPS_TOPIC, rollupsFrom, isolation);
         }
 
         List<ConsumerRecord<byte[], byte[]>> committedRollups() {
@@ -355,12 +368,13 @@ class KafkaPipelineIT extends KafkaBrokerTest {
 
         List<ConsumerRecord<byte[], byte[]>> committedDeadLetters() {
             return KafkaOutputs.read(
-                    broker.adminProperties(), KafkaIO.DEAD_LETTER_TOPIC, deadLettersFrom, "read_committed");
+                    KAFKA.broker().adminProperties(), KafkaIO.DEAD_LETTER_TOPIC, deadLettersFrom, "read_committed");
         }
 
         /** Records committed to an output topic since the run started (read_committed end offsets). */
         long committedCount(String topic, Map<TopicPartition, Long> from) {
-            Map<TopicPartition, Long> now = KafkaOutputs.endOffsets(broker.adminProperties(), topic, "read_committed");
+            Map<TopicPartition, Long> now =
+                    KafkaOutputs.endOffsets(KAFKA.broker().adminProperties(), topic, "read_committed");
             return now.entrySet().stream()
                     .mapToLong(e -> e.getValue() - from.getOrDefault(e.getKey(), 0L))
                     .sum();
@@ -368,7 +382,7 @@ class KafkaPipelineIT extends KafkaBrokerTest {
 
         /** The job's consumer group has committed (on a completed checkpoint) the end offset of every input partition. */
         boolean allInputCommitted(String topic) throws Exception {
-            return KafkaOutputs.committedToEnd(broker.adminProperties(), topic, options.kafkaGroupId);
+            return KafkaOutputs.committedToEnd(KAFKA.broker().adminProperties(), topic, options.kafkaGroupId);
         }
 
         @Override

@@ -8,12 +8,12 @@ import io.rollcount.job.JobOptions;
 import io.rollcount.job.Pipeline;
 import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.gen.EventGenerator.Generated;
+import io.rollcount.job.kafka.KafkaBrokerExtension;
 import io.rollcount.job.kafka.KafkaIO;
 import io.rollcount.job.model.Event;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.pipeline.FailureInjection.Place;
 import io.rollcount.job.support.JobRuns;
-import io.rollcount.job.support.KafkaBrokerTest;
 import io.rollcount.job.support.MiniClusters;
 import io.rollcount.job.support.RedisTestSupport;
 import java.nio.file.Files;
@@ -37,6 +37,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The whole job with fewer input partitions (or files) than source subtasks, on the in-process broker, the
@@ -46,7 +47,14 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * allowed lateness, that the window's top-K list is in Redis, and that every window so closed holds the
  * ground truth ({@link GroundTruth}, computed from the produced records).
  */
-class SparsePartitionsIT extends KafkaBrokerTest {
+class SparsePartitionsIT {
+    /** A broker of this class's own, started before its {@code @BeforeAll} methods. */
+    @RegisterExtension
+    static final KafkaBrokerExtension KAFKA = new KafkaBrokerExtension();
+
+    @TempDir
+    static Path dir;
+
     private static final int RECORDS = 3_000;
     /** 150 s of event time: the first whole minute of it is final once the watermark passes most of it. */
     private static final double EVENTS_PER_SECOND = 20;
@@ -89,8 +97,8 @@ class SparsePartitionsIT extends KafkaBrokerTest {
             JobClient job = run.start(2);
             try {
                 long closed = awaitWindowsClosed(run, in, job);
-                Map<TopicPartition, Long> deadLettersFrom =
-                        KafkaOutputs.endOffsets(broker.adminProperties(), KafkaIO.DEAD_LETTER_TOPIC, "read_committed");
+                Map<TopicPartition, Long> deadLettersFrom = KafkaOutputs.endOffsets(
+                        KAFKA.broker().adminProperties(), KafkaIO.DEAD_LETTER_TOPIC, "read_committed");
                 addPartitions(topic, 2);
                 long late = closed - LATENESS.toMillis() - 60_000;
                 long fresh = System.currentTimeMillis() - 60_000;
@@ -204,7 +212,8 @@ class SparsePartitionsIT extends KafkaBrokerTest {
     private static KafkaInput produce(String topic, int withEvents, int empty) throws Exception {
         KafkaPipelineIT.createTopic(withEvents, topic);
         KafkaInput in = KafkaInput.withinOneHour(topic, topic.hashCode(), RECORDS, EVENTS_PER_SECOND);
-        try (KafkaProducer<byte[], byte[]> p = KafkaInput.producer(broker.adminProperties())) {
+        try (KafkaProducer<byte[], byte[]> p =
+                KafkaInput.producer(KAFKA.broker().adminProperties())) {
             in.produce(p, RECORDS);
         }
         if (empty > 0) addPartitions(topic, withEvents + empty);
@@ -213,13 +222,13 @@ class SparsePartitionsIT extends KafkaBrokerTest {
 
     /** Raises the partition count of {@code topic} to {@code total} and waits until every partition answers. */
     private static void addPartitions(String topic, int total) throws Exception {
-        try (Admin admin = Admin.create(broker.adminProperties())) {
+        try (Admin admin = Admin.create(KAFKA.broker().adminProperties())) {
             admin.createPartitions(Map.of(topic, NewPartitions.increaseTo(total)))
                     .all()
                     .get(30, TimeUnit.SECONDS);
         }
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (KafkaOutputs.endOffsets(broker.adminProperties(), topic, "read_committed")
+        while (KafkaOutputs.endOffsets(KAFKA.broker().adminProperties(), topic, "read_committed")
                         .size()
                 < total) {
             assertThat(System.nanoTime()).as("partitions of " + topic).isLessThan(deadline);
@@ -230,7 +239,8 @@ class SparsePartitionsIT extends KafkaBrokerTest {
     /** 40 events of {@code counter}, {@code stepMillis} apart from {@code ts}, to partition {@code partition}. */
     private static void produceToPartition(String topic, int partition, String counter, long ts, long stepMillis)
             throws Exception {
-        try (KafkaProducer<byte[], byte[]> p = KafkaInput.producer(broker.adminProperties())) {
+        try (KafkaProducer<byte[], byte[]> p =
+                KafkaInput.producer(KAFKA.broker().adminProperties())) {
             for (int i = 0; i < 40; i++) {
                 String line = "{\"counter\":\"" + counter + "\",\"ts\":" + (ts + i * stepMillis) + "}";
                 p.send(new ProducerRecord<>(topic, partition, KafkaInput.utf8(counter), KafkaInput.utf8(line)));
@@ -243,7 +253,7 @@ class SparsePartitionsIT extends KafkaBrokerTest {
     private static long lateFromPartition(String topic, int partition, Map<TopicPartition, Long> from) {
         String source = topic + "/" + partition + "/";
         List<ConsumerRecord<byte[], byte[]>> records =
-                KafkaOutputs.read(broker.adminProperties(), KafkaIO.DEAD_LETTER_TOPIC, from, "read_committed");
+                KafkaOutputs.read(KAFKA.broker().adminProperties(), KafkaIO.DEAD_LETTER_TOPIC, from, "read_committed");
         return records.stream()
                 .map(r -> KafkaOutputs.parse(r.value()))
                 .filter(v -> "late".equals(v.get("reason")) && ((String) v.get("source")).startsWith(source))
@@ -258,7 +268,7 @@ class SparsePartitionsIT extends KafkaBrokerTest {
         Run(String topic, Path clientProperties) {
             String id = "sparse-" + UUID.randomUUID().toString().substring(0, 8);
             options = JobRuns.kafkaOptions(
-                    broker.bootstrap(), topic, id, false, redis.url(), redis.prefix, Duration.ofMillis(300));
+                    KAFKA.broker().bootstrap(), topic, id, false, redis.url(), redis.prefix, Duration.ofMillis(300));
             options.idleTimeout = IDLE_TIMEOUT;
             options.allowedLateness = LATENESS;
             if (clientProperties != null) options.kafkaProperties = clientProperties.toString();

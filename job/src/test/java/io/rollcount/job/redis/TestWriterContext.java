@@ -24,6 +24,11 @@ import org.apache.flink.util.UserCodeClassLoader;
  */
 public final class TestWriterContext implements WriterInitContext {
 
+    /** The writer of {@code sink} in this context. */
+    static RedisSinkWriter writer(RedisSink sink, TestWriterContext ctx) throws Exception {
+        return (RedisSinkWriter) sink.createWriter(ctx);
+    }
+
     private record Timer(long time, ProcessingTimeService.ProcessingTimeCallback callback) {}
 
     private long now = 1_000_000L;
