@@ -149,9 +149,9 @@ public final class DemoCommand implements Callable<Integer> {
         // The start checks of every start of the job (Redis first: without it nothing starts). The demo clears its
         // own counters as it starts (DemoRun), so an earlier job's keys do not refuse it; a job running on the
         // prefix does.
-        options.leaseToken = UUID.randomUUID().toString();
-        Launcher launcher =
-                Launcher.of(options, Launcher.Place.HERE, "./rollcount run").startingOver();
+        Launcher launcher = Launcher.of(options, Launcher.Place.HERE, "./rollcount run")
+                .startingOver()
+                .holdingLease(UUID.randomUUID().toString());
         try {
             launcher.checkStart(null, null);
         } catch (RefusedStartException | IllegalStateException e) {

@@ -142,14 +142,15 @@ final class RunCommand implements Callable<Integer> {
         // A resumed run holds the lease with the token of the run it continues (kept beside its checkpoints, and
         // in the writers' state); a new run with a new one. Unknown (a checkpoint from elsewhere): the writers' state
         // decides.
-        options.leaseToken = restore != null
+        String leaseToken = restore != null
                 ? leaseTokenOf(localPath(restore))
                 : UUID.randomUUID().toString();
         Launcher launcher = Launcher.of(
-                options,
-                Launcher.Place.HERE,
-                "--resume PATH, a chk-N folder of its checkpoints; none under "
-                        + (localBase != null ? localBase : base));
+                        options,
+                        Launcher.Place.HERE,
+                        "--resume PATH, a chk-N folder of its checkpoints; none under "
+                                + (localBase != null ? localBase : base))
+                .holdingLease(leaseToken);
         launcher.checkStart(restore, resume != null ? "--resume" : "the latest checkpoint");
         afterPrefixCheck.run();
         Configuration extra = new Configuration();
@@ -181,14 +182,14 @@ final class RunCommand implements Callable<Integer> {
         JobClient job = env.executeAsync("rollcount");
         running = job;
         Path jobDir = localBase != null ? localBase.resolve(job.getJobID().toHexString()) : null;
-        if (jobDir != null && options.leaseToken != null) writeLeaseToken(jobDir, options.leaseToken);
+        if (jobDir != null && leaseToken != null) writeLeaseToken(jobDir, leaseToken);
         if (jobDir != null) writeIdentity(jobDir, identity);
         try {
             int code = follow(job, metrics, inputBytes, started);
             if (code == 0 && jobDir != null) markFinished(localBase, jobDir);
             return code;
         } finally {
-            releaseLease(options);
+            releaseLease(options, leaseToken);
         }
     }
 
@@ -446,10 +447,10 @@ final class RunCommand implements Callable<Integer> {
     }
 
     /** The writers give the lease up when they close; this is for a job that ended before they could. */
-    private static void releaseLease(JobOptions options) {
-        if (options.leaseToken == null) return;
+    private static void releaseLease(JobOptions options, String leaseToken) {
+        if (leaseToken == null) return;
         try (UnifiedJedis jedis = JobConnectors.redisEndpoint(options).client()) {
-            new PrefixGuard(options.redisKeyPrefix).release(jedis, options.leaseToken);
+            new PrefixGuard(options.redisKeyPrefix).release(jedis, leaseToken);
         } catch (RuntimeException e) {
             // it expires on its own
         }

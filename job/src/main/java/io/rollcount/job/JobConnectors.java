@@ -57,7 +57,8 @@ public final class JobConnectors {
      * The production wiring of {@link Pipeline#build}: sources and sinks made from the options. Fails with an
      * {@link IllegalStateException} of one line when the job cannot start (another job holds {@code --dlq}).
      */
-    static void assemble(StreamExecutionEnvironment env, JobOptions options, boolean applicationMode) {
+    static void assemble(
+            StreamExecutionEnvironment env, JobOptions options, boolean applicationMode, String leaseToken) {
         Source<Event, ?, ?> source = switch (options.sourceKind()) {
             case files -> fileSource(options);
             case kafka -> kafkaSource(options);
@@ -68,7 +69,7 @@ public final class JobConnectors {
         // anyway); not in application mode, where the job this main recovers may hold it.
         else if (!applicationMode) DeadLetterFileSink.refuseIfLocked(options.dlq);
         // One job per key prefix: the counts' writers hold its lease (the sorted sets' writers need not).
-        RedisSink redis = redisSink(options).holdingLease(options.leaseToken);
+        RedisSink redis = redisSink(options).holdingLease(leaseToken);
         // In application mode main does not check the prefix (see RollcountJob): the writers do.
         if (applicationMode) redis = redis.refusingEarlierJob();
         Pipeline.Outputs outputs = kafka

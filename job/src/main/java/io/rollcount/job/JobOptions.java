@@ -252,9 +252,6 @@ public class JobOptions extends RedisOptions {
         new CommandLine(this).parseArgs();
     }
 
-    /** The token of the key prefix's lease this job's Redis sink holds (see PrefixGuard); null for a new one. Not an option. */
-    public String leaseToken;
-
     /** The parsed {@code --policies} file, read once (client side: the job graph carries it, not the file). */
     private Policies policies;
 

@@ -66,12 +66,15 @@ public final class Launcher {
     private final Place place;
     private final String resumeHint;
     private final boolean startsOver;
+    /** The token of the prefix's lease the job's writers hold; null: a new one, or the one their state restores. */
+    private final String leaseToken;
 
-    private Launcher(JobOptions options, Place place, String resumeHint, boolean startsOver) {
+    private Launcher(JobOptions options, Place place, String resumeHint, boolean startsOver, String leaseToken) {
         this.options = options;
         this.place = place;
         this.resumeHint = resumeHint;
         this.startsOver = startsOver;
+        this.leaseToken = leaseToken;
     }
 
     /**
@@ -79,7 +82,7 @@ public final class Launcher {
      * prefix would be resumed, for the refusal of a start over its keys (e.g. {@code --resume PATH}).
      */
     public static Launcher of(JobOptions options, Place place, String resumeHint) {
-        return new Launcher(options, place, resumeHint, false);
+        return new Launcher(options, place, resumeHint, false, null);
     }
 
     /**
@@ -87,7 +90,16 @@ public final class Launcher {
      * prefix): an earlier job's keys do not refuse it; a running job's lease still does.
      */
     public Launcher startingOver() {
-        return new Launcher(options, place, resumeHint, true);
+        return new Launcher(options, place, resumeHint, true, leaseToken);
+    }
+
+    /**
+     * The same launcher for a job whose writers hold the prefix's lease with {@code token} (the token of the run a
+     * resumed run continues; null: a new one, or the one the writers' restored state holds). A lease of this token
+     * does not refuse the start.
+     */
+    public Launcher holdingLease(String token) {
+        return new Launcher(options, place, resumeHint, startsOver, token);
     }
 
     public Place place() {
@@ -152,8 +164,7 @@ public final class Launcher {
     private String checkPrefix(RedisEndpoint endpoint, boolean restoring) {
         PrefixGuard guard = new PrefixGuard(options.redisKeyPrefix);
         try (UnifiedJedis jedis = endpoint.client()) {
-            String refusal =
-                    guard.refusal(jedis, restoring, options.fresh || startsOver, options.leaseToken, resumeHint);
+            String refusal = guard.refusal(jedis, restoring, options.fresh || startsOver, leaseToken, resumeHint);
             if (refusal != null) return refusal;
             if (options.fresh && !restoring && guard.earlierJob(jedis) != null) {
                 long deleted = guard.clear(endpoint);
@@ -199,7 +210,7 @@ public final class Launcher {
      */
     public void assemble(StreamExecutionEnvironment env) {
         refusing(IllegalStateException.class, () -> {
-            JobConnectors.assemble(env, options, place == Place.APPLICATION);
+            JobConnectors.assemble(env, options, place == Place.APPLICATION, leaseToken);
             return null;
         });
     }

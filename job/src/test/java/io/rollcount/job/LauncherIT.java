@@ -92,9 +92,10 @@ class LauncherIT {
                     .isExactlyInstanceOf(RefusedStartException.class)
                     .hasMessageStartingWith("key prefix '" + prefix + "' is in use by a running job");
         }
-        JobOptions own = options();
-        own.leaseToken = "another-job";
-        assertThatCode(() -> launcher(own, Place.HERE).startingOver().checkStart(null, null))
+        assertThatCode(() -> launcher(options(), Place.HERE)
+                        .startingOver()
+                        .holdingLease("another-job")
+                        .checkStart(null, null))
                 .as("the job's own lease token")
                 .doesNotThrowAnyException();
     }

@@ -158,8 +158,7 @@ class RedisClusterIT {
             assertThat(guard.acquire(client, "job-b")).isEqualTo("job-a");
             assertThat(client.get(run.prefix + ":_job:{" + run.prefix + ":_lease}"))
                     .isEqualTo("job-a");
-            o.leaseToken = "job-b";
-            assertThat(StartChecks.prefixRefusal(o, false, "-")).contains("is in use by a running job");
+            assertThat(StartChecks.prefixRefusal(o, false, "-", "job-b")).contains("is in use by a running job");
             guard.release(client, "job-a");
             assertThat(StartChecks.prefixRefusal(o, false, "-"))
                     .contains("holds the counts of an earlier job")

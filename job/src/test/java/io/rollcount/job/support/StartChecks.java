@@ -13,8 +13,14 @@ public final class StartChecks {
      * that restores a checkpoint ({@code restoring}: one that need not exist here) or none; null if it may start.
      */
     public static String prefixRefusal(JobOptions options, boolean restoring, String resumeHint) {
+        return prefixRefusal(options, restoring, resumeHint, null);
+    }
+
+    /** As {@link #prefixRefusal(JobOptions, boolean, String)}, for a job whose writers hold {@code leaseToken}. */
+    public static String prefixRefusal(JobOptions options, boolean restoring, String resumeHint, String leaseToken) {
         try {
             Launcher.of(options, Launcher.Place.CLIENT, resumeHint)
+                    .holdingLease(leaseToken)
                     .checkStart(restoring ? "file:///a-checkpoint-elsewhere/chk-1" : null, "flink run -s");
             return null;
         } catch (RefusedStartException e) {
