@@ -106,9 +106,14 @@ class KafkaPipelineIT {
      * {@link KafkaBroker#createTopics} returns once the metadata names a leader, and a produce request sent
      * right then may still be refused (NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION).
      */
-    static void createTopic(int partitions, String topic) throws Exception {
-        KAFKA.broker().createTopics(partitions, topic);
-        assertThat(KafkaOutputs.endOffsets(KAFKA.broker().adminProperties(), topic, "read_committed"))
+    private static void createTopic(int partitions, String topic) throws Exception {
+        createTopic(KAFKA.broker(), partitions, topic);
+    }
+
+    /** Creates {@code topic} with {@code partitions} on {@code broker} and waits until each partition answers. */
+    static void createTopic(KafkaBroker broker, int partitions, String topic) throws Exception {
+        broker.createTopics(partitions, topic);
+        assertThat(KafkaOutputs.endOffsets(broker.adminProperties(), topic, "read_committed"))
                 .hasSize(partitions);
     }
 

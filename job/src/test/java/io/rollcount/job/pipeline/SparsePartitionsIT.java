@@ -210,7 +210,7 @@ class SparsePartitionsIT {
      * adds {@code empty} partitions that stay empty.
      */
     private static KafkaInput produce(String topic, int withEvents, int empty) throws Exception {
-        KafkaPipelineIT.createTopic(withEvents, topic);
+        KafkaPipelineIT.createTopic(KAFKA.broker(), withEvents, topic);
         KafkaInput in = KafkaInput.withinOneHour(topic, topic.hashCode(), RECORDS, EVENTS_PER_SECOND);
         try (KafkaProducer<byte[], byte[]> p =
                 KafkaInput.producer(KAFKA.broker().adminProperties())) {
