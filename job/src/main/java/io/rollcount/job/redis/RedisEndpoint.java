@@ -1,24 +1,14 @@
 package io.rollcount.job.redis;
 
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.Serializable;
-import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.GeneralSecurityException;
-import java.security.KeyStore;
-import java.security.cert.Certificate;
-import java.security.cert.CertificateFactory;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
-import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLParameters;
-import javax.net.ssl.SSLSocketFactory;
-import javax.net.ssl.TrustManagerFactory;
 import org.apache.commons.pool2.impl.GenericObjectPoolConfig;
 import redis.clients.jedis.ClientSetInfoConfig;
 import redis.clients.jedis.Connection;
@@ -31,7 +21,6 @@ import redis.clients.jedis.RedisClusterClient;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisClusterOperationException;
 import redis.clients.jedis.exceptions.JedisConnectionException;
-import redis.clients.jedis.exceptions.JedisDataException;
 
 /**
  * Where and how to reach one Redis server, or a Redis Cluster: host(s), port(s), database, ACL user, password
@@ -85,16 +74,16 @@ public final class RedisEndpoint implements Serializable {
 
     private final int[] seedPorts;
 
-    private RedisEndpoint(Builder b) {
+    private RedisEndpoint(Builder b, RedisUrl u, String password) {
         this.cluster = b.cluster;
-        this.seedHosts = b.seedHosts.toArray(String[]::new);
-        this.seedPorts = b.seedPorts.stream().mapToInt(Integer::intValue).toArray();
-        this.host = b.host;
-        this.port = b.port;
-        this.database = b.database;
-        this.user = b.user;
-        this.password = b.password;
-        this.tls = b.tls;
+        this.seedHosts = u.seedHosts.toArray(String[]::new);
+        this.seedPorts = u.seedPorts.stream().mapToInt(Integer::intValue).toArray();
+        this.host = seedHosts[0];
+        this.port = seedPorts[0];
+        this.database = u.database;
+        this.user = u.user;
+        this.password = password;
+        this.tls = u.tls;
         this.caCertificatePem = b.caCertificatePem;
         this.verifyHostname = b.verifyHostname;
         this.connectTimeoutMillis = b.connectTimeoutMillis;
@@ -281,74 +270,7 @@ public final class RedisEndpoint implements Serializable {
      * {@code INFO} skips the check.
      */
     public void checkMode() {
-        List<String> failures = new ArrayList<>();
-        int reached = 0;
-        boolean serving = false;
-        RedisClusterDownException down = null;
-        for (int i = 0; i < seedHosts.length; i++) {
-            String node = hostPort(seedHosts[i], seedPorts[i]);
-            Boolean enabled;
-            String nodesIfDown = null;
-            try (Jedis j = connect(seedHosts[i], seedPorts[i])) {
-                reached++;
-                enabled = clusterEnabled(j);
-                if (cluster && Boolean.TRUE.equals(enabled)) nodesIfDown = clusterNodesIfDown(j);
-            } catch (JedisConnectionException e) {
-                failures.add(node + " (" + redact(rootMessage(e)) + ")");
-                continue;
-            }
-            if (nodesIfDown == null) serving = true;
-            else if (down == null) down = RedisClusterDownException.of(node, nodesIfDown);
-            if (enabled == null) continue;
-            if (cluster && !enabled) {
-                throw new IllegalArgumentException(
-                        "--redis: seed node " + node + " is not a Redis Cluster node (cluster_enabled:0)"
-                                + (seedHosts.length > 1 ? ": the list mixes cluster and non-cluster nodes" : "")
-                                + "; with --redis.cluster every node must be a cluster node");
-            }
-            if (!cluster && enabled) {
-                throw new IllegalArgumentException("--redis: " + node
-                        + " is a Redis Cluster node: add --redis.cluster (and list its seed nodes in --redis)");
-            }
-        }
-        if (reached == 0) {
-            throw new JedisConnectionException(
-                    "cannot reach any " + (cluster ? "seed node of the Redis Cluster" : "Redis")
-                            + " given in --redis: tried " + String.join(", ", failures));
-        }
-        if (!serving) throw down;
-    }
-
-    /**
-     * {@code CLUSTER NODES} of a node that says {@code cluster_state:fail} (it answers CLUSTERDOWN), or null if
-     * it serves or its ACL refuses {@code CLUSTER INFO}.
-     */
-    private static String clusterNodesIfDown(Jedis j) {
-        try {
-            return j.clusterInfo().contains("cluster_state:fail") ? j.clusterNodes() : null;
-        } catch (JedisDataException e) {
-            return null;
-        }
-    }
-
-    /** {@code cluster_enabled} of {@code INFO cluster}, or null if the ACL refuses INFO or the answer lacks it. */
-    private static Boolean clusterEnabled(Jedis j) {
-        String info;
-        try {
-            info = j.info("cluster");
-        } catch (JedisDataException e) {
-            return null;
-        }
-        for (String line : info.split("\r?\n")) {
-            if (line.startsWith("cluster_enabled:")) return line.trim().endsWith(":1");
-        }
-        return null;
-    }
-
-    private static String rootMessage(Throwable e) {
-        Throwable root = e;
-        while (root.getCause() != null && root.getCause() != root) root = root.getCause();
-        return String.valueOf(root.getMessage());
+        new RedisClusterMode(this, seedHosts, seedPorts).check();
     }
 
     private JedisClientConfig clientConfig() {
@@ -365,30 +287,11 @@ public final class RedisEndpoint implements Serializable {
             // Jedis checks the host name (HTTPS identification) unless given parameters without it
             SSLParameters params = new SSLParameters();
             if (verifyHostname) params.setEndpointIdentificationAlgorithm("HTTPS");
-            config.ssl(true).sslSocketFactory(sslSocketFactory()).sslParameters(params);
+            config.ssl(true)
+                    .sslSocketFactory(RedisTls.socketFactory(caCertificatePem, this))
+                    .sslParameters(params);
         }
         return config.build();
-    }
-
-    private SSLSocketFactory sslSocketFactory() {
-        try {
-            if (caCertificatePem == null) {
-                return SSLContext.getDefault().getSocketFactory();
-            }
-            KeyStore trust = KeyStore.getInstance(KeyStore.getDefaultType());
-            trust.load(null, null);
-            Collection<? extends Certificate> certs = CertificateFactory.getInstance("X.509")
-                    .generateCertificates(new ByteArrayInputStream(caCertificatePem));
-            int i = 0;
-            for (Certificate c : certs) trust.setCertificateEntry("redis-ca-" + i++, c);
-            TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-            tmf.init(trust);
-            SSLContext ctx = SSLContext.getInstance("TLS");
-            ctx.init(null, tmf.getTrustManagers(), null);
-            return ctx.getSocketFactory();
-        } catch (GeneralSecurityException | IOException e) {
-            throw new IllegalStateException("cannot set up TLS for " + this + ": " + e.getMessage(), e);
-        }
     }
 
     /**
@@ -402,24 +305,13 @@ public final class RedisEndpoint implements Serializable {
         static final String NAME = "RedisEndpoint.builder()";
 
         private String url;
-        private String host;
-        private int port = DEFAULT_PORT;
-        private int database;
-        private String user;
-        private String password;
-        private String urlPassword;
         private String filePassword;
         private String fallbackPassword;
-        private boolean tls;
         private byte[] caCertificatePem;
         private boolean verifyHostname = true;
         private int connectTimeoutMillis = 2_000;
         private int socketTimeoutMillis = 10_000;
         private boolean cluster;
-        private final List<String> seedHosts = new ArrayList<>();
-        private final List<Integer> seedPorts = new ArrayList<>();
-        /** Whether {@link #parseUrl} checks the URL's syntax only, whatever {@link #cluster} says (in {@link #setUrl}). */
-        private boolean syntaxOnly;
 
         private Builder() {}
 
@@ -437,12 +329,7 @@ public final class RedisEndpoint implements Serializable {
                 throw invalid("setUrl", "the Redis URL must be set (redis://host:port or rediss://host:port)");
             }
             this.url = url;
-            syntaxOnly = true;
-            try {
-                parseUrl(url.trim());
-            } finally {
-                syntaxOnly = false;
-            }
+            RedisUrl.parse(url.trim(), cluster, true);
             return this;
         }
 
@@ -522,163 +409,17 @@ public final class RedisEndpoint implements Serializable {
             if (url == null) {
                 throw invalid("setUrl", "the Redis URL must be set (redis://host:port or rediss://host:port)");
             }
-            parseUrl(url.trim());
-            if (urlPassword != null && filePassword != null) {
+            RedisUrl u = RedisUrl.parse(url.trim(), cluster, false);
+            if (u.password != null && filePassword != null) {
                 throw invalid(
                         "setPasswordFile", "the {setUrl} URL carries a password already; give it in one place only");
             }
-            password = urlPassword != null
-                    ? urlPassword
+            String password = u.password != null
+                    ? u.password
                     : filePassword != null
                             ? filePassword
                             : (fallbackPassword != null && !fallbackPassword.isEmpty() ? fallbackPassword : null);
-            return new RedisEndpoint(this);
-        }
-
-        /** Parses by hand: java.net.URI would quote the whole URL, password included, in its errors. */
-        private void parseUrl(String u) {
-            user = null;
-            urlPassword = null;
-            database = 0;
-            String rest;
-            if (u.regionMatches(true, 0, "redis://", 0, 8)) {
-                tls = false;
-                rest = u.substring(8);
-            } else if (u.regionMatches(true, 0, "rediss://", 0, 9)) {
-                tls = true;
-                rest = u.substring(9);
-            } else {
-                throw invalid("setUrl", "must start with redis:// or rediss:// (got " + schemeOf(u) + ")");
-            }
-            // a cluster's user info belongs to the first seed: it ends before the first ',' (percent-encode a ',' in
-            // it)
-            int comma = cluster ? rest.indexOf(',') : -1;
-            int at = comma >= 0 ? rest.lastIndexOf('@', comma) : rest.lastIndexOf('@');
-            if (at >= 0) {
-                String userInfo = rest.substring(0, at);
-                rest = rest.substring(at + 1);
-                int colon = userInfo.indexOf(':');
-                String u1 = colon >= 0 ? userInfo.substring(0, colon) : userInfo;
-                String p1 = colon >= 0 ? userInfo.substring(colon + 1) : null;
-                user = u1.isEmpty() ? null : decode(u1, "user name");
-                urlPassword = p1 == null || p1.isEmpty() ? null : decode(p1, "password");
-            }
-            if (rest.indexOf('?') >= 0 || rest.indexOf('#') >= 0) {
-                throw invalid("setUrl", "query parameters are not supported in " + redactedUrl());
-            }
-            String[] nodes = rest.split(",", -1);
-            if (nodes.length > 1 && !cluster && !syntaxOnly) {
-                throw invalid(
-                        "setUrl",
-                        "a list of nodes is the seed list of a Redis Cluster: add {setCluster} (got " + redactedUrl()
-                                + ")");
-            }
-            String hostPort = nodes[0];
-            String path = "";
-            int slash = hostPort.indexOf('/');
-            if (slash >= 0) {
-                path = hostPort.substring(slash + 1);
-                hostPort = hostPort.substring(0, slash);
-            }
-            Object[] first = hostAndPort(hostPort);
-            host = (String) first[0];
-            port = (Integer) first[1];
-            seedHosts.clear();
-            seedPorts.clear();
-            seedHosts.add(host);
-            seedPorts.add(port);
-            for (int i = 1; i < nodes.length; i++) {
-                String n = nodes[i].trim();
-                String scheme = tls ? "rediss://" : "redis://";
-                if (n.regionMatches(true, 0, "redis://", 0, 8) || n.regionMatches(true, 0, "rediss://", 0, 9)) {
-                    if (!n.regionMatches(true, 0, scheme, 0, scheme.length())) {
-                        throw invalid(
-                                "setUrl",
-                                "every seed node takes the scheme of the first (" + scheme + ") in " + redactedUrl());
-                    }
-                    n = n.substring(scheme.length());
-                }
-                if (n.indexOf('@') >= 0 || n.indexOf('/') >= 0) {
-                    throw invalid(
-                            "setUrl",
-                            "seed node " + (i + 1)
-                                    + " must be host:port (user, password and TLS come from the first) in "
-                                    + redactedUrl());
-                }
-                Object[] hp = hostAndPort(n);
-                seedHosts.add((String) hp[0]);
-                seedPorts.add((Integer) hp[1]);
-            }
-            if (!path.isEmpty()) {
-                try {
-                    database = Integer.parseInt(path);
-                } catch (NumberFormatException e) {
-                    throw invalid("setUrl", "the database after '/' must be a number in " + redactedUrl());
-                }
-                if (database < 0) throw invalid("setUrl", "the database must not be negative in " + redactedUrl());
-            }
-            if (cluster && !syntaxOnly && database != 0) {
-                throw invalid(
-                        "setUrl",
-                        "a Redis Cluster has database 0 only: remove '/" + database + "' ({setCluster} is set)");
-            }
-        }
-
-        /** {host, port} of {@code host[:port]} or {@code [v6]:port}; the default port where none is given. */
-        private Object[] hostAndPort(String hostPort) {
-            String h;
-            String portText = null;
-            int p = DEFAULT_PORT;
-            if (hostPort.startsWith("[")) {
-                int close = hostPort.indexOf(']');
-                if (close < 0) throw invalid("setUrl", "unclosed '[' in the host of " + redactedUrl());
-                h = hostPort.substring(1, close);
-                String after = hostPort.substring(close + 1);
-                if (after.startsWith(":")) portText = after.substring(1);
-                else if (!after.isEmpty())
-                    throw invalid("setUrl", "unexpected text after the host in " + redactedUrl());
-            } else {
-                int colon = hostPort.lastIndexOf(':');
-                h = colon >= 0 ? hostPort.substring(0, colon) : hostPort;
-                if (colon >= 0) portText = hostPort.substring(colon + 1);
-            }
-            if (h.isEmpty()) throw invalid("setUrl", "the host is missing in " + redactedUrl());
-            if (portText != null) {
-                try {
-                    p = Integer.parseInt(portText);
-                } catch (NumberFormatException e) {
-                    throw invalid("setUrl", "the port must be a number in " + redactedUrl());
-                }
-                if (p < 1 || p > 65535) throw invalid("setUrl", "the port must be 1 to 65535 in " + redactedUrl());
-            }
-            return new Object[] {h, p};
-        }
-
-        private String decode(String s, String what) {
-            try {
-                return URLDecoder.decode(s.replace("+", "%2B"), StandardCharsets.UTF_8);
-            } catch (IllegalArgumentException e) {
-                throw invalid("setUrl", "bad percent-encoding in the " + what + " of " + redactedUrl());
-            }
-        }
-
-        private static String schemeOf(String u) {
-            int i = u.indexOf("://");
-            return i >= 0 ? "'" + u.substring(0, i) + "://'" : "no scheme";
-        }
-
-        /** The URL with its user info's password part masked, for error messages. */
-        private String redactedUrl() {
-            String u = url.trim();
-            int schemeEnd = u.indexOf("://");
-            if (schemeEnd < 0) return "the URL";
-            String rest = u.substring(schemeEnd + 3);
-            int at = rest.lastIndexOf('@');
-            if (at < 0) return u;
-            String userInfo = rest.substring(0, at);
-            int colon = userInfo.indexOf(':');
-            String shown = colon >= 0 ? userInfo.substring(0, colon) + ":" + REDACTED : userInfo;
-            return u.substring(0, schemeEnd + 3) + shown + rest.substring(at);
+            return new RedisEndpoint(this, u, password);
         }
     }
 }
