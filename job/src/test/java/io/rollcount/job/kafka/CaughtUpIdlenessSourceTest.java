@@ -3,7 +3,6 @@ package io.rollcount.job.kafka;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rollcount.job.kafka.CaughtUpIdlenessSource.Partition;
-import io.rollcount.job.kafka.CaughtUpIdlenessSource.Reader;
 import io.rollcount.job.model.Event;
 import java.time.Duration;
 import java.util.List;
@@ -95,7 +94,7 @@ class CaughtUpIdlenessSourceTest {
     @Test
     void aReaderWithoutPartitionIsPolledAndMarksItsOutputIdleAfterTheTimeoutFromItsFirstCheckpoint() throws Exception {
         RecordingOutput output = new RecordingOutput();
-        try (Reader reader = reader(Duration.ofMillis(200))) {
+        try (CaughtUpIdlenessReader reader = reader(Duration.ofMillis(200))) {
             reader.pollNext(output);
             Thread.sleep(300);
             reader.pollNext(output);
@@ -125,7 +124,7 @@ class CaughtUpIdlenessSourceTest {
     @Test
     void aReaderWithAPartitionLeavesIdlenessToItsPartition() throws Exception {
         RecordingOutput output = new RecordingOutput();
-        try (Reader reader = reader(Duration.ofMillis(100))) {
+        try (CaughtUpIdlenessReader reader = reader(Duration.ofMillis(100))) {
             reader.addSplits(List.of(new KafkaPartitionSplit(new TopicPartition("t", 0), 0)));
             reader.notifyCheckpointComplete(1);
             reader.pollNext(output);
@@ -139,7 +138,7 @@ class CaughtUpIdlenessSourceTest {
     @Test
     void aZeroTimeoutNeverMarksAReaderWithoutPartitionIdle() throws Exception {
         RecordingOutput output = new RecordingOutput();
-        try (Reader reader = reader(Duration.ZERO)) {
+        try (CaughtUpIdlenessReader reader = reader(Duration.ZERO)) {
             reader.notifyCheckpointComplete(1);
             reader.pollNext(output);
             Thread.sleep(100);
@@ -149,9 +148,10 @@ class CaughtUpIdlenessSourceTest {
         }
     }
 
-    private static Reader reader(Duration idleTimeout) {
+    private static CaughtUpIdlenessReader reader(Duration idleTimeout) {
         var kafka = io.rollcount.job.JobConnectors.plainKafkaSource(options());
-        return new Reader(new NoRecords(), new CaughtUpIdlenessSource(kafka, new java.util.Properties(), idleTimeout));
+        return new CaughtUpIdlenessReader(
+                new NoRecords(), new CaughtUpIdlenessSource(kafka, new java.util.Properties(), idleTimeout));
     }
 
     /** The Kafka reader of a subtask that has nothing to read. */
