@@ -129,7 +129,17 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
                 metrics,
                 this::dataLost);
         this.io = Executors.newSingleThreadExecutor(ioThread("redis-writer-io-" + subtask));
-        this.lease = leaseToken == null
+        this.lease = lease(leaseToken, restored);
+        this.watermarks = watermarks(keys, context.getJobInfo().getJobId().toString(), subtask);
+        lease.renewIfDue(timers.getCurrentProcessingTime());
+        // connect (and let the guard read Redis) now, before the first batch
+        if (guard.connectsEarly()) io.submit(connection::connectEarly);
+        scheduleTimer();
+    }
+
+    /** The prefix lease this writer holds with {@code leaseToken} (none for null), on its connection and I/O thread. */
+    private LeaseHolder lease(String leaseToken, boolean restored) {
+        return leaseToken == null
                 ? LeaseHolder.NONE
                 : new PrefixLease(
                         new PrefixGuard(sink.keyPrefix),
@@ -139,9 +149,13 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
                         connection,
                         io,
                         metrics);
-        this.watermarks = sink.publishesWatermark
+    }
+
+    /** The publisher of this writer's watermark to Redis, or none if the sink publishes none. */
+    private WatermarkPublisher watermarks(RedisKeys keys, String jobId, int subtask) {
+        return sink.publishesWatermark
                 ? new WatermarkPublisher.Publishing(
-                        keys.watermarkPerWriter(context.getJobInfo().getJobId().toString(), parallelism),
+                        keys.watermarkPerWriter(jobId, parallelism),
                         keys.watermark(),
                         keys.allowedLateness(),
                         sink.allowedLatenessMillis,
@@ -151,10 +165,6 @@ public final class RedisSinkWriter implements StatefulSinkWriter<RedisWrite, Red
                         connection,
                         pipeline)
                 : WatermarkPublisher.NONE;
-        lease.renewIfDue(timers.getCurrentProcessingTime());
-        // connect (and let the guard read Redis) now, before the first batch
-        if (guard.connectsEarly()) io.submit(connection::connectEarly);
-        scheduleTimer();
     }
 
     private static java.util.concurrent.ThreadFactory ioThread(String name) {
