@@ -187,17 +187,7 @@ public final class PoliciesFile {
                         resolutionsNode = v;
                     }
                     case "retention" -> {
-                        if (!(v instanceof MappingNode m))
-                            throw error(
-                                    field,
-                                    v,
-                                    "expected a mapping of resolution to duration, e.g. {1m: 30d}, found " + kind(v));
-                        for (NodeTuple e : m.getValue()) {
-                            Resolution r = resolution(field, e.getKeyNode());
-                            long ms = duration(field + "." + r.label, e.getValueNode(), Duration.ofSeconds(1));
-                            retention[r.ordinal()] = ms;
-                            retentionSet |= 1 << r.ordinal();
-                        }
+                        retentionSet |= readRetention(field, v, retention);
                         retentionNode = v;
                     }
                     case "uniques" -> uniques = readUniques(field, v);
@@ -209,8 +199,29 @@ public final class PoliciesFile {
             }
             if (match == null)
                 throw error("match", node, "missing: every rule needs a namespace or a glob such as 'ad*'");
-            // A retention for a resolution the rule writes nothing of is a mistake, not a no-op.
-            int written = resolutions | (uniques & NamespacePolicy.ALL_RESOLUTIONS);
+            refuseRetentionOfUnwritten(
+                    resolutions | (uniques & NamespacePolicy.ALL_RESOLUTIONS), retentionSet, retentionNode);
+            return new Policies.Rule(
+                    new Glob(match),
+                    new NamespacePolicy(match, position, resolutions, retention, uniques, trending, topk, dedup));
+        }
+
+        /** Reads the {@code retention} mapping into {@code retention}; returns the bits of the resolutions it sets. */
+        private int readRetention(String field, Node v, long[] retention) {
+            if (!(v instanceof MappingNode m))
+                throw error(field, v, "expected a mapping of resolution to duration, e.g. {1m: 30d}, found " + kind(v));
+            int set = 0;
+            for (NodeTuple e : m.getValue()) {
+                Resolution r = resolution(field, e.getKeyNode());
+                long ms = duration(field + "." + r.label, e.getValueNode(), Duration.ofSeconds(1));
+                retention[r.ordinal()] = ms;
+                set |= 1 << r.ordinal();
+            }
+            return set;
+        }
+
+        /** A retention for a resolution the rule writes nothing of ({@code written}) is a mistake, not a no-op. */
+        private void refuseRetentionOfUnwritten(int written, int retentionSet, Node retentionNode) {
             for (Resolution r : Resolution.all()) {
                 if ((retentionSet & (1 << r.ordinal())) != 0 && (written & (1 << r.ordinal())) == 0) {
                     throw error(
@@ -219,9 +230,6 @@ public final class PoliciesFile {
                             "'" + r.label + "' is neither among the rule's resolutions nor its uniques");
                 }
             }
-            return new Policies.Rule(
-                    new Glob(match),
-                    new NamespacePolicy(match, position, resolutions, retention, uniques, trending, topk, dedup));
         }
 
         /**
