@@ -93,24 +93,13 @@ public final class Pipeline {
     /** Builds the whole pipeline, top to bottom, from an injected source to injected sinks. */
     public static void build(
             StreamExecutionEnvironment env, JobOptions options, Source<Event, ?, ?> source, Outputs outputs) {
-        long lateness = options.allowedLateness.toMillis();
-        long flushInterval = options.flushInterval.toMillis();
         RedisKeys keys = new RedisKeys(options.redisKeyPrefix);
         // What each namespace keeps (--policies), read at submission: the operators get it in the job graph.
         Policies policies = options.policies();
         policies.describe().forEach(LOG::info);
 
         // 1. Parse inside the source; per-partition watermarks over valid events only.
-        DataStream<Event> events = env.fromSource(
-                        source,
-                        // No idleness by time alone. A Kafka source decides it itself: only a partition read to
-                        // its end, or a reader without partition, is idle. A file split ends: silent for a while
-                        // (a large gzip is checked whole before its first line), it still holds the watermark,
-                        // which would otherwise jump to that of the subtasks already finished, the end of time.
-                        watermarks(options.outOfOrderness, Duration.ZERO),
-                        "events",
-                        TypeInformation.of(Event.class))
-                .uid(sourceUid(options));
+        DataStream<Event> events = events(env, options, source);
 
         // 2. Dead letters aside; events with an event_id to deduplication, the rest straight on.
         SingleOutputStreamOperator<Event> routed =
@@ -122,8 +111,65 @@ public final class Pipeline {
                 .uid("drop-duplicates");
 
         // 3. Late events out; the rest combined per (counter, 5 s bucket) before the shuffle by counter.
-        SingleOutputStreamOperator<PartialSum> partials = routed.union(firstDeliveries)
-                .transform(
+        SingleOutputStreamOperator<PartialSum> partials =
+                preAggregate(routed.union(firstDeliveries), options, policies);
+
+        // 4. One keyed operator per counter: five resolutions and the total, emitted as neutral updates; rollups
+        //    of the closed windows of --rollups.resolutions only where there is a counter-rollups output.
+        SingleOutputStreamOperator<CounterUpdate> counts = countPerCounter(partials, options, outputs, policies);
+        // The Redis commands of the updates, with the key names of RedisKeys: chained to the keyed operator and
+        // to the sink's writer (no shuffle; the immutable update is passed on, not copied).
+        DataStream<RedisWrite> countWrites = counts.map(new CounterUpdateWrites(keys))
+                .returns(TypeInformation.of(RedisWrite.class))
+                .name("counts-to-redis")
+                .uid("counts-to-redis");
+
+        // 4b. Trending: one decayed sketch per trending shard, merged into the top K per namespace.
+        DataStream<TopList> trending = trending(partials, options, outputs, policies);
+
+        // 4c. Window top-K: a local top K per subtask when the window closes, then one merge per window.
+        DataStream<TopList> windowTops = windowTops(counts, options, policies);
+        topListSinks(trending.union(windowTops), countWrites, outputs, keys, policies);
+
+        // 5. Closed windows and their revisions, for consumers.
+        if (outputs.rollups() != null) {
+            counts.getSideOutput(CountPerCounter.ROLLUPS)
+                    .sinkTo(outputs.rollups())
+                    .name("rollups")
+                    .uid("rollups");
+        }
+
+        // 6. Everything not counted, with its reason.
+        var deadLetters = routed.getSideOutput(RouteEvents.DEAD_LETTERS)
+                .union(partials.getSideOutput(PreAggregate.LATE))
+                .union(counts.getSideOutput(CountPerCounter.OVERFLOW))
+                .sinkTo(outputs.deadLetters())
+                .name("dead-letters")
+                .uid("dead-letters");
+        if (outputs.deadLetterParallelism() > 0) deadLetters.setParallelism(outputs.deadLetterParallelism());
+    }
+
+    /** Step 1: the events, parsed inside the source; per-partition watermarks over valid events only. */
+    private static DataStream<Event> events(
+            StreamExecutionEnvironment env, JobOptions options, Source<Event, ?, ?> source) {
+        return env.fromSource(
+                        source,
+                        // No idleness by time alone. A Kafka source decides it itself: only a partition read to
+                        // its end, or a reader without partition, is idle. A file split ends: silent for a while
+                        // (a large gzip is checked whole before its first line), it still holds the watermark,
+                        // which would otherwise jump to that of the subtasks already finished, the end of time.
+                        watermarks(options.outOfOrderness, Duration.ZERO),
+                        "events",
+                        TypeInformation.of(Event.class))
+                .uid(sourceUid(options));
+    }
+
+    /** Step 3: late events out; the rest combined per (counter, 5 s bucket) before the shuffle by counter. */
+    private static SingleOutputStreamOperator<PartialSum> preAggregate(
+            DataStream<Event> routed, JobOptions options, Policies policies) {
+        long lateness = options.allowedLateness.toMillis();
+        long flushInterval = options.flushInterval.toMillis();
+        return routed.transform(
                         "pre-aggregate",
                         TypeInformation.of(PartialSum.class),
                         new PreAggregate(
@@ -133,13 +179,18 @@ public final class Pipeline {
                                 options.trendingHalfLife.toMillis(),
                                 policies))
                 .uid("pre-aggregate");
+    }
 
-        // 4. One keyed operator per counter: five resolutions and the total, emitted as neutral updates; rollups
-        //    of the closed windows of --rollups.resolutions only where there is a counter-rollups output.
-        //    PartialSum crosses this shuffle by its own serializer (PartialSum.Serializer), as Event and
-        //    TrendWeight do.
+    /**
+     * Step 4: one keyed operator per counter. PartialSum crosses this shuffle by its own serializer
+     * (PartialSum.Serializer), as Event and TrendWeight do.
+     */
+    private static SingleOutputStreamOperator<CounterUpdate> countPerCounter(
+            DataStream<PartialSum> partials, JobOptions options, Outputs outputs, Policies policies) {
+        long lateness = options.allowedLateness.toMillis();
+        long flushInterval = options.flushInterval.toMillis();
         int rollupMask = outputs.rollups() == null ? 0 : options.rollupResolutionMask();
-        SingleOutputStreamOperator<CounterUpdate> counts = partials.keyBy(p -> p.counter, Types.STRING)
+        return partials.keyBy(p -> p.counter, Types.STRING)
                 .transform(
                         "count-per-counter",
                         CounterUpdate.Info.INSTANCE,
@@ -152,16 +203,13 @@ public final class Pipeline {
                                         CountPerCounter.DEFAULT_SLICE_MILLIS))
                                 .rebuildingAfterLoss(lossWatch(outputs, options), rollupsRebuild(outputs, options)))
                 .uid("count-per-counter");
-        // The Redis commands of the updates, with the key names of RedisKeys: chained to the keyed operator and
-        // to the sink's writer (no shuffle; the immutable update is passed on, not copied).
-        DataStream<RedisWrite> countWrites = counts.map(new CounterUpdateWrites(keys))
-                .returns(TypeInformation.of(RedisWrite.class))
-                .name("counts-to-redis")
-                .uid("counts-to-redis");
+    }
 
-        // 4b. Trending: one decayed sketch per trending shard, merged into the top K per namespace.
+    /** Step 4b: trending, one decayed sketch per trending shard, merged into the top K per namespace. */
+    private static DataStream<TopList> trending(
+            DataStream<PartialSum> partials, JobOptions options, Outputs outputs, Policies policies) {
         long halfLife = options.trendingHalfLife.toMillis();
-        DataStream<TopList> trending = partials.filter(new TrendingPolicyFilter(policies))
+        return partials.filter(new TrendingPolicyFilter(policies))
                 .name("trending-policy")
                 .uid("trending-policy")
                 .map(TrendWeight::of)
@@ -182,10 +230,15 @@ public final class Pipeline {
                 .uid("trending-merge")
                 .setParallelism(1)
                 .setMaxParallelism(1);
+    }
 
-        // 4c. Window top-K: a local top K per subtask when the window closes, then one merge per window; lists of
-        //     at most --trending.max-namespaces namespaces (and _all).
-        DataStream<TopList> windowTops = counts.getSideOutput(CountPerCounter.CLOSED_WINDOWS)
+    /**
+     * Step 4c: window top-K, a local top K per subtask when the window closes, then one merge per window; lists of
+     * at most --trending.max-namespaces namespaces (and _all).
+     */
+    private static DataStream<TopList> windowTops(
+            SingleOutputStreamOperator<CounterUpdate> counts, JobOptions options, Policies policies) {
+        return counts.getSideOutput(CountPerCounter.CLOSED_WINDOWS)
                 .transform(
                         "local-window-top-k",
                         TypeInformation.of(WindowTop.class),
@@ -202,7 +255,15 @@ public final class Pipeline {
                 .uid("window-top-cap")
                 .setParallelism(1)
                 .setMaxParallelism(1);
-        DataStream<TopList> topLists = trending.union(windowTops);
+    }
+
+    /** The sinks of the top lists (Redis, the trending topic) and of the counts' writes (Redis). */
+    private static void topListSinks(
+            DataStream<TopList> topLists,
+            DataStream<RedisWrite> countWrites,
+            Outputs outputs,
+            RedisKeys keys,
+            Policies policies) {
         DataStream<RedisWrite> topWrites = topLists.map(new TopListWrites(keys, policies))
                 .name("top-lists-to-redis")
                 .uid("top-lists-to-redis")
@@ -221,23 +282,6 @@ public final class Pipeline {
                     .name("trending")
                     .uid("trending");
         }
-
-        // 5. Closed windows and their revisions, for consumers.
-        if (outputs.rollups() != null) {
-            counts.getSideOutput(CountPerCounter.ROLLUPS)
-                    .sinkTo(outputs.rollups())
-                    .name("rollups")
-                    .uid("rollups");
-        }
-
-        // 6. Everything not counted, with its reason.
-        var deadLetters = routed.getSideOutput(RouteEvents.DEAD_LETTERS)
-                .union(partials.getSideOutput(PreAggregate.LATE))
-                .union(counts.getSideOutput(CountPerCounter.OVERFLOW))
-                .sinkTo(outputs.deadLetters())
-                .name("dead-letters")
-                .uid("dead-letters");
-        if (outputs.deadLetterParallelism() > 0) deadLetters.setParallelism(outputs.deadLetterParallelism());
     }
 
     /**
