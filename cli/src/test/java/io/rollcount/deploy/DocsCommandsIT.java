@@ -48,6 +48,10 @@ class DocsCommandsIT {
             new Reason("the whole test suite, this test included", "tools/test.sh", "mvn -B verify -Pcluster-tests"),
             new Reason("the build whose jars this test runs", "mvn -B -DskipTests package"),
             new Reason(
+                    "examples of running one test class with Maven (this test runs in the same suite)",
+                    "mvn -B -pl job -am test -Dtest=PreAggregateTest",
+                    "mvn -B -pl job -am verify -Dit.test=PipelineIT -Dtest=none"),
+            new Reason(
                     "needs a Flink cluster, Kafka, a TLS Redis and S3 at example addresses",
                     "flink run job/target/rollcount-job.jar --kafka.bootstrap broker:9092 --redis"
                             + " rediss://rollcount@redis:6380 --redis.password-file /etc/rollcount/redis.pass"
