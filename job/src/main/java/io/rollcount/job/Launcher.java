@@ -146,10 +146,15 @@ public final class Launcher {
                 throw new IllegalStateException("cannot reach Redis at " + endpoint + " (" + reason
                         + "): start redis-server, or point --redis / $ROLLCOUNT_REDIS at one");
             }
-            System.err.println("rollcount: warning: could not check key prefix '" + options.redisKeyPrefix
-                    + "' from here (" + reason + "); the job's writers still refuse a prefix another job holds");
+            warnPrefixUnchecked(reason);
             return false;
         }
+    }
+
+    /** From a client that cannot reach Redis: the prefix is left to the writers, said in one line. */
+    private void warnPrefixUnchecked(String reason) {
+        System.err.println("rollcount: warning: could not check key prefix '" + options.redisKeyPrefix + "' from here ("
+                + reason + "); the job's writers still refuse a prefix another job holds");
     }
 
     /** Another running job's dead-letter file ({@code --dlq} of a files job; with Kafka they go to the topic). */
@@ -175,9 +180,7 @@ public final class Launcher {
             return null;
         } catch (JedisException e) {
             if (place == Place.HERE) throw e;
-            System.err.println(
-                    "rollcount: warning: could not check key prefix '" + options.redisKeyPrefix + "' from here ("
-                            + Messages.oneLine(e) + "); the job's writers still refuse a prefix another job holds");
+            warnPrefixUnchecked(Messages.oneLine(e));
             return null;
         }
     }
