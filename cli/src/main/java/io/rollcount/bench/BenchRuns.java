@@ -2,7 +2,7 @@ package io.rollcount.bench;
 
 import io.rollcount.job.FlinkSettings;
 import io.rollcount.job.JobConnectors;
-import io.rollcount.job.JobOptions;
+import io.rollcount.job.JobSettings;
 import io.rollcount.job.Pipeline;
 import io.rollcount.job.files.DeadLetterFileSink;
 import io.rollcount.job.gen.EventGenerator.Workload;
@@ -194,17 +194,18 @@ final class BenchRuns {
                 2_000);
     }
 
-    JobOptions options() {
-        JobOptions o = new JobOptions();
-        o.redis = redisUrl;
-        o.redisKeyPrefix = prefix;
-        o.parallelism = JobBench.PARALLELISM;
-        o.checkpointInterval = checkpointInterval;
-        o.policiesFile = policiesFile;
-        o.dlq = work.resolve("dlq.jsonl").toString();
-        o.input = "-";
-        o.source = JobOptions.SourceKind.files;
-        return o.validate();
+    /** The job's settings of the benchmark's runs; {@link JobSettings#toBuilder} makes a variant. */
+    JobSettings options() {
+        return JobSettings.builder()
+                .set("--redis", redisUrl)
+                .set("--redis.key-prefix", prefix)
+                .set("--parallelism", JobBench.PARALLELISM)
+                .set("--checkpoint.interval", checkpointInterval)
+                .set("--policies", policiesFile)
+                .set("--dlq", work.resolve("dlq.jsonl"))
+                .set("--input", "-")
+                .set("--source", JobSettings.SourceKind.files)
+                .build();
     }
 
     StreamExecutionEnvironment environment(Configuration jobConf) {
@@ -246,7 +247,7 @@ final class BenchRuns {
     /** As {@link #ours(BenchEvents, RedisWrites)}, with {@code whileRunning} called about every 100 ms while it runs. */
     BenchCluster.Run ours(BenchEvents ev, RedisWrites writes, java.util.function.Consumer<Long> whileRunning)
             throws Exception {
-        JobOptions o = options();
+        JobSettings o = options();
         StreamExecutionEnvironment env = environment(FlinkSettings.configuration(o));
         RedisSink sink = writes == RedisWrites.FLOOR
                 ? JobConnectors.redisSinkBuilder(o).setPlainWritesOnly(true).build()
@@ -299,7 +300,7 @@ final class BenchRuns {
      * resolutions Rollcount's {@code counter-rollups} carries (all five today: {@code CountPerCounter} emits
      * every closed window; with {@code --rollups.resolutions}, the same set as ours).
      */
-    FairReferences.Outputs redisOutputs(JobOptions kafkaOptions) {
+    FairReferences.Outputs redisOutputs(JobSettings kafkaOptions) {
         return new FairReferences.Outputs(
                 redisHost,
                 redisPort,

@@ -2,7 +2,7 @@ package io.rollcount.bench;
 
 import io.rollcount.job.FlinkSettings;
 import io.rollcount.job.JobConnectors;
-import io.rollcount.job.JobOptions;
+import io.rollcount.job.JobSettings;
 import io.rollcount.job.Pipeline;
 import io.rollcount.job.gen.EventGenerator.Workload;
 import io.rollcount.job.kafka.EventDeserializer;
@@ -121,7 +121,7 @@ final class KafkaBench {
     /** Rollcount reading {@code topic} with everything on, to Redis and to the Kafka outputs; {@code run}: a suffix of its ids. */
     private BenchRuns.Measured kafkaOurs(BrokerProcess broker, String topic, String run, BenchEvents ev)
             throws Exception {
-        JobOptions o = kafkaOptions(broker.bootstrap(), topic, runs.prefix + run);
+        JobSettings o = kafkaOptions(broker.bootstrap(), topic, runs.prefix + run);
         JobConnectors.ensureOutputTopics(o);
         StreamExecutionEnvironment env = runs.environment(FlinkSettings.configuration(o));
         Pipeline.build(
@@ -148,25 +148,25 @@ final class KafkaBench {
     /** The textbook job with the same Redis and Kafka outputs, reading {@code topic}. */
     private BenchRuns.Measured kafkaNaive(BrokerProcess broker, String topic, String run, BenchEvents ev)
             throws Exception {
-        JobOptions o = kafkaOptions(broker.bootstrap(), topic, runs.prefix + "-textbook" + run);
+        JobSettings o = kafkaOptions(broker.bootstrap(), topic, runs.prefix + "-textbook" + run);
         StreamExecutionEnvironment env = runs.environment(FlinkSettings.configuration(o));
         int ends = FairReferences.textbook(env, kafkaSource(o, "naive" + run), runs.redisOutputs(o));
         return runs.measured(() ->
                 runs.cluster().run(env, "textbook-kafka" + run, ends, true, BenchRuns.timeout(ev.count, 1_000), null));
     }
 
-    private JobOptions kafkaOptions(String bootstrap, String topic, String transactionalIdPrefix) {
-        JobOptions o = runs.options();
-        o.source = JobOptions.SourceKind.kafka;
-        o.input = null;
-        o.kafkaBootstrap = bootstrap;
-        o.kafkaTopic = topic;
-        o.kafkaTransactionalIdPrefix = transactionalIdPrefix;
-        o.kafkaProperties = kafkaProperties;
-        return o.validate();
+    private JobSettings kafkaOptions(String bootstrap, String topic, String transactionalIdPrefix) {
+        return runs.options().toBuilder()
+                .set("--source", JobSettings.SourceKind.kafka)
+                .set("--input", null)
+                .set("--kafka.bootstrap", bootstrap)
+                .set("--kafka.topic", topic)
+                .set("--kafka.transactional-id-prefix", transactionalIdPrefix)
+                .set("--kafka.properties", kafkaProperties)
+                .build();
     }
 
-    private static Source<Event, ?, ?> kafkaSource(JobOptions o, String group) {
+    private static Source<Event, ?, ?> kafkaSource(JobSettings o, String group) {
         return KafkaSource.<Event>builder()
                 .setProperties(JobConnectors.kafkaProperties(o))
                 .setTopics(o.kafkaTopic)

@@ -2,7 +2,7 @@ package io.rollcount.bench;
 
 import io.rollcount.job.FlinkSettings;
 import io.rollcount.job.JobConnectors;
-import io.rollcount.job.JobOptions;
+import io.rollcount.job.JobSettings;
 import io.rollcount.job.Pipeline;
 import io.rollcount.job.files.DeadLetterFileSink;
 import io.rollcount.job.gen.EventGenerator.Workload;
@@ -71,7 +71,7 @@ final class PacedBench {
 
     /** Rollcount as {@code rollcount run} builds it, on {@code ev} paced at {@code rate}, with its probe events. */
     private StreamExecutionEnvironment paced(BenchEvents ev, double rate, long probeEvery) {
-        JobOptions o = runs.options();
+        JobSettings o = runs.options();
         StreamExecutionEnvironment env = runs.environment(FlinkSettings.configuration(o));
         Pipeline.build(
                 env,

@@ -1,7 +1,7 @@
 package io.rollcount.cli;
 
 import io.rollcount.job.JobConnectors;
-import io.rollcount.job.JobOptions;
+import io.rollcount.job.JobSettings;
 import io.rollcount.job.Launcher;
 import io.rollcount.job.RefusedStartException;
 import io.rollcount.job.util.DurationConverter;
@@ -145,11 +145,18 @@ public final class DemoCommand implements Callable<Integer> {
             }
         }
 
-        JobOptions options = jobOptions();
+        JobSettings settings;
+        try {
+            settings = jobSettings();
+        } catch (IllegalArgumentException e) {
+            err.println("rollcount demo: " + e.getMessage());
+            err.flush();
+            return 2;
+        }
         // The start checks of every start of the job (Redis first: without it nothing starts). The demo clears its
         // own counters as it starts (DemoRun), so an earlier job's keys do not refuse it; a job running on the
         // prefix does.
-        Launcher launcher = Launcher.of(options, Launcher.Place.HERE, "./rollcount run")
+        Launcher launcher = Launcher.of(settings, Launcher.Place.HERE, "./rollcount run")
                 .startingOver()
                 .holdingLease(UUID.randomUUID().toString());
         try {
@@ -159,22 +166,26 @@ public final class DemoCommand implements Callable<Integer> {
             err.flush();
             return e instanceof RefusedStartException ? 2 : 1;
         }
-        return new DemoRun(this, options, launcher, metrics, out, err).run();
+        return new DemoRun(this, settings, launcher, metrics, out, err).run();
     }
 
-    /** The job's options from the command line's, for a Kafka broker whose address {@link DemoRun} fills in once it has started it. */
-    private JobOptions jobOptions() {
-        JobOptions options = new JobOptions();
-        redisOptions.applyTo(options);
-        options.source = JobOptions.SourceKind.kafka;
-        options.kafkaBootstrap = "127.0.0.1:9"; // replaced once the broker has its port; validate() needs one
-        options.kafkaGroupId = "rollcount-demo";
-        options.kafkaTransactionalIdPrefix =
-                "rollcount-demo-" + UUID.randomUUID().toString().substring(0, 8);
-        options.checkpointInterval = checkpointInterval;
-        options.parallelism = parallelism;
-        options.policiesFile = policies;
-        return options;
+    /**
+     * The job's settings from the command line's options, for a Kafka broker whose address {@link DemoRun} gives
+     * them once it has started it; a refused option is an {@link IllegalArgumentException} naming it.
+     */
+    private JobSettings jobSettings() {
+        return redisOptions
+                .applyTo(JobSettings.builder())
+                .set("--source", JobSettings.SourceKind.kafka)
+                .set("--kafka.bootstrap", "127.0.0.1:9") // replaced once the broker has its port; a Kafka job needs one
+                .set("--kafka.group-id", "rollcount-demo")
+                .set(
+                        "--kafka.transactional-id-prefix",
+                        "rollcount-demo-" + UUID.randomUUID().toString().substring(0, 8))
+                .set("--checkpoint.interval", checkpointInterval)
+                .set("--parallelism", parallelism)
+                .set("--policies", policies)
+                .build();
     }
 
     /** Asks the demo to stop as Ctrl-C does (for tests). */

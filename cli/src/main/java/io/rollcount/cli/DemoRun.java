@@ -1,7 +1,7 @@
 package io.rollcount.cli;
 
 import io.rollcount.job.JobConnectors;
-import io.rollcount.job.JobOptions;
+import io.rollcount.job.JobSettings;
 import io.rollcount.job.Launcher;
 import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.kafka.KafkaBroker;
@@ -50,8 +50,10 @@ import redis.clients.jedis.UnifiedJedis;
  */
 final class DemoRun {
     private final DemoCommand command;
-    private final JobOptions options;
-    private final Launcher launcher;
+    /** The job's settings; once the broker runs, with its address. */
+    private JobSettings settings;
+    /** The launcher whose start checks passed; once the broker runs, for the settings with its address. */
+    private Launcher launcher;
     /** The metrics port; 0: off. */
     private final int metrics;
 
@@ -72,10 +74,16 @@ final class DemoRun {
     private long read;
     private long generatorStoppedAt = -1;
 
-    /** A run of {@code command}'s demo, with the job's {@code options} that passed {@code launcher}'s start checks. */
-    DemoRun(DemoCommand command, JobOptions options, Launcher launcher, int metrics, PrintWriter out, PrintWriter err) {
+    /** A run of {@code command}'s demo, with the job's {@code settings} that passed {@code launcher}'s start checks. */
+    DemoRun(
+            DemoCommand command,
+            JobSettings settings,
+            Launcher launcher,
+            int metrics,
+            PrintWriter out,
+            PrintWriter err) {
         this.command = command;
-        this.options = options;
+        this.settings = settings;
         this.launcher = launcher;
         this.metrics = metrics;
         this.out = out;
@@ -84,8 +92,8 @@ final class DemoRun {
 
     /** The demo after its start checks: start, watch until the end or Ctrl-C, stop, summary; its exit code. */
     int run() throws Exception {
-        String prefix = options.redisKeyPrefix;
-        RedisEndpoint endpoint = JobConnectors.redisEndpoint(options);
+        String prefix = settings.redis.keyPrefix();
+        RedisEndpoint endpoint = JobConnectors.redisEndpoint(settings.redis);
         UnifiedJedis jedis = endpoint.client();
 
         workload = new EventGenerator(
@@ -110,7 +118,7 @@ final class DemoRun {
                         cleared, prefix);
             }
             if (command.policies != null)
-                options.policies().describe().forEach(line -> out.println("rollcount demo: " + line));
+                settings.policies().describe().forEach(line -> out.println("rollcount demo: " + line));
             out.printf(
                     "rollcount demo: starting Kafka, the generator and the job (Redis at %s, key prefix '%s') ...%n",
                     endpoint, prefix);
@@ -149,8 +157,11 @@ final class DemoRun {
     private boolean start() throws Exception {
         broker = new KafkaBroker(0, dir.resolve("kafka")).start();
         broker.createTopics(DemoCommand.PARTITIONS, DemoCommand.TOPIC);
-        options.kafkaBootstrap = broker.bootstrap();
-        options.checkpointDir = dir.resolve("checkpoints").toUri().toString();
+        settings = settings.toBuilder()
+                .set("--kafka.bootstrap", broker.bootstrap())
+                .set("--checkpoint.dir", dir.resolve("checkpoints").toUri())
+                .build();
+        launcher = launcher.withSettings(settings);
         admin = Admin.create(broker.adminProperties());
 
         int restPort = freePort();
@@ -166,7 +177,7 @@ final class DemoRun {
             out.flush();
         }
         jobMetrics = LocalMetrics.addTo(rest);
-        StreamExecutionEnvironment env = LocalFlink.environment(options, rest);
+        StreamExecutionEnvironment env = LocalFlink.environment(settings, rest);
         launcher.assemble(env);
         if (command.stopRequested) return false;
         job = env.executeAsync("rollcount-demo");
@@ -187,7 +198,7 @@ final class DemoRun {
             Map<String, Object> acc = accumulators(job);
             long now = System.nanoTime();
             long produced = generator.produced();
-            long lag = DemoView.lag(admin, options.kafkaGroupId);
+            long lag = DemoView.lag(admin, settings.kafkaGroupId);
             read = Math.max(read, RunCommand.longOf(acc, JobAccumulators.EVENTS_READ));
             long commands = jobMetrics.sum(RollcountMetrics.REDIS_COMMANDS_SENT);
             checkpoints.poll();

@@ -1,7 +1,7 @@
 package io.rollcount.cli;
 
 import io.rollcount.job.JobConnectors;
-import io.rollcount.job.JobOptions;
+import io.rollcount.job.JobSettings;
 import io.rollcount.job.kafka.KafkaClients;
 import io.rollcount.job.redis.RedisEndpoint;
 import io.rollcount.job.redis.RedisNodes;
@@ -38,22 +38,21 @@ record JobIdentity(String prefix, String redis, String source) {
     private static final String CLUSTER = "cluster ";
 
     /** This run's identity: asks Redis (a cluster's node ids) and Kafka (the cluster id) once. */
-    static JobIdentity of(JobOptions options) {
-        return new JobIdentity(options.redisKeyPrefix, redisOf(options), sourceOf(options));
+    static JobIdentity of(JobSettings settings) {
+        return new JobIdentity(settings.redis.keyPrefix(), redisOf(settings), sourceOf(settings));
     }
 
-    private static String redisOf(JobOptions options) {
-        RedisEndpoint endpoint = JobConnectors.redisEndpoint(options);
+    private static String redisOf(JobSettings settings) {
+        RedisEndpoint endpoint = JobConnectors.redisEndpoint(settings.redis);
         if (endpoint.cluster()) return CLUSTER + String.join(",", RedisNodes.nodeIds(endpoint));
         return endpoint.seeds().get(0) + "/" + endpoint.database();
     }
 
-    private static String sourceOf(JobOptions options) {
-        if (options.sourceKind() != JobOptions.SourceKind.kafka)
-            return options.sourceKind().name();
+    private static String sourceOf(JobSettings settings) {
+        if (settings.source != JobSettings.SourceKind.kafka) return settings.source.name();
         String clusterId =
-                KafkaClients.clusterId(JobConnectors.kafkaProperties(options), KafkaClients.DEFAULT_CHECK_TIMEOUT);
-        return "kafka topic " + options.kafkaTopic + " of cluster " + clusterId;
+                KafkaClients.clusterId(JobConnectors.kafkaProperties(settings), KafkaClients.DEFAULT_CHECK_TIMEOUT);
+        return "kafka topic " + settings.kafkaTopic + " of cluster " + clusterId;
     }
 
     /** Whether checkpoints of a job of {@code other} identity are this job's to resume. */

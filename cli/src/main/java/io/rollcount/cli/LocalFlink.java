@@ -1,7 +1,7 @@
 package io.rollcount.cli;
 
 import io.rollcount.job.FlinkSettings;
-import io.rollcount.job.JobOptions;
+import io.rollcount.job.JobSettings;
 import java.nio.file.Path;
 import java.time.Duration;
 import org.apache.flink.configuration.CheckpointingOptions;
@@ -16,14 +16,14 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 final class LocalFlink {
     private LocalFlink() {}
 
-    static StreamExecutionEnvironment environment(JobOptions options) {
-        return environment(options, new Configuration());
+    static StreamExecutionEnvironment environment(JobSettings settings) {
+        return environment(settings, new Configuration());
     }
 
-    /** As {@link #environment(JobOptions)}, with {@code extra} settings applied last (the demo turns on Flink's REST API). */
-    static StreamExecutionEnvironment environment(JobOptions options, Configuration extra) {
-        Configuration conf = FlinkSettings.configuration(options);
-        if (options.checkpointDir == null) {
+    /** As {@link #environment(JobSettings)}, with {@code extra} settings applied last (the demo turns on Flink's REST API). */
+    static StreamExecutionEnvironment environment(JobSettings settings, Configuration extra) {
+        Configuration conf = FlinkSettings.configuration(settings);
+        if (settings.checkpointDir == null) {
             String dir = Path.of(".rollcount", "checkpoints")
                     .toAbsolutePath()
                     .toUri()
@@ -37,8 +37,8 @@ final class LocalFlink {
         // Accumulators (the progress line) travel with heartbeats.
         conf.set(HeartbeatManagerOptions.HEARTBEAT_INTERVAL, Duration.ofSeconds(1));
         conf.set(TaskManagerOptions.MANAGED_MEMORY_SIZE, MemorySize.ofMebiBytes(256));
-        int parallelism = options.parallelism != null
-                ? options.parallelism
+        int parallelism = settings.parallelism != null
+                ? settings.parallelism
                 : Runtime.getRuntime().availableProcessors();
         conf.set(TaskManagerOptions.NUM_TASK_SLOTS, parallelism);
         conf.addAll(extra);

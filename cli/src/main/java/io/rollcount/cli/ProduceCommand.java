@@ -1,7 +1,5 @@
 package io.rollcount.cli;
 
-import io.rollcount.job.JobConnectors;
-import io.rollcount.job.JobOptions;
 import io.rollcount.job.kafka.KafkaClients;
 import java.io.BufferedInputStream;
 import java.io.ByteArrayOutputStream;
@@ -68,12 +66,9 @@ final class ProduceCommand implements Callable<Integer> {
      * the command exits 1: what it reports as sent is what the topic holds.
      */
     int produce(PrintStream out, PrintStream err) throws Exception {
-        JobOptions o = new JobOptions();
-        o.kafkaBootstrap = bootstrap;
-        o.kafkaProperties = properties;
-        o.kafkaTopic = topic;
-        KafkaClients.ensureTopics(JobConnectors.kafkaProperties(o), KafkaClients.DEFAULT_CHECK_TIMEOUT, topic);
-        Properties p = JobConnectors.kafkaProperties(o);
+        KafkaClients.ensureTopics(
+                KafkaClients.properties(bootstrap, properties), KafkaClients.DEFAULT_CHECK_TIMEOUT, topic);
+        Properties p = KafkaClients.properties(bootstrap, properties);
         p.put(ProducerConfig.ACKS_CONFIG, "all");
         p.put(ProducerConfig.LINGER_MS_CONFIG, "20");
         p.put(ProducerConfig.BATCH_SIZE_CONFIG, "262144");

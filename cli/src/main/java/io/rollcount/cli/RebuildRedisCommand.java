@@ -1,10 +1,11 @@
 package io.rollcount.cli;
 
 import io.rollcount.job.JobConnectors;
-import io.rollcount.job.JobOptions;
+import io.rollcount.job.JobSettings;
+import io.rollcount.job.RedisSettings;
+import io.rollcount.job.kafka.KafkaClients;
 import io.rollcount.job.kafka.KafkaIO;
 import io.rollcount.job.redis.RedisEndpoint;
-import io.rollcount.job.redis.RedisKeys;
 import io.rollcount.job.redis.RollupsRebuild;
 import java.io.PrintWriter;
 import java.time.Duration;
@@ -125,20 +126,11 @@ final class RebuildRedisCommand implements Callable<Integer> {
             if (fromMillis >= toMillis) throw new IllegalArgumentException("--from must be before --to");
             if (topic == null || topic.isBlank())
                 throw new IllegalArgumentException("--kafka.topic.rollups must not be empty");
-            JobOptions o = new JobOptions();
-            o.kafkaBootstrap = kafkaBootstrap;
-            o.kafkaProperties = kafkaProperties;
-            redisOptions.applyTo(o);
-            RedisKeys.checkPrefix(o.redisKeyPrefix);
-            String url = o.redisUrl();
-            if (!url.startsWith("redis://") && !url.startsWith("rediss://"))
-                throw new IllegalArgumentException("--redis must be a redis:// or rediss:// URL");
-            kafka = JobConnectors.kafkaProperties(o);
-            endpoint = JobConnectors.redisEndpoint(o);
-            o.topk = topk;
-            o.policiesFile = policies;
-            o.dedupHorizon = Duration.ofHours(24); // not used here; the policies need one
-            rules = o.policies();
+            RedisSettings redis = redisOptions.toSettings().check();
+            kafka = KafkaClients.properties(kafkaBootstrap, kafkaProperties);
+            endpoint = JobConnectors.redisEndpoint(redis);
+            // the dedup horizon is not used here; the policies need one
+            rules = JobSettings.loadPolicies(policies, topk, Duration.ofHours(24));
         } catch (IllegalArgumentException e) {
             err.println("rollcount rebuild-redis: " + e.getMessage());
             err.flush();

@@ -1,9 +1,10 @@
 package io.rollcount.cli;
 
 import io.rollcount.job.JobConnectors;
-import io.rollcount.job.JobOptions;
+import io.rollcount.job.JobSettings;
 import io.rollcount.job.RedisOptions;
 import io.rollcount.job.redis.RedisEndpoint;
+import io.rollcount.job.redis.RedisKeys;
 import io.rollcount.job.util.Messages;
 import redis.clients.jedis.UnifiedJedis;
 
@@ -12,18 +13,22 @@ import redis.clients.jedis.UnifiedJedis;
  * ({@code query}, {@code top}, {@code demo}), with the client they open.
  */
 final class RedisReadOptions extends RedisOptions {
-    private static final long serialVersionUID = 1L;
 
-    /** These options set on the job's options. */
-    void applyTo(JobOptions o) {
-        o.redis = redis;
-        o.redisCluster = redisCluster;
-        o.redisPasswordFile = redisPasswordFile;
-        o.redisKeyPrefix = redisKeyPrefix;
+    /** These options given to the job's settings {@code b}. */
+    JobSettings.Builder applyTo(JobSettings.Builder b) {
+        return b.set("--redis", redis)
+                .set("--redis.cluster", redisCluster)
+                .set("--redis.password-file", redisPasswordFile)
+                .set("--redis.key-prefix", redisKeyPrefix);
+    }
+
+    /** The key names under {@code --redis.key-prefix}; fails naming the option on a prefix it refuses. */
+    RedisKeys keys() {
+        return toSettings().keys();
     }
 
     RedisEndpoint endpoint() {
-        return JobConnectors.redisEndpoint(this);
+        return JobConnectors.redisEndpoint(toSettings());
     }
 
     /**

@@ -2,6 +2,7 @@ package io.rollcount.cli;
 
 import io.rollcount.job.JobConnectors;
 import io.rollcount.job.JobOptions;
+import io.rollcount.job.JobSettings;
 import io.rollcount.job.Launcher;
 import io.rollcount.job.RefusedStartException;
 import io.rollcount.job.files.InputFiles;
@@ -73,8 +74,12 @@ final class RunCommand implements Callable<Integer> {
      */
     static final String FINISHED_FILE = "finished";
 
+    /** The job's options as the command line gives them; the job runs with {@link #settings}, made from them once. */
     @Mixin
     JobOptions options = new JobOptions();
+
+    /** The job's settings, made from {@link #options} as the run starts. */
+    private JobSettings settings;
 
     @Spec
     CommandSpec spec;
@@ -110,10 +115,10 @@ final class RunCommand implements Callable<Integer> {
         }
     }
 
-    /** The start checks ({@link Launcher}), then the job, followed until it ends. */
+    /** The settings, made once from the options; the start checks ({@link Launcher}); the job, followed until it ends. */
     private int start() throws Exception {
-        options.validate();
-        if (resume != null && options.fresh)
+        settings = options.toSettings(spec.commandLine().getParseResult());
+        if (resume != null && settings.fresh)
             throw new IllegalArgumentException("--resume and --fresh exclude each other");
         if (metricsPort != null) {
             MetricsPort.validate("--metrics.port", metricsPort);
@@ -123,15 +128,15 @@ final class RunCommand implements Callable<Integer> {
                 return EXIT_REFUSED;
             }
         }
-        scan = options.sourceKind() == JobOptions.SourceKind.files ? scanInput(options.input) : null;
+        scan = settings.source == JobSettings.SourceKind.files ? scanInput(settings.input) : null;
         if (scan != null) scan.skipped().forEach(s -> System.err.println("rollcount: skipping " + s));
         long inputBytes = scan != null ? inputSize(scan) : -1;
-        String base = checkpointBase(options);
+        String base = checkpointBase(settings);
         Path localBase = localPath(base);
         PrintWriter says = spec.commandLine().getErr();
-        JobIdentity identity = localBase != null ? JobIdentity.of(options) : null;
+        JobIdentity identity = localBase != null ? JobIdentity.of(settings) : null;
         String restore = resume;
-        if (restore == null && !options.fresh && localBase != null) {
+        if (restore == null && !settings.fresh && localBase != null) {
             Path latest = latestCheckpoint(localBase);
             if (latest != null && !finished(latest)) {
                 String foreign = foreignCheckpoint(latest, identity);
@@ -146,7 +151,7 @@ final class RunCommand implements Callable<Integer> {
                 ? leaseTokenOf(localPath(restore))
                 : UUID.randomUUID().toString();
         Launcher launcher = Launcher.of(
-                        options,
+                        settings,
                         Launcher.Place.HERE,
                         "--resume PATH, a chk-N folder of its checkpoints; none under "
                                 + (localBase != null ? localBase : base))
@@ -162,7 +167,7 @@ final class RunCommand implements Callable<Integer> {
             extra.set(StateRecoveryOptions.SAVEPOINT_IGNORE_UNCLAIMED_STATE, true);
             says.printf(
                     "rollcount: resuming from checkpoint %s (%s of key prefix '%s'; --fresh starts over, --resume PATH picks another)%n",
-                    restore, resume != null ? "--resume" : "the latest", options.redisKeyPrefix);
+                    restore, resume != null ? "--resume" : "the latest", settings.redis.keyPrefix());
             says.flush();
         }
         if (metricsPort != null) {
@@ -170,13 +175,13 @@ final class RunCommand implements Callable<Integer> {
             says.println("rollcount: " + MetricsPort.serving(metricsPort));
             says.flush();
         }
-        if (options.policiesFile != null) {
-            options.policies().describe().forEach(line -> says.println("rollcount: " + line));
+        if (settings.policiesFile != null) {
+            settings.policies().describe().forEach(line -> says.println("rollcount: " + line));
             says.flush();
         }
         CheckpointFailures.listen();
         LocalMetrics metrics = LocalMetrics.addTo(extra);
-        StreamExecutionEnvironment env = LocalFlink.environment(options, extra);
+        StreamExecutionEnvironment env = LocalFlink.environment(settings, extra);
         launcher.assemble(env);
         long started = System.nanoTime();
         JobClient job = env.executeAsync("rollcount");
@@ -189,7 +194,7 @@ final class RunCommand implements Callable<Integer> {
             if (code == 0 && jobDir != null) markFinished(localBase, jobDir);
             return code;
         } finally {
-            releaseLease(options, leaseToken);
+            releaseLease(settings, leaseToken);
         }
     }
 
@@ -215,7 +220,7 @@ final class RunCommand implements Callable<Integer> {
                         "rollcount: cancelled; ./rollcount run with the same options resumes from its last checkpoint");
                 return 130;
             }
-            throw withCheckpointSpace(e, checkpointBase(options));
+            throw withCheckpointSpace(e, checkpointBase(settings));
         }
     }
 
@@ -335,11 +340,11 @@ final class RunCommand implements Callable<Integer> {
     }
 
     /** Where this prefix's checkpoints go: {@code <--checkpoint.dir or .rollcount/checkpoints>/<prefix>}, as a URI. */
-    static String checkpointBase(JobOptions options) {
-        String root = options.checkpointDir != null
-                ? options.checkpointDir
+    static String checkpointBase(JobSettings settings) {
+        String root = settings.checkpointDir != null
+                ? settings.checkpointDir
                 : Path.of(".rollcount", "checkpoints").toAbsolutePath().toUri().toString();
-        return root.replaceAll("/+$", "") + "/" + options.redisKeyPrefix;
+        return root.replaceAll("/+$", "") + "/" + settings.redis.keyPrefix();
     }
 
     /** A local path for a {@code file:} URI or a plain path; null for other file systems (s3://, hdfs://...). */
@@ -447,10 +452,10 @@ final class RunCommand implements Callable<Integer> {
     }
 
     /** The writers give the lease up when they close; this is for a job that ended before they could. */
-    private static void releaseLease(JobOptions options, String leaseToken) {
+    private static void releaseLease(JobSettings settings, String leaseToken) {
         if (leaseToken == null) return;
-        try (UnifiedJedis jedis = JobConnectors.redisEndpoint(options).client()) {
-            new PrefixGuard(options.redisKeyPrefix).release(jedis, leaseToken);
+        try (UnifiedJedis jedis = JobConnectors.redisEndpoint(settings.redis).client()) {
+            new PrefixGuard(settings.redis.keyPrefix()).release(jedis, leaseToken);
         } catch (RuntimeException e) {
             // it expires on its own
         }

@@ -10,7 +10,7 @@ import org.apache.flink.core.execution.CheckpointingMode;
 
 /**
  * The job's Flink settings: what exactness and speed need ({@link #ownSettings}), and what a cluster may choose
- * unless the job's option is given ({@link #configuration(JobOptions, ReadableConfig)}).
+ * unless the job's option is given ({@link #configuration(JobSettings, ReadableConfig)}).
  */
 public final class FlinkSettings {
     private FlinkSettings() {}
@@ -20,11 +20,11 @@ public final class FlinkSettings {
      * demo, the benchmarks): {@link #ownSettings}, RocksDB with incremental checkpoints, checkpoints every
      * {@code --checkpoint.interval} (10 s where not given), retained on cancellation.
      */
-    public static Configuration configuration(JobOptions options) {
-        Configuration conf = ownSettings(options);
+    public static Configuration configuration(JobSettings settings) {
+        Configuration conf = ownSettings(settings);
         conf.set(StateBackendOptions.STATE_BACKEND, "rocksdb");
         conf.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, true);
-        conf.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, options.checkpointIntervalOrDefault());
+        conf.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, settings.checkpointInterval);
         conf.set(
                 CheckpointingOptions.EXTERNALIZED_CHECKPOINT_RETENTION,
                 org.apache.flink.configuration.ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION);
@@ -35,14 +35,14 @@ public final class FlinkSettings {
      * The job's Flink settings on a cluster whose own settings are {@code cluster} (its {@code config.yaml}, the
      * operator's {@code flinkConfiguration}): what a cluster may choose (checkpoint interval, state backend,
      * checkpoint retention, restart strategy, parallelism) stays the cluster's unless the job's option is given;
-     * where neither sets a checkpoint interval the job sets 10 s ({@link JobOptions#DEFAULT_CHECKPOINT_INTERVAL}),
+     * where neither sets a checkpoint interval the job sets 10 s ({@link JobSettings#DEFAULT_CHECKPOINT_INTERVAL}),
      * and where neither sets a state backend, RocksDB with incremental checkpoints. {@link #ownSettings} are the
      * job's in any case. A cluster set to at-least-once checkpoints is refused with an
      * {@link IllegalArgumentException} of one line: the job's outputs are exactly-once only with exactly-once
      * checkpoints.
      */
     public static Configuration configuration(
-            JobOptions options, org.apache.flink.configuration.ReadableConfig cluster) {
+            JobSettings settings, org.apache.flink.configuration.ReadableConfig cluster) {
         if (cluster.getOptional(CheckpointingOptions.CHECKPOINTING_CONSISTENCY_MODE)
                         .orElse(CheckpointingMode.EXACTLY_ONCE)
                 == CheckpointingMode.AT_LEAST_ONCE) {
@@ -51,12 +51,12 @@ public final class FlinkSettings {
                             + ": AT_LEAST_ONCE; Rollcount's counts and Kafka outputs are exactly-once only with EXACTLY_ONCE"
                             + " checkpoints: set it to EXACTLY_ONCE, or leave it unset, for this job");
         }
-        Configuration conf = ownSettings(options);
-        if (options.checkpointInterval != null) {
-            conf.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, options.checkpointInterval);
+        Configuration conf = ownSettings(settings);
+        if (settings.isGiven("--checkpoint.interval")) {
+            conf.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, settings.checkpointInterval);
         } else if (cluster.getOptional(CheckpointingOptions.CHECKPOINTING_INTERVAL)
                 .isEmpty()) {
-            conf.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, JobOptions.DEFAULT_CHECKPOINT_INTERVAL);
+            conf.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, JobSettings.DEFAULT_CHECKPOINT_INTERVAL);
         }
         if (cluster.getOptional(StateBackendOptions.STATE_BACKEND).isEmpty()) {
             conf.set(StateBackendOptions.STATE_BACKEND, "rocksdb");
@@ -78,12 +78,12 @@ public final class FlinkSettings {
      * (every operator emits objects of its own), no generic types (no Kryo on the hot path), a 200 ms watermark
      * interval; {@code --checkpoint.dir} where given.
      */
-    static Configuration ownSettings(JobOptions options) {
+    static Configuration ownSettings(JobSettings settings) {
         Configuration conf = new Configuration();
         conf.set(CheckpointingOptions.CHECKPOINTING_CONSISTENCY_MODE, CheckpointingMode.EXACTLY_ONCE);
-        if (options.checkpointDir != null) {
+        if (settings.checkpointDir != null) {
             conf.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
-            conf.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, options.checkpointDir);
+            conf.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, settings.checkpointDir);
         }
         // Deduplication looks up mostly event_ids it has never seen: a Bloom filter answers those without
         // reading SST files once the ids of a day no longer fit in the memtables.

@@ -31,9 +31,9 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.OffsetResetStrategy;
 
 /**
- * The options mapped to the connectors' builders: the one place that maps them, for the job, its tests and the
+ * The settings mapped to the connectors' builders: the one place that maps them, for the job, its tests and the
  * commands of the command line. The connectors ({@code io.rollcount.job.redis}, {@code io.rollcount.job.kafka},
- * {@code io.rollcount.job.files}) know nothing of the options. {@link #assemble} is the production wiring of
+ * {@code io.rollcount.job.files}) know nothing of the settings. {@link #assemble} is the production wiring of
  * {@link Pipeline#build}.
  */
 public final class JobConnectors {
@@ -45,37 +45,38 @@ public final class JobConnectors {
      * The file source of {@code --input}: a file or a folder of {@code .jsonl} / {@code .jsonl.gz}; only the
      * files {@link InputFiles} accepts, one split each, handed out in path order.
      */
-    public static Source<Event, ?, ?> fileSource(JobOptions options) {
-        JsonLinesFormat format = new JsonLinesFormat(new EventParser(0), options.maxFuture.toMillis());
-        return FileSource.forBulkFileFormat(format, new Path(options.input))
+    public static Source<Event, ?, ?> fileSource(JobSettings settings) {
+        JsonLinesFormat format = new JsonLinesFormat(new EventParser(0), settings.maxFuture.toMillis());
+        return FileSource.forBulkFileFormat(format, new Path(settings.input))
                 .setFileEnumerator(LocalInputEnumerator::new)
                 .setSplitAssigner(PathOrderSplitAssigner::new)
                 .build();
     }
 
     /**
-     * The production wiring of {@link Pipeline#build}: sources and sinks made from the options. Fails with an
+     * The production wiring of {@link Pipeline#build}: sources and sinks made from the settings. Fails with an
      * {@link IllegalStateException} of one line when the job cannot start (another job holds {@code --dlq}).
      */
     static void assemble(
-            StreamExecutionEnvironment env, JobOptions options, boolean applicationMode, String leaseToken) {
-        Source<Event, ?, ?> source = switch (options.sourceKind()) {
-            case files -> fileSource(options);
-            case kafka -> kafkaSource(options);
+            StreamExecutionEnvironment env, JobSettings settings, boolean applicationMode, String leaseToken) {
+        Source<Event, ?, ?> source = switch (settings.source) {
+            case files -> fileSource(settings);
+            case kafka -> kafkaSource(settings);
         };
-        boolean kafka = options.kafkaConfigured();
-        if (kafka) ensureOutputTopics(options, applicationMode);
+        boolean kafka = settings.kafkaConfigured();
+        if (kafka) ensureOutputTopics(settings, applicationMode);
         // Another running job's dead-letter file is refused before this one starts (its writer would be refused
         // anyway); not in application mode, where the job this main recovers may hold it.
-        else if (!applicationMode) DeadLetterFileSink.refuseIfLocked(options.dlq);
+        else if (!applicationMode) DeadLetterFileSink.refuseIfLocked(settings.dlq);
         // One job per key prefix: the counts' writers hold its lease (the sorted sets' writers need not).
-        RedisSink redis = redisSink(options).holdingLease(leaseToken);
+        RedisSink redis = redisSink(settings).holdingLease(leaseToken);
         // In application mode main does not check the prefix (see RollcountJob): the writers do.
         if (applicationMode) redis = redis.refusingEarlierJob();
         Pipeline.Outputs outputs = kafka
-                ? new Pipeline.Outputs(redis, deadLetterSink(options), 0, rollupsSink(options), trendingSink(options))
-                : new Pipeline.Outputs(redis, new DeadLetterFileSink(options.dlq), 1, null);
-        Pipeline.build(env, options, source, outputs);
+                ? new Pipeline.Outputs(
+                        redis, deadLetterSink(settings), 0, rollupsSink(settings), trendingSink(settings))
+                : new Pipeline.Outputs(redis, new DeadLetterFileSink(settings.dlq), 1, null);
+        Pipeline.build(env, settings, source, outputs);
     }
 
     /** The setters of the Redis builders and the options (or environment variables) that set them, for messages. */
@@ -97,16 +98,16 @@ public final class JobConnectors {
      * {@code $ROLLCOUNT_REDIS_CA} if that is set. A refused setting is an {@link IllegalArgumentException} naming
      * the option, e.g. {@code --redis: the port must be a number in redis://h:port}.
      */
-    public static RedisEndpoint redisEndpoint(RedisOptions options) {
-        return redisEndpoint(options, System.getenv());
+    public static RedisEndpoint redisEndpoint(RedisSettings redis) {
+        return redisEndpoint(redis, System.getenv());
     }
 
-    static RedisEndpoint redisEndpoint(RedisOptions options, Map<String, String> env) {
+    static RedisEndpoint redisEndpoint(RedisSettings redis, Map<String, String> env) {
         return namingOptions(() -> {
-            RedisEndpoint.Builder b = RedisEndpoint.builder().setCluster(options.redisCluster);
-            b.setUrl(options.redisUrl());
-            if (options.redisPasswordFile != null && !options.redisPasswordFile.isBlank()) {
-                b.setPasswordFile(Paths.get(options.redisPasswordFile));
+            RedisEndpoint.Builder b = RedisEndpoint.builder().setCluster(redis.cluster());
+            b.setUrl(redis.url());
+            if (redis.passwordFile() != null && !redis.passwordFile().isBlank()) {
+                b.setPasswordFile(Paths.get(redis.passwordFile()));
             }
             String envPassword = env.get(RedisEndpoint.PASSWORD_ENV);
             if (envPassword != null && !envPassword.isEmpty()) b.setFallbackPassword(envPassword);
@@ -119,8 +120,8 @@ public final class JobConnectors {
     /**
      * The job's Redis sink: {@link #redisSinkBuilder} built.
      */
-    public static RedisSink redisSink(JobOptions options) {
-        return redisSinkBuilder(options).build();
+    public static RedisSink redisSink(JobSettings settings) {
+        return redisSinkBuilder(settings).build();
     }
 
     /**
@@ -128,13 +129,13 @@ public final class JobConnectors {
      * {@code --redis.retry-timeout}; {@value RedisSink#JOB_COUNTERS_PER_CALL} counters per script call, a buffer of
      * {@value RedisSink#JOB_MAX_BUFFERED_KEYS} keys, flush interval at its default (the benchmark sets more).
      */
-    public static RedisSink.Builder redisSinkBuilder(JobOptions options) {
-        RedisEndpoint endpoint = redisEndpoint(options);
+    public static RedisSink.Builder redisSinkBuilder(JobSettings settings) {
+        RedisEndpoint endpoint = redisEndpoint(settings.redis);
         return namingOptions(() -> RedisSink.builder()
                 .setEndpoint(endpoint)
-                .setKeyPrefix(options.redisKeyPrefix)
-                .setAllowedLateness(options.allowedLateness)
-                .setRetryTimeout(options.redisRetryTimeout)
+                .setKeyPrefix(settings.redis.keyPrefix())
+                .setAllowedLateness(settings.allowedLateness)
+                .setRetryTimeout(settings.redisRetryTimeout)
                 .setCountersPerCall(RedisSink.JOB_COUNTERS_PER_CALL)
                 .setMaxBufferedKeys(RedisSink.JOB_MAX_BUFFERED_KEYS));
     }
@@ -150,35 +151,35 @@ public final class JobConnectors {
     }
 
     /** The settings of every Kafka client of the job: {@code --kafka.properties} and {@code --kafka.bootstrap}. */
-    public static Properties kafkaProperties(JobOptions options) {
-        return KafkaClients.properties(options.kafkaBootstrap, options.kafkaProperties);
+    public static Properties kafkaProperties(JobSettings settings) {
+        return KafkaClients.properties(settings.kafkaBootstrap, settings.kafkaProperties);
     }
 
     /**
      * The job's Kafka source: {@link #plainKafkaSource} with each partition holding the watermark until it is read
      * and idle ({@code --idle-timeout}) only when read to its end ({@link CaughtUpIdlenessSource}).
      */
-    public static CaughtUpIdlenessSource kafkaSource(JobOptions options) {
-        Properties clients = kafkaProperties(options);
-        clients.put(ConsumerConfig.GROUP_ID_CONFIG, options.kafkaGroupId);
-        return new CaughtUpIdlenessSource(plainKafkaSource(options), clients, options.idleTimeout);
+    public static CaughtUpIdlenessSource kafkaSource(JobSettings settings) {
+        Properties clients = kafkaProperties(settings);
+        clients.put(ConsumerConfig.GROUP_ID_CONFIG, settings.kafkaGroupId);
+        return new CaughtUpIdlenessSource(plainKafkaSource(settings), clients, settings.idleTimeout);
     }
 
     /** Flink's Kafka source of {@code --kafka.topic}, {@code --kafka.group-id}, {@code --kafka.starting-offsets}, {@code --bounded}, {@code --max-future}. */
-    public static KafkaSource<Event> plainKafkaSource(JobOptions options) {
+    public static KafkaSource<Event> plainKafkaSource(JobSettings settings) {
         return KafkaIO.source(
-                kafkaProperties(options),
-                options.kafkaTopic,
-                options.kafkaGroupId,
-                startingOffsets(options.kafkaStartingOffsets),
-                options.maxFuture,
-                options.bounded);
+                kafkaProperties(settings),
+                settings.kafkaTopic,
+                settings.kafkaGroupId,
+                startingOffsets(settings.kafkaStartingOffsets),
+                settings.maxFuture,
+                settings.bounded);
     }
 
     /** {@code committed} falls back to the earliest offset for a partition the group has not committed. */
     @SuppressWarnings("deprecation") // OffsetResetStrategy is what the connector's API takes
-    static OffsetsInitializer startingOffsets(JobOptions.StartingOffsets s) {
-        return switch (s == null ? JobOptions.StartingOffsets.committed : s) {
+    static OffsetsInitializer startingOffsets(JobSettings.StartingOffsets s) {
+        return switch (s == null ? JobSettings.StartingOffsets.committed : s) {
             case committed -> OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST);
             case earliest -> OffsetsInitializer.earliest();
             case latest -> OffsetsInitializer.latest();
@@ -186,50 +187,50 @@ public final class JobConnectors {
     }
 
     /** The producer settings of the job's Kafka sinks: {@link #kafkaProperties} and {@code --kafka.transaction-timeout}. */
-    public static Properties kafkaProducerProperties(JobOptions options) {
-        return KafkaIO.producerProperties(kafkaProperties(options), options.kafkaTransactionTimeout);
+    public static Properties kafkaProducerProperties(JobSettings settings) {
+        return KafkaIO.producerProperties(kafkaProperties(settings), settings.kafkaTransactionTimeout);
     }
 
     /**
      * The rollups sink: topic {@code --kafka.topic.rollups}, each record naming {@code --redis.key-prefix},
      * transactional ids of {@code --kafka.transactional-id-prefix}.
      */
-    public static KafkaSink<Rollup> rollupsSink(JobOptions options) {
+    public static KafkaSink<Rollup> rollupsSink(JobSettings settings) {
         return KafkaIO.rollups(
-                kafkaProducerProperties(options),
-                options.kafkaTransactionalIdPrefix,
-                options.kafkaTopicRollups,
-                options.redisKeyPrefix);
+                kafkaProducerProperties(settings),
+                settings.kafkaTransactionalIdPrefix,
+                settings.kafkaTopicRollups,
+                settings.redis.keyPrefix());
     }
 
     /** The dead-letter sink: topic {@code --kafka.topic.dlq}, transactional ids of {@code --kafka.transactional-id-prefix}. */
-    public static KafkaSink<Event> deadLetterSink(JobOptions options) {
+    public static KafkaSink<Event> deadLetterSink(JobSettings settings) {
         return KafkaIO.deadLetters(
-                kafkaProducerProperties(options), options.kafkaTransactionalIdPrefix, options.kafkaTopicDlq);
+                kafkaProducerProperties(settings), settings.kafkaTransactionalIdPrefix, settings.kafkaTopicDlq);
     }
 
     /**
      * The lists' sink: topic {@code --kafka.topic.trending}, each record naming {@code --redis.key-prefix},
      * transactional ids of {@code --kafka.transactional-id-prefix}.
      */
-    public static KafkaSink<TopList> trendingSink(JobOptions options) {
-        String prefix = options.redisKeyPrefix;
+    public static KafkaSink<TopList> trendingSink(JobSettings settings) {
+        String prefix = settings.redis.keyPrefix();
         return KafkaIO.trending(
-                kafkaProducerProperties(options),
-                options.kafkaTransactionalIdPrefix,
-                options.kafkaTopicTrending,
+                kafkaProducerProperties(settings),
+                settings.kafkaTransactionalIdPrefix,
+                settings.kafkaTopicTrending,
                 prefix,
                 t -> t.ns,
                 t -> Json.topList(prefix, t));
     }
 
     /**
-     * {@link #ensureOutputTopics(JobOptions)}; in application mode a broker that does not answer is a warning:
+     * {@link #ensureOutputTopics(JobSettings)}; in application mode a broker that does not answer is a warning:
      * this main may run for a JobManager failover, whose recovered job is better left to retry than failed.
      */
-    static void ensureOutputTopics(JobOptions options, boolean applicationMode) {
+    static void ensureOutputTopics(JobSettings settings, boolean applicationMode) {
         try {
-            ensureOutputTopics(options);
+            ensureOutputTopics(settings);
         } catch (IllegalStateException e) {
             if (!applicationMode) throw e;
             LOG.warn("application mode: the job's output topics were not checked: {}", e.getMessage());
@@ -237,11 +238,14 @@ public final class JobConnectors {
     }
 
     /**
-     * Checks the brokers of the options and creates the job's output topics ({@code --kafka.topic.rollups},
+     * Checks the brokers of the settings and creates the job's output topics ({@code --kafka.topic.rollups},
      * {@code --kafka.topic.trending}, {@code --kafka.topic.dlq}) that are missing ({@link KafkaIO#ensureOutputTopics}).
      */
-    public static void ensureOutputTopics(JobOptions options) {
+    public static void ensureOutputTopics(JobSettings settings) {
         KafkaIO.ensureOutputTopics(
-                kafkaProperties(options), options.kafkaTopicRollups, options.kafkaTopicTrending, options.kafkaTopicDlq);
+                kafkaProperties(settings),
+                settings.kafkaTopicRollups,
+                settings.kafkaTopicTrending,
+                settings.kafkaTopicDlq);
     }
 }

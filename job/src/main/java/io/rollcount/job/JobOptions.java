@@ -1,42 +1,35 @@
 package io.rollcount.job;
 
 import io.rollcount.job.kafka.KafkaIO;
-import io.rollcount.job.model.Resolution;
-import io.rollcount.job.policy.Policies;
-import io.rollcount.job.policy.PoliciesFile;
-import io.rollcount.job.redis.RedisKeys;
 import io.rollcount.job.util.DurationConverter;
-import io.rollcount.job.util.Durations;
 import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
 import picocli.CommandLine;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Model.OptionSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParseResult;
 
 /**
- * Every option of the job (contract section 5), the same for {@code flink run job/target/rollcount-job.jar}
- * and {@code ./rollcount run}. Parsed by picocli, durations by {@link DurationConverter}; each option's default
- * is its annotation's {@code defaultValue} alone, which a new instance holds too; validated by {@link #validate()},
- * which names the option at fault. The Redis options are {@link RedisOptions}, shared with the commands that read Redis. Secrets never travel on the command line: {@code --redis} may omit the password and take it
- * from {@code $ROLLCOUNT_REDIS_PASSWORD} or {@code --redis.password-file}.
+ * The command-line face of the job's options (contract section 5), the same for
+ * {@code flink run job/target/rollcount-job.jar} and {@code ./rollcount run}: the fields picocli fills in, durations
+ * by {@link DurationConverter}; each option's default is its annotation's {@code defaultValue} alone, which a new
+ * instance holds too. The job never reads these fields: {@link #toSettings} makes them, once parsed, the immutable
+ * {@link JobSettings} it runs with, checked as they are made. The Redis options are {@link RedisOptions}, shared with
+ * the commands that read Redis. Secrets never travel on the command line: {@code --redis} may omit the password and
+ * take it from {@code $ROLLCOUNT_REDIS_PASSWORD} or {@code --redis.password-file}.
  */
 public class JobOptions extends RedisOptions {
-    private static final long serialVersionUID = 1L;
-
-    public enum SourceKind {
-        kafka,
-        files
-    }
-
-    public enum StartingOffsets {
-        committed,
-        earliest,
-        latest
-    }
 
     @Option(
             names = "--source",
             description =
                     "Where increments come from: kafka or files. Default: files when --input is given, else kafka.")
-    public SourceKind source;
+    public JobSettings.SourceKind source;
 
     @Option(
             names = "--input",
@@ -95,7 +88,7 @@ public class JobOptions extends RedisOptions {
             defaultValue = "committed",
             description =
                     "committed, earliest or latest (default: ${DEFAULT-VALUE}; committed falls back to earliest).")
-    public StartingOffsets kafkaStartingOffsets;
+    public JobSettings.StartingOffsets kafkaStartingOffsets;
 
     @Option(
             names = "--kafka.group-id",
@@ -142,9 +135,6 @@ public class JobOptions extends RedisOptions {
             description = "Checkpoint interval (default: the cluster's execution.checkpointing.interval, else 10s;"
                     + " ./rollcount run: 10s). The exactly-once outputs become visible at each checkpoint.")
     public Duration checkpointInterval;
-
-    /** The checkpoint interval where neither {@code --checkpoint.interval} nor the cluster sets one. */
-    public static final Duration DEFAULT_CHECKPOINT_INTERVAL = Duration.ofSeconds(10);
 
     @Option(
             names = "--checkpoint.dir",
@@ -252,144 +242,45 @@ public class JobOptions extends RedisOptions {
         new CommandLine(this).parseArgs();
     }
 
-    /** The parsed {@code --policies} file, read once (client side: the job graph carries it, not the file). */
-    private Policies policies;
+    /** The long name of every option of the job (those of {@link RedisOptions} too). */
+    static final Set<String> NAMES = CommandSpec.forAnnotatedObject(new JobOptions()).options().stream()
+            .map(OptionSpec::longestName)
+            .collect(Collectors.toUnmodifiableSet());
 
     /**
-     * The namespace policies: those of {@code --policies}, read and checked on first use, or none (every
-     * counter gets the defaults, with {@code --topk} and {@code --dedup-horizon}). A bad file fails with a
-     * {@link io.rollcount.job.policy.PoliciesException} of one line naming the file, the rule and the field.
+     * The settings of these options, which {@code parsed} (the parse result of the command these options are
+     * part of, e.g. as a mixin) filled in; fails with an {@link IllegalArgumentException} of one line naming the
+     * option at fault ({@link JobSettings}).
      */
-    public Policies policies() {
-        if (policies == null) {
-            long dedup = dedupHorizon.toMillis();
-            policies = policiesFile == null
-                    ? Policies.none(topk, dedup)
-                    : PoliciesFile.load(java.nio.file.Path.of(policiesFile), topk, dedup);
+    public JobSettings toSettings(ParseResult parsed) {
+        Map<String, String> given = new LinkedHashMap<>();
+        for (OptionSpec option : parsed.matchedOptions()) {
+            String name = option.longestName();
+            if (!NAMES.contains(name)) continue;
+            Object value = option.getValue();
+            given.put(
+                    name,
+                    value instanceof Boolean
+                            ? null
+                            : value instanceof Duration d ? d.toString() : String.valueOf(value));
         }
-        return policies;
+        return new JobSettings(this, given);
     }
 
-    /** {@code --checkpoint.interval}, or {@link #DEFAULT_CHECKPOINT_INTERVAL} where it is not given. */
-    public Duration checkpointIntervalOrDefault() {
-        return checkpointInterval != null ? checkpointInterval : DEFAULT_CHECKPOINT_INTERVAL;
-    }
-
-    /** Whether {@code --kafka.bootstrap} is set: then rollups and dead letters go to Kafka, else dead letters to {@code --dlq}. */
-    public boolean kafkaConfigured() {
-        return kafkaBootstrap != null && !kafkaBootstrap.isBlank();
-    }
-
-    /**
-     * The resolutions of {@code --rollups.resolutions}, as a bit set over {@link Resolution#ordinal()}; fails
-     * with a message naming the option on an empty list, an unknown label or a label given twice.
-     */
-    public int rollupResolutionMask() {
-        String value = rollupsResolutions == null ? "" : rollupsResolutions.trim();
-        String expected = "expected a comma-separated list of 5s, 1m, 5m, 1h, 1d";
-        if (value.isEmpty()) throw new IllegalArgumentException("--rollups.resolutions is empty: " + expected);
-        int mask = 0;
-        for (String part : value.split(",", -1)) {
-            String label = part.trim();
-            Resolution r = null;
-            for (Resolution c : Resolution.all()) if (c.label.equals(label)) r = c;
-            if (r == null) {
-                throw new IllegalArgumentException(
-                        "--rollups.resolutions: unknown resolution '" + label + "' in '" + value + "': " + expected);
-            }
-            if ((mask & (1 << r.ordinal())) != 0) {
-                throw new IllegalArgumentException(
-                        "--rollups.resolutions: '" + label + "' is listed twice in '" + value + "'");
-            }
-            mask |= 1 << r.ordinal();
-        }
-        return mask;
-    }
-
-    /**
-     * {@code --counter-cache} in bytes, or {@link io.rollcount.job.ops.CountPerCounter#AUTO_CACHE_BYTES} for
-     * {@code auto}; fails with a message naming the option when it is neither a size of at least 1mb nor auto.
-     */
-    public long counterCacheBytes() {
-        String v = counterCache == null ? "auto" : counterCache.strip();
-        if (v.equalsIgnoreCase("auto")) return io.rollcount.job.ops.CountPerCounter.AUTO_CACHE_BYTES;
-        long bytes;
+    /** The settings of the job's arguments {@code args}; a malformed option is an {@link IllegalArgumentException}. */
+    static JobSettings parse(List<String> args) {
+        JobOptions options = new JobOptions();
+        ParseResult parsed;
         try {
-            bytes = org.apache.flink.configuration.MemorySize.parse(v).getBytes();
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(
-                    "--counter-cache must be a size such as 64mb or 'auto', not '" + counterCache + "'");
+            parsed = new CommandLine(options).parseArgs(args.toArray(String[]::new));
+        } catch (CommandLine.ParameterException e) {
+            throw new IllegalArgumentException(e.getMessage());
         }
-        if (bytes < (1L << 20)) {
-            throw new IllegalArgumentException("--counter-cache must be at least 1mb, not '" + counterCache + "'");
-        }
-        return bytes;
+        return options.toSettings(parsed);
     }
 
-    public SourceKind sourceKind() {
-        if (source != null) return source;
-        return input != null ? SourceKind.files : SourceKind.kafka;
-    }
-
-    /** Fails with a message naming the option when {@code d} is shorter than {@code min}. */
-    private static void atLeast(String option, Duration d, Duration min, String why) {
-        if (d.compareTo(min) < 0) {
-            throw new IllegalArgumentException(
-                    option + " must be at least " + Durations.format(min) + why + ", not " + Durations.format(d));
-        }
-    }
-
-    private static void notBlank(String option, String value) {
-        if (value == null || value.isBlank()) throw new IllegalArgumentException(option + " must not be empty");
-    }
-
-    /**
-     * Checks every option and fails with a message that names the option at fault. Every duration has a
-     * minimum, since a zero where none is meant (a half-life of {@code 0s}) fails the job at every restart:
-     * zero only where it means something (no lateness, no out-of-orderness, no idleness), never negative.
-     */
-    public JobOptions validate() {
-        atLeast("--allowed-lateness", allowedLateness, Duration.ZERO, "");
-        atLeast("--out-of-orderness", outOfOrderness, Duration.ZERO, "");
-        atLeast("--idle-timeout", idleTimeout, Duration.ZERO, " (0s: partitions never count as idle)");
-        atLeast("--dedup-horizon", dedupHorizon, Duration.ofSeconds(1), "");
-        atLeast("--max-future", maxFuture, Duration.ofSeconds(1), "");
-        if (checkpointInterval != null)
-            atLeast("--checkpoint.interval", checkpointInterval, Duration.ofMillis(10), " (Flink's minimum)");
-        atLeast("--trending.half-life", trendingHalfLife, Duration.ofSeconds(1), "");
-        atLeast("--redis.retry-timeout", redisRetryTimeout, Duration.ZERO, "");
-        atLeast("--flush-interval", flushInterval, Duration.ofMillis(10), "");
-        counterCacheBytes();
-        atLeast("--kafka.transaction-timeout", kafkaTransactionTimeout, Duration.ofSeconds(1), "");
-        if (kafkaTransactionTimeout.compareTo(Duration.ofMinutes(15)) > 0) {
-            throw new IllegalArgumentException(
-                    "--kafka.transaction-timeout must be at most 15m, the default transaction.max.timeout.ms of a Kafka broker");
-        }
-        if (sourceKind() == SourceKind.files && (input == null || input.isBlank())) {
-            throw new IllegalArgumentException("--input is required with --source files");
-        }
-        if (sourceKind() == SourceKind.kafka && !kafkaConfigured()) {
-            throw new IllegalArgumentException(
-                    "--kafka.bootstrap is required with --source kafka (or give --input PATH to read files)");
-        }
-        notBlank("--kafka.topic.rollups", kafkaTopicRollups);
-        notBlank("--kafka.topic.trending", kafkaTopicTrending);
-        notBlank("--kafka.topic.dlq", kafkaTopicDlq);
-        if (parallelism != null && parallelism < 1)
-            throw new IllegalArgumentException("--parallelism must be at least 1");
-        if (trendingMaxNamespaces < 1 || trendingMaxNamespaces > 100_000) {
-            throw new IllegalArgumentException(
-                    "--trending.max-namespaces must be between 1 and 100000, got " + trendingMaxNamespaces);
-        }
-        rollupResolutionMask();
-        if (topk < 1 || topk > 10_000) throw new IllegalArgumentException("--topk must be between 1 and 10000");
-        RedisKeys.checkPrefix(redisKeyPrefix);
-        String url = redisUrl();
-        if (!url.startsWith("redis://") && !url.startsWith("rediss://")) {
-            throw new IllegalArgumentException("--redis must be a redis:// or rediss:// URL");
-        }
-        policies = null; // read (again) with the options as they are now
-        policies();
-        return this;
+    /** Fails unless {@code option} names an option of the job (e.g. {@code --topk}). */
+    static void requireName(String option) {
+        if (!NAMES.contains(option)) throw new IllegalArgumentException("no option of the job is named " + option);
     }
 }

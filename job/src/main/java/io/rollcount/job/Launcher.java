@@ -20,7 +20,6 @@ import redis.clients.jedis.exceptions.JedisException;
  *
  * <p>{@link #checkStart} runs the checks in this order, so that a refused start changes nothing:
  * <ol>
- *   <li>the options ({@link JobOptions#validate});
  *   <li>in an application cluster, {@code --fresh} (see {@link #refuseFreshInApplicationMode}), and nothing
  *       else: {@code main} runs there again at every JobManager failover, and the Redis sink's writers check
  *       the prefix with the lease token in the job graph or restored from their state ({@link RollcountJob});
@@ -62,15 +61,15 @@ public final class Launcher {
     /** The {@code execution.target} of an application cluster (Flink's {@code EmbeddedExecutor.NAME}). */
     static final String EMBEDDED_TARGET = "embedded";
 
-    private final JobOptions options;
+    private final JobSettings settings;
     private final Place place;
     private final String resumeHint;
     private final boolean startsOver;
     /** The token of the prefix's lease the job's writers hold; null: a new one, or the one their state restores. */
     private final String leaseToken;
 
-    private Launcher(JobOptions options, Place place, String resumeHint, boolean startsOver, String leaseToken) {
-        this.options = options;
+    private Launcher(JobSettings settings, Place place, String resumeHint, boolean startsOver, String leaseToken) {
+        this.settings = settings;
         this.place = place;
         this.resumeHint = resumeHint;
         this.startsOver = startsOver;
@@ -78,11 +77,11 @@ public final class Launcher {
     }
 
     /**
-     * A launcher of the job of {@code options} at {@code place}; {@code resumeHint} says how a stopped job of the
+     * A launcher of the job of {@code settings} at {@code place}; {@code resumeHint} says how a stopped job of the
      * prefix would be resumed, for the refusal of a start over its keys (e.g. {@code --resume PATH}).
      */
-    public static Launcher of(JobOptions options, Place place, String resumeHint) {
-        return new Launcher(options, place, resumeHint, false, null);
+    public static Launcher of(JobSettings settings, Place place, String resumeHint) {
+        return new Launcher(settings, place, resumeHint, false, null);
     }
 
     /**
@@ -90,7 +89,7 @@ public final class Launcher {
      * prefix): an earlier job's keys do not refuse it; a running job's lease still does.
      */
     public Launcher startingOver() {
-        return new Launcher(options, place, resumeHint, true, leaseToken);
+        return new Launcher(settings, place, resumeHint, true, leaseToken);
     }
 
     /**
@@ -99,7 +98,20 @@ public final class Launcher {
      * does not refuse the start.
      */
     public Launcher holdingLease(String token) {
-        return new Launcher(options, place, resumeHint, startsOver, token);
+        return new Launcher(settings, place, resumeHint, startsOver, token);
+    }
+
+    /**
+     * The same launcher for {@code changed}, settings that differ from its own only in what the start checks do not
+     * look at (the demo's broker, whose address is known once it runs): the same Redis, key prefix and
+     * {@code --fresh}.
+     */
+    public Launcher withSettings(JobSettings changed) {
+        if (!changed.redis.equals(settings.redis) || changed.fresh != settings.fresh) {
+            throw new IllegalArgumentException(
+                    "the start checks passed for other Redis settings or --fresh: " + changed);
+        }
+        return new Launcher(changed, place, resumeHint, startsOver, leaseToken);
     }
 
     public Place place() {
@@ -111,16 +123,16 @@ public final class Launcher {
      * savepoint; null: none), which {@code restoreOption} gave (for messages, e.g. {@code --resume}).
      */
     public void checkStart(String restorePath, String restoreOption) {
-        refusing(IllegalArgumentException.class, options::validate);
         if (place == Place.APPLICATION) {
-            refuseFreshInApplicationMode(options);
+            refuseFreshInApplicationMode(settings);
             LOG.info(
                     "application mode: key prefix '{}' is checked by the job's Redis writers (lease {}:_lease), not here",
-                    options.redisKeyPrefix,
-                    options.redisKeyPrefix);
+                    settings.redis.keyPrefix(),
+                    settings.redis.keyPrefix());
             return;
         }
-        RedisEndpoint endpoint = refusing(IllegalArgumentException.class, () -> JobConnectors.redisEndpoint(options));
+        RedisEndpoint endpoint =
+                refusing(IllegalArgumentException.class, () -> JobConnectors.redisEndpoint(settings.redis));
         boolean reached = redisAnswers(endpoint);
         refusing(IllegalStateException.class, this::refuseSharedDeadLetterFile);
         String unreadable = RestorePath.refusal(restoreOption, restorePath, place == Place.HERE);
@@ -153,13 +165,13 @@ public final class Launcher {
 
     /** From a client that cannot reach Redis: the prefix is left to the writers, said in one line. */
     private void warnPrefixUnchecked(String reason) {
-        System.err.println("rollcount: warning: could not check key prefix '" + options.redisKeyPrefix + "' from here ("
-                + reason + "); the job's writers still refuse a prefix another job holds");
+        System.err.println("rollcount: warning: could not check key prefix '" + settings.redis.keyPrefix()
+                + "' from here (" + reason + "); the job's writers still refuse a prefix another job holds");
     }
 
     /** Another running job's dead-letter file ({@code --dlq} of a files job; with Kafka they go to the topic). */
     private void refuseSharedDeadLetterFile() {
-        if (!options.kafkaConfigured()) DeadLetterFileSink.refuseIfLocked(options.dlq);
+        if (!settings.kafkaConfigured()) DeadLetterFileSink.refuseIfLocked(settings.dlq);
     }
 
     /**
@@ -167,15 +179,15 @@ public final class Launcher {
      * says so.
      */
     private String checkPrefix(RedisEndpoint endpoint, boolean restoring) {
-        PrefixGuard guard = new PrefixGuard(options.redisKeyPrefix);
+        PrefixGuard guard = new PrefixGuard(settings.redis.keyPrefix());
         try (UnifiedJedis jedis = endpoint.client()) {
-            String refusal = guard.refusal(jedis, restoring, options.fresh || startsOver, leaseToken, resumeHint);
+            String refusal = guard.refusal(jedis, restoring, settings.fresh || startsOver, leaseToken, resumeHint);
             if (refusal != null) return refusal;
-            if (options.fresh && !restoring && guard.earlierJob(jedis) != null) {
+            if (settings.fresh && !restoring && guard.earlierJob(jedis) != null) {
                 long deleted = guard.clear(endpoint);
                 System.err.printf(
                         "rollcount: --fresh: deleted %,d keys under key prefix '%s'; totals restart from what this run reads%n",
-                        deleted, options.redisKeyPrefix);
+                        deleted, settings.redis.keyPrefix());
             }
             return null;
         } catch (JedisException e) {
@@ -189,22 +201,22 @@ public final class Launcher {
      * {@code --fresh} deletes the prefix's keys when the job starts; in an application cluster {@code main} runs
      * again at every JobManager failover, and would delete the counts of the very job it recovers.
      */
-    static void refuseFreshInApplicationMode(JobOptions options) {
-        if (!options.fresh) return;
-        throw new RefusedStartException("--fresh deletes the keys of key prefix '" + options.redisKeyPrefix
+    static void refuseFreshInApplicationMode(JobSettings settings) {
+        if (!settings.fresh) return;
+        throw new RefusedStartException("--fresh deletes the keys of key prefix '" + settings.redis.keyPrefix()
                 + "' at every start, and an application cluster runs main again at every JobManager failover:"
                 + " deploy without --fresh (with a new --redis.key-prefix, or after `./rollcount run --fresh`"
                 + " cleared the prefix)");
     }
 
     /**
-     * The job's Flink settings: for {@link Place#HERE} the job's own ({@link FlinkSettings#configuration(JobOptions)});
-     * on a cluster those of {@link FlinkSettings#configuration(JobOptions, ReadableConfig)} over the cluster's own
+     * The job's Flink settings: for {@link Place#HERE} the job's own ({@link FlinkSettings#configuration(JobSettings)});
+     * on a cluster those of {@link FlinkSettings#configuration(JobSettings, ReadableConfig)} over the cluster's own
      * {@code cluster}, a cluster setting it refuses a {@link RefusedStartException}.
      */
     public Configuration settings(ReadableConfig cluster) {
-        if (place == Place.HERE) return FlinkSettings.configuration(options);
-        return refusing(IllegalArgumentException.class, () -> FlinkSettings.configuration(options, cluster));
+        if (place == Place.HERE) return FlinkSettings.configuration(settings);
+        return refusing(IllegalArgumentException.class, () -> FlinkSettings.configuration(settings, cluster));
     }
 
     /**
@@ -213,7 +225,7 @@ public final class Launcher {
      */
     public void assemble(StreamExecutionEnvironment env) {
         refusing(IllegalStateException.class, () -> {
-            JobConnectors.assemble(env, options, place == Place.APPLICATION, leaseToken);
+            JobConnectors.assemble(env, settings, place == Place.APPLICATION, leaseToken);
             return null;
         });
     }

@@ -92,14 +92,14 @@ public final class Pipeline {
 
     /** Builds the whole pipeline, top to bottom, from an injected source to injected sinks. */
     public static void build(
-            StreamExecutionEnvironment env, JobOptions options, Source<Event, ?, ?> source, Outputs outputs) {
-        RedisKeys keys = new RedisKeys(options.redisKeyPrefix);
+            StreamExecutionEnvironment env, JobSettings settings, Source<Event, ?, ?> source, Outputs outputs) {
+        RedisKeys keys = new RedisKeys(settings.redis.keyPrefix());
         // What each namespace keeps (--policies), read at submission: the operators get it in the job graph.
-        Policies policies = options.policies();
+        Policies policies = settings.policies();
         policies.describe().forEach(LOG::info);
 
         // 1. Parse inside the source; per-partition watermarks over valid events only.
-        DataStream<Event> events = events(env, options, source);
+        DataStream<Event> events = events(env, settings, source);
 
         // 2. Dead letters aside; events with an event_id to deduplication, the rest straight on.
         SingleOutputStreamOperator<Event> routed =
@@ -112,11 +112,11 @@ public final class Pipeline {
 
         // 3. Late events out; the rest combined per (counter, 5 s bucket) before the shuffle by counter.
         SingleOutputStreamOperator<PartialSum> partials =
-                preAggregate(routed.union(firstDeliveries), options, policies);
+                preAggregate(routed.union(firstDeliveries), settings, policies);
 
         // 4. One keyed operator per counter: five resolutions and the total, emitted as neutral updates; rollups
         //    of the closed windows of --rollups.resolutions only where there is a counter-rollups output.
-        SingleOutputStreamOperator<CounterUpdate> counts = countPerCounter(partials, options, outputs, policies);
+        SingleOutputStreamOperator<CounterUpdate> counts = countPerCounter(partials, settings, outputs, policies);
         // The Redis commands of the updates, with the key names of RedisKeys: chained to the keyed operator and
         // to the sink's writer (no shuffle; the immutable update is passed on, not copied).
         DataStream<RedisWrite> countWrites = counts.map(new CounterUpdateWrites(keys))
@@ -125,10 +125,10 @@ public final class Pipeline {
                 .uid("counts-to-redis");
 
         // 4b. Trending: one decayed sketch per trending shard, merged into the top K per namespace.
-        DataStream<TopList> trending = trending(partials, options, outputs, policies);
+        DataStream<TopList> trending = trending(partials, settings, outputs, policies);
 
         // 4c. Window top-K: a local top K per subtask when the window closes, then one merge per window.
-        DataStream<TopList> windowTops = windowTops(counts, options, policies);
+        DataStream<TopList> windowTops = windowTops(counts, settings, policies);
         topListSinks(trending.union(windowTops), countWrites, outputs, keys, policies);
 
         // 5. Closed windows and their revisions, for consumers.
@@ -151,24 +151,24 @@ public final class Pipeline {
 
     /** Step 1: the events, parsed inside the source; per-partition watermarks over valid events only. */
     private static DataStream<Event> events(
-            StreamExecutionEnvironment env, JobOptions options, Source<Event, ?, ?> source) {
+            StreamExecutionEnvironment env, JobSettings settings, Source<Event, ?, ?> source) {
         return env.fromSource(
                         source,
                         // No idleness by time alone. A Kafka source decides it itself: only a partition read to
                         // its end, or a reader without partition, is idle. A file split ends: silent for a while
                         // (a large gzip is checked whole before its first line), it still holds the watermark,
                         // which would otherwise jump to that of the subtasks already finished, the end of time.
-                        watermarks(options.outOfOrderness, Duration.ZERO),
+                        watermarks(settings.outOfOrderness, Duration.ZERO),
                         "events",
                         TypeInformation.of(Event.class))
-                .uid(sourceUid(options));
+                .uid(sourceUid(settings));
     }
 
     /** Step 3: late events out; the rest combined per (counter, 5 s bucket) before the shuffle by counter. */
     private static SingleOutputStreamOperator<PartialSum> preAggregate(
-            DataStream<Event> routed, JobOptions options, Policies policies) {
-        long lateness = options.allowedLateness.toMillis();
-        long flushInterval = options.flushInterval.toMillis();
+            DataStream<Event> routed, JobSettings settings, Policies policies) {
+        long lateness = settings.allowedLateness.toMillis();
+        long flushInterval = settings.flushInterval.toMillis();
         return routed.transform(
                         "pre-aggregate",
                         TypeInformation.of(PartialSum.class),
@@ -176,7 +176,7 @@ public final class Pipeline {
                                 lateness,
                                 20_000,
                                 Math.min(200, flushInterval),
-                                options.trendingHalfLife.toMillis(),
+                                settings.trendingHalfLife.toMillis(),
                                 policies))
                 .uid("pre-aggregate");
     }
@@ -186,10 +186,10 @@ public final class Pipeline {
      * (PartialSum.Serializer), as Event and TrendWeight do.
      */
     private static SingleOutputStreamOperator<CounterUpdate> countPerCounter(
-            DataStream<PartialSum> partials, JobOptions options, Outputs outputs, Policies policies) {
-        long lateness = options.allowedLateness.toMillis();
-        long flushInterval = options.flushInterval.toMillis();
-        int rollupMask = outputs.rollups() == null ? 0 : options.rollupResolutionMask();
+            DataStream<PartialSum> partials, JobSettings settings, Outputs outputs, Policies policies) {
+        long lateness = settings.allowedLateness.toMillis();
+        long flushInterval = settings.flushInterval.toMillis();
+        int rollupMask = outputs.rollups() == null ? 0 : settings.rollupResolutionMask();
         return partials.keyBy(p -> p.counter, Types.STRING)
                 .transform(
                         "count-per-counter",
@@ -197,18 +197,18 @@ public final class Pipeline {
                         new CountPerCounter(new CountPerCounterSettings(
                                         lateness,
                                         flushInterval,
-                                        options.counterCacheBytes(),
+                                        settings.counterCacheBytes(),
                                         rollupMask,
                                         policies,
                                         CountPerCounter.DEFAULT_SLICE_MILLIS))
-                                .rebuildingAfterLoss(lossWatch(outputs, options), rollupsRebuild(outputs, options)))
+                                .rebuildingAfterLoss(lossWatch(outputs, settings), rollupsRebuild(outputs, settings)))
                 .uid("count-per-counter");
     }
 
     /** Step 4b: trending, one decayed sketch per trending shard, merged into the top K per namespace. */
     private static DataStream<TopList> trending(
-            DataStream<PartialSum> partials, JobOptions options, Outputs outputs, Policies policies) {
-        long halfLife = options.trendingHalfLife.toMillis();
+            DataStream<PartialSum> partials, JobSettings settings, Outputs outputs, Policies policies) {
+        long halfLife = settings.trendingHalfLife.toMillis();
         return partials.filter(new TrendingPolicyFilter(policies))
                 .name("trending-policy")
                 .uid("trending-policy")
@@ -220,13 +220,13 @@ public final class Pipeline {
                 .transform(
                         "trend-per-shard",
                         TypeInformation.of(TrendCandidates.class),
-                        new TrendPerShard(halfLife, options.topk, TREND_EMIT_MILLIS))
+                        new TrendPerShard(halfLife, settings.topk, TREND_EMIT_MILLIS))
                 .uid("trend-per-shard")
                 .transform(
                         "trending-merge",
                         TypeInformation.of(TopList.class),
-                        new TrendingMerge(options.topk, halfLife, TREND_PUBLISH_MILLIS, options.trendingMaxNamespaces)
-                                .rebuildingAfterLoss(lossWatch(outputs, options)))
+                        new TrendingMerge(settings.topk, halfLife, TREND_PUBLISH_MILLIS, settings.trendingMaxNamespaces)
+                                .rebuildingAfterLoss(lossWatch(outputs, settings)))
                 .uid("trending-merge")
                 .setParallelism(1)
                 .setMaxParallelism(1);
@@ -237,21 +237,21 @@ public final class Pipeline {
      * at most --trending.max-namespaces namespaces (and _all).
      */
     private static DataStream<TopList> windowTops(
-            SingleOutputStreamOperator<CounterUpdate> counts, JobOptions options, Policies policies) {
+            SingleOutputStreamOperator<CounterUpdate> counts, JobSettings settings, Policies policies) {
         return counts.getSideOutput(CountPerCounter.CLOSED_WINDOWS)
                 .transform(
                         "local-window-top-k",
                         TypeInformation.of(WindowTop.class),
-                        new LocalWindowTopK(options.topk, policies))
+                        new LocalWindowTopK(settings.topk, policies))
                 .uid("local-window-top-k")
                 .keyBy(WindowTop::groupKey, Types.STRING)
-                .process(new WindowTopMerge(options.topk, policies))
+                .process(new WindowTopMerge(settings.topk, policies))
                 .name("window-top-k")
                 .uid("window-top-k")
                 .transform(
                         "window-top-cap",
                         TypeInformation.of(TopList.class),
-                        new WindowTopCap(options.trendingMaxNamespaces))
+                        new WindowTopCap(settings.trendingMaxNamespaces))
                 .uid("window-top-cap")
                 .setParallelism(1)
                 .setMaxParallelism(1);
@@ -298,25 +298,25 @@ public final class Pipeline {
      * What tells the counts that Redis lost its data, so that they write themselves again: a watch of the
      * prefix's epoch key on the Redis of the counts' sink; none where that sink is not a {@link RedisSink}.
      */
-    static LossWatch lossWatch(Outputs outputs, JobOptions options) {
+    static LossWatch lossWatch(Outputs outputs, JobSettings settings) {
         return outputs.redis() instanceof RedisSink r
-                ? RedisLossRecovery.watch(new RedisLossWatch(r.endpoint(), options.redisKeyPrefix))
+                ? RedisLossRecovery.watch(new RedisLossWatch(r.endpoint(), settings.redis.keyPrefix()))
                 : null;
     }
 
     /** The rebuild of closed windows from {@code counter-rollups} after a loss: where the job writes that topic. */
-    static ClosedWindowsRebuild rollupsRebuild(Outputs outputs, JobOptions options) {
-        if (!(outputs.redis() instanceof RedisSink r) || outputs.rollups() == null || !options.kafkaConfigured())
+    static ClosedWindowsRebuild rollupsRebuild(Outputs outputs, JobSettings settings) {
+        if (!(outputs.redis() instanceof RedisSink r) || outputs.rollups() == null || !settings.kafkaConfigured())
             return null;
         return RedisLossRecovery.rebuild(new RollupsRebuild(
-                        JobConnectors.kafkaProperties(options),
-                        options.kafkaTopicRollups,
+                        JobConnectors.kafkaProperties(settings),
+                        settings.kafkaTopicRollups,
                         r.endpoint(),
-                        options.redisKeyPrefix,
-                        options.policies(),
-                        options.topk,
-                        options.trendingMaxNamespaces)
-                .withLegacyRollups(options.legacyRollups));
+                        settings.redis.keyPrefix(),
+                        settings.policies(),
+                        settings.topk,
+                        settings.trendingMaxNamespaces)
+                .withLegacyRollups(settings.legacyRollups));
     }
 
     /**
@@ -324,9 +324,9 @@ public final class Pipeline {
      * the checkpoint of a run over other files reads its own input whole (the file source's state lists the
      * files still to read, not the ones read) while counting on from the restored totals.
      */
-    static String sourceUid(JobOptions options) {
-        if (options.sourceKind() != JobOptions.SourceKind.files || options.input == null) return "source";
-        String path = java.nio.file.Path.of(options.input)
+    static String sourceUid(JobSettings settings) {
+        if (settings.source != JobSettings.SourceKind.files || settings.input == null) return "source";
+        String path = java.nio.file.Path.of(settings.input)
                 .toAbsolutePath()
                 .normalize()
                 .toString();

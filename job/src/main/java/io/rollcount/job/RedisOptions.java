@@ -1,17 +1,14 @@
 package io.rollcount.job;
 
-import io.rollcount.job.redis.RedisKeys;
-import java.io.Serializable;
 import picocli.CommandLine.Option;
 
 /**
- * The Redis options of every command that talks to the job's Redis: {@code --redis}, {@code --redis.cluster},
+ * The command-line face of the Redis options of every command that talks to the job's Redis: {@code --redis}, {@code --redis.cluster},
  * {@code --redis.password-file} and {@code --redis.key-prefix}, declared here once. {@link JobOptions} extends it
  * (so {@code flink run} and {@code ./rollcount run} take them), and {@code query}, {@code top} and {@code demo}
- * mix it in.
+ * mix it in. {@link #toSettings} makes them the {@link RedisSettings} those commands use.
  */
-public class RedisOptions implements Serializable {
-    private static final long serialVersionUID = 1L;
+public class RedisOptions {
 
     /** Where {@code --redis} is read from when it is not given. */
     public static final String URL_ENV = "ROLLCOUNT_REDIS";
@@ -44,15 +41,15 @@ public class RedisOptions implements Serializable {
             description = "Prefix of every Redis key (default: ${DEFAULT-VALUE}).")
     public String redisKeyPrefix;
 
+    /** The settings of these options, with {@code --redis} taken from {@code $ROLLCOUNT_REDIS} where it is not given. */
+    public RedisSettings toSettings() {
+        return new RedisSettings(redisUrl(), redisCluster, redisPasswordFile, redisKeyPrefix);
+    }
+
     /** {@code --redis}, else {@code $ROLLCOUNT_REDIS}, else {@value #DEFAULT_URL}. */
-    public String redisUrl() {
+    private String redisUrl() {
         if (redis != null) return redis;
         String env = System.getenv(URL_ENV);
         return env != null && !env.isBlank() ? env : DEFAULT_URL;
-    }
-
-    /** The key names under {@code --redis.key-prefix}; fails naming the option on a prefix {@link RedisKeys#checkPrefix} refuses. */
-    public RedisKeys keys() {
-        return new RedisKeys(redisKeyPrefix);
     }
 }

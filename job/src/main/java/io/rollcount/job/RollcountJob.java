@@ -39,25 +39,25 @@ public final class RollcountJob {
      * the usage and returns.
      */
     public static void main(String[] args) throws Exception {
-        JobOptions options = parseOptions(args);
-        if (options == null) return;
+        JobSettings settings = parseSettings(args);
+        if (settings == null) return;
         // the cluster's settings (the client's config.yaml and -D options; on the JobManager in application mode)
         ReadableConfig cluster =
                 StreamExecutionEnvironment.getExecutionEnvironment().getConfiguration();
         Launcher launcher =
-                Launcher.of(options, Launcher.Place.ofCluster(cluster), "flink run -s <its checkpoint or savepoint>");
+                Launcher.of(settings, Launcher.Place.ofCluster(cluster), "flink run -s <its checkpoint or savepoint>");
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(launcher.settings(cluster));
-        if (options.parallelism != null) env.setParallelism(options.parallelism);
+        if (settings.parallelism != null) env.setParallelism(settings.parallelism);
         launcher.checkStart(env.getConfiguration().get(StateRecoveryOptions.SAVEPOINT_PATH), "flink run -s");
         launcher.assemble(env);
         env.execute("rollcount");
     }
 
     /**
-     * The options of {@code args}, checked; null for {@code --help} (after printing the usage). A bad option
-     * is a {@link RefusedStartException} of one line.
+     * The settings of {@code args}, made and checked once; null for {@code --help} (after printing the usage). A bad
+     * option is a {@link RefusedStartException} of one line.
      */
-    static JobOptions parseOptions(String[] args) {
+    static JobSettings parseSettings(String[] args) {
         JobOptions options = new JobOptions();
         CommandLine cli = new CommandLine(options);
         cli.setCommandName("flink run job/target/rollcount-job.jar");
@@ -71,13 +71,11 @@ public final class RollcountJob {
             return null;
         }
         try {
-            cli.parseArgs(args);
-            options.validate();
+            return options.toSettings(cli.parseArgs(args));
         } catch (PoliciesException e) {
             throw new RefusedStartException(e.getMessage());
         } catch (CommandLine.ParameterException | IllegalArgumentException e) {
             throw new RefusedStartException(e.getMessage() + " (--help lists the options)");
         }
-        return options;
     }
 }

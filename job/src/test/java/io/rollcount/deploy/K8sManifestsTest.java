@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
-import io.rollcount.job.JobOptions;
+import io.rollcount.job.JobSettings;
 import io.rollcount.job.RollcountJob;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -19,14 +19,13 @@ import java.util.TreeSet;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import picocli.CommandLine;
 
 /**
  * The manifests of {@code k8s/}: every file parses; the {@code FlinkDeployment}, as written and with the
  * parameters of {@code kustomization.yaml} applied, is valid against the Flink Kubernetes Operator's own CRD
  * schema (see {@link FlinkDeploymentSchema}); a broken copy fails with the path of the bad field; every job
- * argument is an option {@code flink run} of this jar accepts (parsed and validated by the job's
- * {@link JobOptions}); the files the job reads are the keys of the mounted Secrets; and the settings the
+ * argument is an option {@code flink run} of this jar accepts (parsed and checked into the job's
+ * {@link JobSettings}); the files the job reads are the keys of the mounted Secrets; and the settings the
  * issue asks for are there (application mode with the image's jar, RocksDB incremental checkpoints and
  * savepoints in an object store, Kubernetes HA, upgradeMode savepoint, the Prometheus port declared).
  */
@@ -183,7 +182,7 @@ class K8sManifestsTest {
         List<String> args = new ArrayList<>();
         job.path("args").forEach(a -> args.add(a.asText()));
         assertThat(args).contains("--redis.password-file", "--kafka.properties");
-        JobOptions options = parse(args);
+        JobSettings options = parse(args);
         assertThat(options.kafkaConfigured()).isTrue();
 
         List<String> misspelt = new ArrayList<>(args);
@@ -192,20 +191,18 @@ class K8sManifestsTest {
         assertThatThrownBy(() -> parse(misspelt)).hasMessageContaining("--paralellism");
     }
 
-    /** What RollcountJob.main does with its arguments before it builds the job: picocli, then validate(). */
-    static JobOptions parse(List<String> args) {
-        JobOptions options = new JobOptions();
-        new CommandLine(options).parseArgs(args.toArray(String[]::new));
-        return options.validate();
+    /** What RollcountJob.main does with its arguments before it builds the job: its settings, made and checked. */
+    static JobSettings parse(List<String> args) {
+        return JobSettings.of(args.toArray(String[]::new));
     }
 
     @Test
     void theFilesTheJobReadsAreKeysOfTheMountedSecrets() throws Exception {
         ObjectNode d = flinkDeployment();
         Map<String, JsonNode> resources = resources();
-        JobOptions options = parse(argsOf(d));
+        JobSettings options = parse(argsOf(d));
         JsonNode pod = d.path("spec").path("podTemplate").path("spec");
-        for (String file : List.of(options.redisPasswordFile, options.kafkaProperties)) {
+        for (String file : List.of(options.redis.passwordFile(), options.kafkaProperties)) {
             Path p = Path.of(file);
             String dir = p.getParent().toString();
             String key = p.getFileName().toString();

@@ -12,14 +12,13 @@ import org.apache.flink.core.execution.CheckpointingMode;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@link FlinkSettings#configuration(JobOptions, org.apache.flink.configuration.ReadableConfig)}: what a cluster
+ * {@link FlinkSettings#configuration(JobSettings, org.apache.flink.configuration.ReadableConfig)}: what a cluster
  * sets stays the cluster's unless the job's option is given; what exactness and speed need is the job's.
  */
 class ClusterSettingsTest {
     /** The settings the job runs with: the cluster's, then the job's over them (as Flink merges them). */
     private static Configuration effective(Configuration cluster, String... args) {
-        JobOptions o = new JobOptions();
-        new picocli.CommandLine(o).parseArgs(args);
+        JobSettings o = JobSettingsTest.parse(args);
         Configuration merged = new Configuration(cluster);
         merged.addAll(FlinkSettings.configuration(o, cluster));
         return merged;
@@ -70,7 +69,7 @@ class ClusterSettingsTest {
 
     @Test
     void aLocalRunKeepsItsOwnConfiguration() {
-        JobOptions o = new JobOptions();
+        JobSettings o = JobSettingsTest.parse();
         Configuration c = FlinkSettings.configuration(o);
         assertThat(c.get(CheckpointingOptions.CHECKPOINTING_INTERVAL)).isEqualTo(Duration.ofSeconds(10));
         assertThat(c.get(StateBackendOptions.STATE_BACKEND)).isEqualTo("rocksdb");

@@ -47,16 +47,16 @@ class LauncherIT {
         redis.close();
     }
 
-    private JobOptions options() {
-        JobOptions o = new JobOptions();
-        o.redis = REDIS;
-        o.redisKeyPrefix = prefix;
-        o.input = dir.toString();
-        o.dlq = dir.resolve("dlq.jsonl").toString();
-        return o;
+    private JobSettings options() {
+        return JobSettings.builder()
+                .set("--redis", REDIS)
+                .set("--redis.key-prefix", prefix)
+                .set("--input", dir)
+                .set("--dlq", dir.resolve("dlq.jsonl"))
+                .build();
     }
 
-    private static Launcher launcher(JobOptions o, Place place) {
+    private static Launcher launcher(JobSettings o, Place place) {
         return Launcher.of(o, place, HINT);
     }
 
@@ -114,8 +114,7 @@ class LauncherIT {
         RedisKeys keys = new RedisKeys(prefix);
         redis.set(keys.watermark(), "123");
         redis.set(keys.total("a"), "7");
-        JobOptions o = options();
-        o.fresh = true;
+        JobSettings o = options().toBuilder().set("--fresh", true).build();
         assertThatThrownBy(() -> launcher(o, Place.HERE)
                         .checkStart(dir.resolve("missing").toString(), "--resume"))
                 .isExactlyInstanceOf(RefusedStartException.class);
@@ -132,8 +131,9 @@ class LauncherIT {
         try (ServerSocket s = new ServerSocket(0)) {
             closed = s.getLocalPort();
         }
-        JobOptions o = options();
-        o.redis = "redis://127.0.0.1:" + closed;
+        JobSettings o = options().toBuilder()
+                .set("--redis", "redis://127.0.0.1:" + closed)
+                .build();
         assertThatThrownBy(() -> launcher(o, Place.HERE).checkStart(null, null))
                 .isExactlyInstanceOf(IllegalStateException.class)
                 .hasMessageStartingWith("cannot reach Redis at redis://127.0.0.1:" + closed)
@@ -145,8 +145,7 @@ class LauncherIT {
 
     @Test
     void aRedisClusterOptionAgainstASingleServerIsARefusedStart() {
-        JobOptions o = options();
-        o.redisCluster = true;
+        JobSettings o = options().toBuilder().set("--redis.cluster", true).build();
         assertThatThrownBy(() -> launcher(o, Place.HERE).checkStart(null, null))
                 .isExactlyInstanceOf(RefusedStartException.class)
                 .hasMessageContaining("is not a Redis Cluster node");
@@ -155,12 +154,12 @@ class LauncherIT {
     @Test
     void inAnApplicationClusterOnlyFreshIsCheckedTheWritersCheckThePrefix() {
         redis.set(new RedisKeys(prefix).lease(), "the-job-being-recovered");
-        JobOptions o = options();
-        o.redis = "redis://127.0.0.1:1";
+        JobSettings o =
+                options().toBuilder().set("--redis", "redis://127.0.0.1:1").build();
         assertThatCode(() -> launcher(o, Place.APPLICATION).checkStart(null, null))
                 .doesNotThrowAnyException();
-        o.fresh = true;
-        assertThatThrownBy(() -> launcher(o, Place.APPLICATION).checkStart(null, null))
+        JobSettings fresh = o.toBuilder().set("--fresh", true).build();
+        assertThatThrownBy(() -> launcher(fresh, Place.APPLICATION).checkStart(null, null))
                 .isExactlyInstanceOf(RefusedStartException.class)
                 .hasMessageContaining("runs main again at every JobManager failover");
     }
@@ -176,11 +175,12 @@ class LauncherIT {
     }
 
     @Test
-    void aBadOptionIsARefusedStart() {
-        JobOptions o = options();
-        o.topk = 0;
-        assertThatThrownBy(() -> launcher(o, Place.HERE).checkStart(null, null))
-                .isExactlyInstanceOf(RefusedStartException.class)
+    void aBadOptionIsRefusedBeforeThereAreSettingsToLaunch() {
+        assertThatThrownBy(() -> options().toBuilder().set("--topk", 0).build())
+                .isExactlyInstanceOf(IllegalArgumentException.class)
                 .hasMessage("--topk must be between 1 and 10000");
+        assertThatThrownBy(() -> RollcountJob.parseSettings(new String[] {"--input", "x", "--topk", "0"}))
+                .isExactlyInstanceOf(RefusedStartException.class)
+                .hasMessage("--topk must be between 1 and 10000 (--help lists the options)");
     }
 }

@@ -7,7 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rollcount.job.FlinkSettings;
 import io.rollcount.job.JobConnectors;
-import io.rollcount.job.JobOptions;
+import io.rollcount.job.JobSettings;
 import io.rollcount.job.Pipeline;
 import io.rollcount.job.kafka.KafkaBroker;
 import io.rollcount.job.metrics.LocalMetrics;
@@ -87,7 +87,7 @@ class RedisClusterLossIT {
         String topic = "events-cluster-live";
         KafkaInput in = KafkaInput.withinOneHour(topic, 21, BEFORE + AFTER, RATE);
         in.produceTo(broker, BEFORE);
-        JobOptions options = options(topic);
+        JobSettings options = options(topic);
         long lossesBefore = METRICS.sum(RollcountMetrics.REDIS_DATA_LOST);
         long finishedBefore = METRICS.sum(RollcountMetrics.REDIS_REBUILDS_FINISHED);
         long keysBefore = METRICS.sum(RollcountMetrics.REDIS_REBUILD_KEYS);
@@ -203,7 +203,7 @@ class RedisClusterLossIT {
         in.produceTo(broker, BEFORE);
         Path policies = dir.resolve("policies.yaml");
         java.nio.file.Files.writeString(policies, "- match: api\n  topk: false\n- match: post\n  topk: 5\n");
-        JobOptions options = options(topic, policies.toString());
+        JobSettings options = options(topic, policies.toString());
         StreamExecutionEnvironment env = environment(options);
         Pipeline.build(env, options, JobConnectors.kafkaSource(options), outputs(options));
         JobClient job = env.executeAsync("redis-cluster-stopped");
@@ -306,30 +306,30 @@ class RedisClusterLossIT {
 
     // ------------------------------------------------------------------ the run's setup
 
-    private JobOptions options(String topic) {
+    private JobSettings options(String topic) {
         return options(topic, null);
     }
 
-    private JobOptions options(String topic, String policiesFile) {
-        JobOptions o = new JobOptions();
-        o.policiesFile = policiesFile;
-        o.source = JobOptions.SourceKind.kafka;
-        o.kafkaBootstrap = broker.bootstrap();
-        o.kafkaTopic = topic;
-        o.kafkaGroupId = "rcl-" + id;
-        o.kafkaStartingOffsets = JobOptions.StartingOffsets.earliest;
-        o.kafkaTransactionalIdPrefix = "rcl-" + id;
-        o.redis = CLUSTER.url();
-        o.redisCluster = true;
-        o.redisKeyPrefix = PREFIX;
-        o.checkpointInterval = Duration.ofMillis(300);
-        o.idleTimeout = Duration.ofMinutes(10);
-        o.validate();
+    private JobSettings options(String topic, String policiesFile) {
+        JobSettings o = JobSettings.builder()
+                .set("--policies", policiesFile)
+                .set("--source", JobSettings.SourceKind.kafka)
+                .set("--kafka.bootstrap", broker.bootstrap())
+                .set("--kafka.topic", topic)
+                .set("--kafka.group-id", "rcl-" + id)
+                .set("--kafka.starting-offsets", JobSettings.StartingOffsets.earliest)
+                .set("--kafka.transactional-id-prefix", "rcl-" + id)
+                .set("--redis", CLUSTER.url())
+                .set("--redis.cluster", true)
+                .set("--redis.key-prefix", PREFIX)
+                .set("--checkpoint.interval", Duration.ofMillis(300))
+                .set("--idle-timeout", Duration.ofMinutes(10))
+                .build();
         JobConnectors.ensureOutputTopics(o);
         return o;
     }
 
-    private static StreamExecutionEnvironment environment(JobOptions options) {
+    private static StreamExecutionEnvironment environment(JobSettings options) {
         Configuration conf = FlinkSettings.configuration(options);
         conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
         conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 3);
@@ -339,7 +339,7 @@ class RedisClusterLossIT {
         return env;
     }
 
-    private static Pipeline.Outputs outputs(JobOptions options) {
+    private static Pipeline.Outputs outputs(JobSettings options) {
         return new Pipeline.Outputs(
                 JobConnectors.redisSink(options),
                 JobConnectors.deadLetterSink(options),
@@ -350,7 +350,7 @@ class RedisClusterLossIT {
     }
 
     /** The job's consumer group has committed (on a completed checkpoint) the end offset of every input partition. */
-    private boolean committed(JobOptions options) throws Exception {
+    private boolean committed(JobSettings options) throws Exception {
         return KafkaOutputs.committedToEnd(broker.adminProperties(), options.kafkaTopic, options.kafkaGroupId);
     }
 }

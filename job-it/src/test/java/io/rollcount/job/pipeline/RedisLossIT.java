@@ -4,7 +4,7 @@ import static io.rollcount.job.support.JobAwait.await;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rollcount.job.JobConnectors;
-import io.rollcount.job.JobOptions;
+import io.rollcount.job.JobSettings;
 import io.rollcount.job.Pipeline;
 import io.rollcount.job.gen.EventGenerator.Generated;
 import io.rollcount.job.kafka.KafkaBroker;
@@ -150,7 +150,7 @@ class RedisLossIT {
             String topic = "events-d";
             KafkaInput in = KafkaInput.withinOneHour(topic, 11, BEFORE, RATE);
             in.produceTo(broker, BEFORE);
-            JobOptions options = options(server, topic, false);
+            JobSettings options = options(server, topic, false);
             StreamExecutionEnvironment env = environment(options, null);
             Pipeline.build(env, options, JobConnectors.kafkaSource(options), outputs(options));
             JobClient job = env.executeAsync("redis-loss-d1");
@@ -208,7 +208,7 @@ class RedisLossIT {
             // the job resumed from its savepoint: restored, with the mark missing, it writes what it holds again
             // (unbounded, as the run it continues: a bounded source restored from an unbounded one's splits would not
             // end)
-            JobOptions resumed = options(server, topic, false);
+            JobSettings resumed = options(server, topic, false);
             StreamExecutionEnvironment env2 = environment(resumed, savepoint);
             Pipeline.build(env2, resumed, JobConnectors.kafkaSource(resumed), outputs(resumed));
             JobClient job2 = env2.executeAsync("redis-loss-d2");
@@ -243,7 +243,7 @@ class RedisLossIT {
             String topic = "events-" + loss.name().toLowerCase();
             KafkaInput in = KafkaInput.withinOneHour(topic, 5 + loss.ordinal(), BEFORE + AFTER, RATE);
             in.produceTo(broker, BEFORE);
-            JobOptions options = options(server, topic, false);
+            JobSettings options = options(server, topic, false);
             FailureInjection.reset(Place.NONE, true);
             StreamExecutionEnvironment env = environment(options, null);
             Pipeline.build(
@@ -632,28 +632,29 @@ class RedisLossIT {
 
     // ------------------------------------------------------------------ the run's setup
 
-    private JobOptions options(RedisServerProcess server, String topic, boolean bounded) {
-        JobOptions o = JobRuns.kafkaOptions(
-                broker.bootstrap(), topic, "rl-" + id, bounded, server.url(), PREFIX, Duration.ofMillis(300));
-        // the watermark is the minimum over every partition (no idleness): no record of the stream is late
-        o.idleTimeout = Duration.ofMinutes(10);
-        o.validate();
+    private JobSettings options(RedisServerProcess server, String topic, boolean bounded) {
+        JobSettings o = JobRuns.kafkaSettings(
+                        broker.bootstrap(), topic, "rl-" + id, bounded, server.url(), PREFIX, Duration.ofMillis(300))
+                .toBuilder()
+                // the watermark is the minimum over every partition (no idleness): no record of the stream is late
+                .set("--idle-timeout", Duration.ofMinutes(10))
+                .build();
         JobConnectors.ensureOutputTopics(o);
         return o;
     }
 
-    static StreamExecutionEnvironment environment(JobOptions options, String savepoint) {
+    static StreamExecutionEnvironment environment(JobSettings options, String savepoint) {
         Configuration conf = JobRuns.configuration(options, 3, Duration.ofSeconds(1));
         if (savepoint != null) conf.set(org.apache.flink.configuration.StateRecoveryOptions.SAVEPOINT_PATH, savepoint);
         return JobRuns.environment(conf, 2);
     }
 
-    private static Pipeline.Outputs outputs(JobOptions options) {
+    private static Pipeline.Outputs outputs(JobSettings options) {
         return JobRuns.kafkaOutputs(options);
     }
 
     /** The job's consumer group has committed (on a completed checkpoint) the end offset of every input partition. */
-    private boolean allInputCommitted(JobOptions options) throws Exception {
+    private boolean allInputCommitted(JobSettings options) throws Exception {
         return KafkaOutputs.committedToEnd(broker.adminProperties(), options.kafkaTopic, options.kafkaGroupId);
     }
 

@@ -8,7 +8,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rollcount.cli.Main;
 import io.rollcount.job.JobConnectors;
-import io.rollcount.job.JobOptions;
+import io.rollcount.job.JobSettings;
 import io.rollcount.job.Pipeline;
 import io.rollcount.job.kafka.KafkaBroker;
 import io.rollcount.job.kafka.KafkaIO;
@@ -102,7 +102,7 @@ class RollupsPrefixIT {
     void a_theJobsRebuildTakesOnlyItsOwnPrefix() throws Exception {
         a = KafkaInput.withinOneHour("events-a", 23, A_RECORDS, RATE);
         a.produceTo(broker, A_RECORDS);
-        JobOptions aOptions = options("events-a", false, PREFIX);
+        JobSettings aOptions = options("events-a", false, PREFIX);
         StreamExecutionEnvironment envA = environment(aOptions, null);
         Pipeline.build(envA, aOptions, JobConnectors.kafkaSource(aOptions), JobRuns.kafkaOutputs(aOptions));
         JobClient first = envA.executeAsync("rollups-prefix-a1");
@@ -113,7 +113,7 @@ class RollupsPrefixIT {
 
         KafkaInput b = new KafkaInput("events-b", 23, A_RECORDS, a.startTs, RATE);
         b.produceTo(broker, B_RECORDS);
-        JobOptions bOptions = options("events-b", true, OTHER);
+        JobSettings bOptions = options("events-b", true, OTHER);
         StreamExecutionEnvironment envB = environment(bOptions, null);
         Pipeline.build(envB, bOptions, JobConnectors.kafkaSource(bOptions), JobRuns.kafkaOutputs(bOptions));
         envB.execute("rollups-prefix-b");
@@ -245,14 +245,15 @@ class RollupsPrefixIT {
         KafkaInput e = KafkaInput.withinOneHour("events-e", 31, E_RECORDS, RATE);
         broker.createTopics(2, "events-e"); // a partition per reader: each holds its own at the same event time
         e.produceTo(broker, E_RECORDS);
-        JobOptions o = JobRuns.kafkaOptions(
-                broker.bootstrap(), "events-e", "rp-e", true, server.url(), PREFIX, Duration.ofSeconds(8));
-        o.idleTimeout = Duration.ofMinutes(10);
-        // topics of its own (--kafka.topic.*): the topic's rollups of key prefix rl are this run's alone
-        o.kafkaTopicRollups = "rollups-e";
-        o.kafkaTopicTrending = "trending-e";
-        o.kafkaTopicDlq = "dlq-e";
-        o.validate();
+        JobSettings o = JobRuns.kafkaSettings(
+                        broker.bootstrap(), "events-e", "rp-e", true, server.url(), PREFIX, Duration.ofSeconds(8))
+                .toBuilder()
+                .set("--idle-timeout", Duration.ofMinutes(10))
+                // topics of its own (--kafka.topic.*): the topic's rollups of key prefix rl are this run's alone
+                .set("--kafka.topic.rollups", "rollups-e")
+                .set("--kafka.topic.trending", "trending-e")
+                .set("--kafka.topic.dlq", "dlq-e")
+                .build();
         JobConnectors.ensureOutputTopics(o);
         try (Jedis jedis = new Jedis("127.0.0.1", server.port)) {
             jedis.flushAll();
@@ -326,16 +327,23 @@ class RollupsPrefixIT {
         return n;
     }
 
-    private JobOptions options(String topic, boolean bounded, String prefix) {
-        JobOptions o = JobRuns.kafkaOptions(
-                broker.bootstrap(), topic, "rp-" + prefix, bounded, server.url(), prefix, Duration.ofMillis(300));
-        o.idleTimeout = Duration.ofMinutes(10);
-        o.validate();
+    private JobSettings options(String topic, boolean bounded, String prefix) {
+        JobSettings o = JobRuns.kafkaSettings(
+                        broker.bootstrap(),
+                        topic,
+                        "rp-" + prefix,
+                        bounded,
+                        server.url(),
+                        prefix,
+                        Duration.ofMillis(300))
+                .toBuilder()
+                .set("--idle-timeout", Duration.ofMinutes(10))
+                .build();
         JobConnectors.ensureOutputTopics(o);
         return o;
     }
 
-    private boolean committed(JobOptions options) throws Exception {
+    private boolean committed(JobSettings options) throws Exception {
         return KafkaOutputs.committedToEnd(broker.adminProperties(), options.kafkaTopic, options.kafkaGroupId);
     }
 

@@ -17,7 +17,7 @@ import java.io.Serializable;
  * @param flushIntervalMillis how often changed counters are emitted (processing time), > 0
  * @param cacheBytes heap for the counters in use per subtask, > 0, or {@link CountPerCounter#AUTO_CACHE_BYTES}
  * @param rollupMask the resolutions whose closed windows and revisions go to {@link CountPerCounter#ROLLUPS},
- *     a bit per {@link Resolution#ordinal()} ({@code JobOptions#rollupResolutionMask})
+ *     a bit per {@link Resolution#ordinal()} ({@code JobSettings#rollupResolutionMask})
  * @param policies what each namespace keeps: only the resolutions of its policy are counted, emitted (expiring
  *     after its retention) and rolled up; only its uniques are emitted and sketched. A window restored from a
  *     savepoint of a resolution the policies no longer keep is no longer emitted.

@@ -2,7 +2,7 @@ package io.rollcount.job.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rollcount.job.JobOptions;
+import io.rollcount.job.JobSettings;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.support.JobOnMiniClusterTest;
 import io.rollcount.job.support.JobRuns;
@@ -173,8 +173,7 @@ class AttackCounterIdsIT extends JobOnMiniClusterTest {
         }
         Files.write(input, out.toByteArray());
 
-        JobOptions o =
-                JobRuns.fileOptions(input, redis, Duration.ofSeconds(1), dir).validate();
+        JobSettings o = JobRuns.fileSettings(input, redis, Duration.ofSeconds(1), dir);
         StreamExecutionEnvironment env = JobRuns.environment(o, 2, 2, null);
         JobRuns.buildFromFiles(env, o);
         env.execute("attack-counter-ids");

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.rollcount.job.FlinkSettings;
-import io.rollcount.job.JobOptions;
+import io.rollcount.job.JobSettings;
 import io.rollcount.job.Launcher;
 import io.rollcount.job.RefusedStartException;
 import io.rollcount.job.model.Event;
@@ -51,7 +51,7 @@ class DeadLetterFileSinkIT {
                     .isInstanceOf(IOException.class)
                     .hasMessageContaining("in use by another running job");
             // The whole job's wiring refuses too (the check of ./rollcount run and flink run), before anything runs.
-            JobOptions o = fileJob(dir.resolve("in"), dlq);
+            JobSettings o = fileJob(dir.resolve("in"), dlq);
             assertThatThrownBy(() -> Launcher.of(o, Launcher.Place.HERE, "-")
                             .assemble(StreamExecutionEnvironment.getExecutionEnvironment()))
                     .isInstanceOf(RefusedStartException.class)
@@ -155,10 +155,10 @@ class DeadLetterFileSinkIT {
                 "{\"counter\":\"dlqdir:a\",\"delta\":2}\nnot json\n{\"counter\":\"dlqdir:a\",\"delta\":3}\n");
         Path dlq = dir.resolve("missing").resolve("deeper").resolve("dead.jsonl");
         try (RedisTestSupport redis = new RedisTestSupport()) {
-            JobOptions o = fileJob(in, dlq);
-            o.redis = redis.url();
-            o.redisKeyPrefix = redis.prefix;
-            o.validate();
+            JobSettings o = fileJob(in, dlq).toBuilder()
+                    .set("--redis", redis.url())
+                    .set("--redis.key-prefix", redis.prefix)
+                    .build();
             Configuration conf = FlinkSettings.configuration(o);
             conf.set(RestartStrategyOptions.RESTART_STRATEGY, "none");
             conf.set(CoreOptions.TMP_DIRS, dir.resolve("tmp").toString());
@@ -176,13 +176,13 @@ class DeadLetterFileSinkIT {
         }
     }
 
-    private static JobOptions fileJob(Path input, Path dlq) {
-        JobOptions o = new JobOptions();
-        o.source = JobOptions.SourceKind.files;
-        o.input = input.toString();
-        o.dlq = dlq.toString();
-        o.checkpointInterval = Duration.ofSeconds(1);
-        return o;
+    private static JobSettings fileJob(Path input, Path dlq) {
+        return JobSettings.builder()
+                .set("--source", JobSettings.SourceKind.files)
+                .set("--input", input.toString())
+                .set("--dlq", dlq.toString())
+                .set("--checkpoint.interval", Duration.ofSeconds(1))
+                .build();
     }
 
     private static void write(StatefulSinkWriter<Event, DeadLetterFileSink.Position> w, String... sources)

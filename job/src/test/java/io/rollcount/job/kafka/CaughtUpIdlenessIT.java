@@ -3,7 +3,7 @@ package io.rollcount.job.kafka;
 import static io.rollcount.job.kafka.KafkaTestSupport.utf8;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rollcount.job.JobOptions;
+import io.rollcount.job.JobSettings;
 import io.rollcount.job.model.Event;
 import io.rollcount.job.ops.ValidEventsWatermarks;
 import java.time.Duration;
@@ -52,15 +52,15 @@ class CaughtUpIdlenessIT {
                 topic, partition, null, utf8("{\"counter\":\"c" + partition + "\",\"ts\":" + ts + "}"));
     }
 
-    private static JobOptions options(String topic, boolean bounded, Duration idleTimeout) {
-        JobOptions o = new JobOptions();
-        o.kafkaBootstrap = KAFKA.broker().bootstrap();
-        o.kafkaTopic = topic;
-        o.kafkaGroupId = "g-" + topic;
-        o.kafkaStartingOffsets = JobOptions.StartingOffsets.earliest;
-        o.bounded = bounded;
-        o.idleTimeout = idleTimeout;
-        return o;
+    private static JobSettings options(String topic, boolean bounded, Duration idleTimeout) {
+        return JobSettings.builder()
+                .set("--kafka.bootstrap", KAFKA.broker().bootstrap())
+                .set("--kafka.topic", topic)
+                .set("--kafka.group-id", "g-" + topic)
+                .set("--kafka.starting-offsets", JobSettings.StartingOffsets.earliest)
+                .set("--bounded", bounded)
+                .set("--idle-timeout", idleTimeout)
+                .build();
     }
 
     /**

@@ -236,13 +236,13 @@ class CaughtUpIdlenessSourceTest {
         public void markActive() {}
     }
 
-    private static io.rollcount.job.JobOptions options() {
-        io.rollcount.job.JobOptions o = new io.rollcount.job.JobOptions();
-        o.kafkaBootstrap = "127.0.0.1:9";
-        o.kafkaTopic = "t";
-        o.kafkaGroupId = "g";
-        o.kafkaStartingOffsets = io.rollcount.job.JobOptions.StartingOffsets.earliest;
-        o.maxFuture = java.time.Duration.ofMinutes(10);
-        return o;
+    private static io.rollcount.job.JobSettings options() {
+        return io.rollcount.job.JobSettings.builder()
+                .set("--kafka.bootstrap", "127.0.0.1:9")
+                .set("--kafka.topic", "t")
+                .set("--kafka.group-id", "g")
+                .set("--kafka.starting-offsets", io.rollcount.job.JobSettings.StartingOffsets.earliest)
+                .set("--max-future", java.time.Duration.ofMinutes(10))
+                .build();
     }
 }

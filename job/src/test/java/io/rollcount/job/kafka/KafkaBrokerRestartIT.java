@@ -3,7 +3,7 @@ package io.rollcount.job.kafka;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rollcount.job.JobConnectors;
-import io.rollcount.job.JobOptions;
+import io.rollcount.job.JobSettings;
 import io.rollcount.job.kafka.KafkaTestSupport.KV;
 import io.rollcount.job.model.Json;
 import io.rollcount.job.model.Rollup;
@@ -48,9 +48,10 @@ class KafkaBrokerRestartIT {
     void theSinkOutputIsExactAcrossABrokerRestart() throws Exception {
         try (KafkaBroker broker = new KafkaBroker(0, dir.resolve("kafka")).start()) {
             broker.createTopics(2, KafkaIO.ROLLUPS_TOPIC);
-            JobOptions o = new JobOptions();
-            o.kafkaBootstrap = broker.bootstrap();
-            o.kafkaTransactionalIdPrefix = "restart-test";
+            JobSettings o = JobSettings.builder()
+                    .set("--kafka.bootstrap", broker.bootstrap())
+                    .set("--kafka.transactional-id-prefix", "restart-test")
+                    .build();
             JobConnectors.ensureOutputTopics(o);
 
             StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
@@ -91,7 +92,8 @@ class KafkaBrokerRestartIT {
 
             List<KV> expected = new ArrayList<>();
             for (long i = 0; i < RECORDS; i++)
-                expected.add(KV.of(KafkaTestSupport.utf8(rollup(i).counter), Json.rollup(o.redisKeyPrefix, rollup(i))));
+                expected.add(
+                        KV.of(KafkaTestSupport.utf8(rollup(i).counter), Json.rollup(o.redis.keyPrefix(), rollup(i))));
             Map<TopicPartition, Long> fromStart = Map.of();
             List<KV> got = KafkaTestSupport.kvs(
                     KafkaTestSupport.readCommitted(broker.adminProperties(), KafkaIO.ROLLUPS_TOPIC, fromStart));

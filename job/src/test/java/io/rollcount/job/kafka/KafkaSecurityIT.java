@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.rollcount.job.JobConnectors;
-import io.rollcount.job.JobOptions;
+import io.rollcount.job.JobSettings;
 import io.rollcount.job.kafka.KafkaTestSupport.KV;
 import io.rollcount.job.model.Event;
 import java.io.IOException;
@@ -159,22 +159,22 @@ class KafkaSecurityIT {
             throw new IllegalStateException("keytool failed: " + out);
     }
 
-    private static JobOptions options(Path properties) {
-        JobOptions o = new JobOptions();
-        o.kafkaBootstrap = broker.bootstrap();
-        o.kafkaProperties = properties.toString();
-        o.kafkaTopic = TOPIC;
-        o.kafkaGroupId = "secure";
-        o.kafkaStartingOffsets = JobOptions.StartingOffsets.earliest;
-        o.kafkaTransactionalIdPrefix = "secure-test";
-        o.bounded = true;
-        return o;
+    private static JobSettings options(Path properties) {
+        return JobSettings.builder()
+                .set("--kafka.bootstrap", broker.bootstrap())
+                .set("--kafka.properties", properties.toString())
+                .set("--kafka.topic", TOPIC)
+                .set("--kafka.group-id", "secure")
+                .set("--kafka.starting-offsets", JobSettings.StartingOffsets.earliest)
+                .set("--kafka.transactional-id-prefix", "secure-test")
+                .set("--bounded", true)
+                .build();
     }
 
     @Test
     void theJobReadsAndWritesThroughSaslSslWithOnlyAPropertiesFile() throws Exception {
         assertThat(broker.clientProtocol().name).isEqualTo("SASL_SSL");
-        JobOptions o = options(clientProperties);
+        JobSettings o = options(clientProperties);
         JobConnectors.ensureOutputTopics(o);
         Map<TopicPartition, Long> from = Map.of();
 
@@ -215,8 +215,9 @@ class KafkaSecurityIT {
                     assertThat(e.getMessage()).containsIgnoringCase("authentication");
                 });
         // Without the properties file the secured listener is not reachable at all.
-        JobOptions plain = options(clientProperties);
-        plain.kafkaProperties = null;
+        JobSettings plain = options(clientProperties).toBuilder()
+                .set("--kafka.properties", null)
+                .build();
         assertThatThrownBy(() -> KafkaClients.ensureTopics(
                         JobConnectors.kafkaProperties(plain), Duration.ofSeconds(3), KafkaIO.DEAD_LETTER_TOPIC))
                 .isInstanceOf(IllegalStateException.class)

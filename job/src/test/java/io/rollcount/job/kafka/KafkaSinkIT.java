@@ -4,7 +4,7 @@ import static io.rollcount.job.kafka.KafkaTestSupport.utf8;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rollcount.job.JobConnectors;
-import io.rollcount.job.JobOptions;
+import io.rollcount.job.JobSettings;
 import io.rollcount.job.kafka.KafkaTestSupport.KV;
 import io.rollcount.job.model.Event;
 import io.rollcount.job.model.Json;
@@ -81,15 +81,15 @@ class KafkaSinkIT {
         return i % 5 == 0;
     }
 
-    private JobOptions options(String prefix) {
-        JobOptions o = new JobOptions();
-        o.kafkaBootstrap = KAFKA.broker().bootstrap();
-        o.kafkaTransactionalIdPrefix = prefix;
-        return o;
+    private JobSettings options(String prefix) {
+        return JobSettings.builder()
+                .set("--kafka.bootstrap", KAFKA.broker().bootstrap())
+                .set("--kafka.transactional-id-prefix", prefix)
+                .build();
     }
 
     /** Writes RECORDS rollups and dead letters at a bounded rate, with checkpoints every 200 ms. */
-    private void runJob(JobOptions o, int failAfter, double perSecond) throws Exception {
+    private void runJob(JobSettings o, int failAfter, double perSecond) throws Exception {
         JobConnectors.ensureOutputTopics(o);
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(2);
@@ -119,7 +119,7 @@ class KafkaSinkIT {
                         JobConnectors.kafkaProducerProperties(o),
                         o.kafkaTransactionalIdPrefix,
                         o.kafkaTopicTrending,
-                        o.redisKeyPrefix,
+                        o.redis.keyPrefix(),
                         i -> "ns" + (i % 3),
                         KafkaSinkIT::trendingValue))
                 .name("trending");
@@ -141,7 +141,7 @@ class KafkaSinkIT {
         for (long i = 0; i < RECORDS; i++) {
             if (!isDeadLetter(i)) {
                 Rollup r = rollup(i);
-                out.add(KV.of(utf8(r.counter), Json.rollup(new JobOptions().redisKeyPrefix, r)));
+                out.add(KV.of(utf8(r.counter), Json.rollup(new io.rollcount.job.JobOptions().redisKeyPrefix, r)));
             }
         }
         return out;

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.rollcount.job.JobConnectors;
-import io.rollcount.job.JobOptions;
+import io.rollcount.job.JobSettings;
 import io.rollcount.job.model.Event;
 import io.rollcount.job.parse.EventParser;
 import java.net.ServerSocket;
@@ -92,17 +92,17 @@ class KafkaSourceIT {
         return new ProducerRecord<>(TOPIC, utf8(key), value);
     }
 
-    private static JobOptions options(String group, JobOptions.StartingOffsets start) {
-        JobOptions o = new JobOptions();
-        o.kafkaBootstrap = KAFKA.broker().bootstrap();
-        o.kafkaTopic = TOPIC;
-        o.kafkaGroupId = group;
-        o.kafkaStartingOffsets = start;
-        o.bounded = true;
-        return o;
+    private static JobSettings options(String group, JobSettings.StartingOffsets start) {
+        return JobSettings.builder()
+                .set("--kafka.bootstrap", KAFKA.broker().bootstrap())
+                .set("--kafka.topic", TOPIC)
+                .set("--kafka.group-id", group)
+                .set("--kafka.starting-offsets", start)
+                .set("--bounded", true)
+                .build();
     }
 
-    private static List<Event> run(JobOptions o) throws Exception {
+    private static List<Event> run(JobSettings o) throws Exception {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(2);
         env.enableCheckpointing(200);
@@ -117,7 +117,7 @@ class KafkaSourceIT {
 
     @Test
     void boundedSourceReadsEveryRecordOnceWithItsKeyPayloadAndSource() throws Exception {
-        List<Event> events = run(options("src-earliest", JobOptions.StartingOffsets.earliest));
+        List<Event> events = run(options("src-earliest", JobSettings.StartingOffsets.earliest));
 
         assertThat(events).hasSize(PRODUCED.size());
         Map<String, Event> bySource = events.stream().collect(Collectors.toMap(e -> e.source, Function.identity()));
@@ -174,7 +174,7 @@ class KafkaSourceIT {
                     .all()
                     .get(30, TimeUnit.SECONDS);
         }
-        List<Event> events = run(options("src-committed", JobOptions.StartingOffsets.committed));
+        List<Event> events = run(options("src-committed", JobSettings.StartingOffsets.committed));
         List<String> expected = PRODUCED.keySet().stream()
                 .filter(s -> !s.equals(TOPIC + "/0/0") && !s.equals(TOPIC + "/0/1"))
                 .collect(Collectors.toList());
@@ -183,7 +183,7 @@ class KafkaSourceIT {
 
     @Test
     void latestWithBoundedReadsNothingAndEnds() throws Exception {
-        assertThat(run(options("src-latest", JobOptions.StartingOffsets.latest)))
+        assertThat(run(options("src-latest", JobSettings.StartingOffsets.latest)))
                 .isEmpty();
     }
 
@@ -193,8 +193,9 @@ class KafkaSourceIT {
         try (ServerSocket s = new ServerSocket(0)) {
             closedPort = s.getLocalPort();
         }
-        JobOptions o = new JobOptions();
-        o.kafkaBootstrap = "127.0.0.1:" + closedPort;
+        JobSettings o = JobSettings.builder()
+                .set("--kafka.bootstrap", "127.0.0.1:" + closedPort)
+                .build();
         long t0 = System.nanoTime();
         assertThatThrownBy(() -> KafkaClients.ensureTopics(
                         JobConnectors.kafkaProperties(o), Duration.ofSeconds(2), "counter-rollups"))
@@ -202,9 +203,10 @@ class KafkaSourceIT {
                 .hasMessageContaining("--kafka.bootstrap 127.0.0.1:" + closedPort);
         assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(20));
 
-        JobOptions missingFile = new JobOptions();
-        missingFile.kafkaBootstrap = KAFKA.broker().bootstrap();
-        missingFile.kafkaProperties = dir.resolve("no-such.properties").toString();
+        JobSettings missingFile = JobSettings.builder()
+                .set("--kafka.bootstrap", KAFKA.broker().bootstrap())
+                .set("--kafka.properties", dir.resolve("no-such.properties").toString())
+                .build();
         assertThatThrownBy(() -> JobConnectors.kafkaSource(missingFile)).hasMessageContaining("--kafka.properties");
     }
 

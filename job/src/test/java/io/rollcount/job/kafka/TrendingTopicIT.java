@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rollcount.job.FlinkSettings;
 import io.rollcount.job.JobConnectors;
-import io.rollcount.job.JobOptions;
+import io.rollcount.job.JobSettings;
 import io.rollcount.job.Pipeline;
 import io.rollcount.job.model.Json;
 import io.rollcount.job.model.Resolution;
@@ -52,15 +52,15 @@ class TrendingTopicIT {
         Path input = dir.resolve("events.jsonl");
         TrendingIT.write(events, input);
         try (RedisTestSupport redis = new RedisTestSupport()) {
-            JobOptions o = new JobOptions();
-            o.input = input.toString();
-            o.redis = redis.url();
-            o.redisKeyPrefix = redis.prefix;
-            o.checkpointInterval = Duration.ofMillis(500);
-            o.trendingHalfLife = Duration.ofMinutes(10);
-            o.kafkaBootstrap = KAFKA.broker().bootstrap();
-            o.kafkaTransactionalIdPrefix = "trending-topic-it";
-            o.validate();
+            JobSettings o = JobSettings.builder()
+                    .set("--input", input.toString())
+                    .set("--redis", redis.url())
+                    .set("--redis.key-prefix", redis.prefix)
+                    .set("--checkpoint.interval", Duration.ofMillis(500))
+                    .set("--trending.half-life", Duration.ofMinutes(10))
+                    .set("--kafka.bootstrap", KAFKA.broker().bootstrap())
+                    .set("--kafka.transactional-id-prefix", "trending-topic-it")
+                    .build();
             JobConnectors.ensureOutputTopics(o);
             StreamExecutionEnvironment env =
                     StreamExecutionEnvironment.getExecutionEnvironment(FlinkSettings.configuration(o));
@@ -88,10 +88,10 @@ class TrendingTopicIT {
             for (ConsumerRecord<byte[], byte[]> r : records) {
                 String key = new String(r.key(), StandardCharsets.UTF_8);
                 String value = new String(r.value(), StandardCharsets.UTF_8);
-                assertThat(value).startsWith("{\"prefix\":\"" + o.redisKeyPrefix + "\",\"ns\":\"" + key + "\",");
+                assertThat(value).startsWith("{\"prefix\":\"" + o.redis.keyPrefix() + "\",\"ns\":\"" + key + "\",");
                 assertThat(new String(
                                 r.headers().lastHeader(KafkaIO.PREFIX_HEADER).value(), StandardCharsets.UTF_8))
-                        .isEqualTo(o.redisKeyPrefix);
+                        .isEqualTo(o.redis.keyPrefix());
                 if (value.contains("\"kind\":\"window\"")) {
                     windows.add(value);
                 } else {
@@ -118,7 +118,7 @@ class TrendingTopicIT {
                         .mapToDouble(Long::doubleValue)
                         .toArray();
                 t.estimates = t.scores.clone();
-                expected.add(new String(Json.topList(o.redisKeyPrefix, t), StandardCharsets.UTF_8));
+                expected.add(new String(Json.topList(o.redis.keyPrefix(), t), StandardCharsets.UTF_8));
             }
             assertThat(windows).hasSize(expected.size()).containsExactlyInAnyOrderElementsOf(expected);
 

@@ -3,7 +3,7 @@ package io.rollcount.job.pipeline;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rollcount.job.JobConnectors;
-import io.rollcount.job.JobOptions;
+import io.rollcount.job.JobSettings;
 import io.rollcount.job.Pipeline;
 import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.gen.EventGenerator.Generated;
@@ -67,19 +67,20 @@ final class ClusterRuns {
         return this;
     }
 
-    JobOptions options() {
-        JobOptions o = JobRuns.fileOptions(dir, cluster.url(), prefix, Duration.ofMillis(300), dir);
-        o.redisCluster = true;
-        return o.validate();
+    JobSettings options() {
+        JobSettings o = JobRuns.fileSettings(dir, cluster.url(), prefix, Duration.ofMillis(300), dir).toBuilder()
+                .set("--redis.cluster", true)
+                .build();
+        return o;
     }
 
     /** Parallelism 2, a bounded number of restarts. */
-    static StreamExecutionEnvironment environment(JobOptions o) {
+    static StreamExecutionEnvironment environment(JobSettings o) {
         return JobRuns.environment(JobRuns.configuration(o, 5, Duration.ofMillis(500)), 2);
     }
 
     /** The job graph from the files (held after {@code holdAt} records per reader until the gate opens, if positive). */
-    void build(StreamExecutionEnvironment env, JobOptions o, long holdAt) {
+    void build(StreamExecutionEnvironment env, JobSettings o, long holdAt) {
         var source = JobConnectors.fileSource(o);
         Pipeline.build(env, o, holdAt > 0 ? new GatedSource<>(source, holdAt) : source, JobRuns.fileOutputs(o));
     }
@@ -88,7 +89,7 @@ final class ClusterRuns {
      * Starts the job from the files, its readers held after {@code holdAt} records each until the gate opens
      * ({@link FailureInjection}, reset here).
      */
-    JobClient startHeld(JobOptions o, long holdAt, String name) throws Exception {
+    JobClient startHeld(JobSettings o, long holdAt, String name) throws Exception {
         FailureInjection.reset(FailureInjection.Place.NONE, false);
         StreamExecutionEnvironment env = environment(o);
         build(env, o, holdAt);

@@ -1,6 +1,6 @@
 package io.rollcount.job.pipeline;
 
-import io.rollcount.job.JobOptions;
+import io.rollcount.job.JobSettings;
 import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.gen.EventGenerator.Generated;
 import java.io.BufferedWriter;
@@ -59,10 +59,9 @@ final class CompatibilitySavepoint {
     static final double EVENTS_PER_SECOND = 5;
 
     /** The options of both runs: the files of {@link #INPUT_DIR}, dead letters in {@code dir}. */
-    static JobOptions options(String redisUrl, String prefix, Path dir) {
-        return io.rollcount.job.support.JobRuns.fileOptions(
-                        Path.of(INPUT_DIR), redisUrl, prefix, Duration.ofMillis(500), dir)
-                .validate();
+    static JobSettings options(String redisUrl, String prefix, Path dir) {
+        return io.rollcount.job.support.JobRuns.fileSettings(
+                Path.of(INPUT_DIR), redisUrl, prefix, Duration.ofMillis(500), dir);
     }
 
     /** The generated input: several namespaces, event ids with redeliveries, users, negative deltas. */

@@ -3,7 +3,7 @@ package io.rollcount.job.pipeline;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rollcount.job.JobConnectors;
-import io.rollcount.job.JobOptions;
+import io.rollcount.job.JobSettings;
 import io.rollcount.job.Pipeline;
 import io.rollcount.job.kafka.KafkaBrokerExtension;
 import io.rollcount.job.kafka.KafkaIO;
@@ -81,7 +81,7 @@ class DeadLetterSizeIT {
 
         try (RedisTestSupport redis = new RedisTestSupport()) {
             String id = UUID.randomUUID().toString().substring(0, 8);
-            JobOptions o = JobRuns.kafkaOptions(
+            JobSettings o = JobRuns.kafkaSettings(
                     KAFKA.broker().bootstrap(),
                     INPUT,
                     "dlsize-" + id,
@@ -89,7 +89,6 @@ class DeadLetterSizeIT {
                     redis.url(),
                     redis.prefix,
                     Duration.ofMillis(300));
-            o.validate();
             JobConnectors.ensureOutputTopics(o);
             Map<TopicPartition, Long> dlqFrom = KafkaOutputs.endOffsets(
                     KAFKA.broker().adminProperties(), KafkaIO.DEAD_LETTER_TOPIC, "read_committed");

@@ -2,7 +2,7 @@ package io.rollcount.job.pipeline;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rollcount.job.JobOptions;
+import io.rollcount.job.JobSettings;
 import io.rollcount.job.files.InputFiles;
 import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.gen.EventGenerator.Generated;
@@ -41,12 +41,12 @@ class FileInputIT extends JobOnMiniClusterTest {
             io.rollcount.job.support.RecentTime.HOUR_START; // keys expire at window end + retention
     private static final long YEAR_9999 = 253_402_300_000_000L;
 
-    private JobOptions options(Path input) {
-        return JobRuns.fileOptions(input, redis, Duration.ofMillis(500), dir).validate();
+    private JobSettings options(Path input) {
+        return JobRuns.fileSettings(input, redis, Duration.ofMillis(500), dir);
     }
 
     /** Runs the production file pipeline to its end; fails if it takes longer than two minutes (a FIFO read hangs). */
-    private void run(JobOptions o) throws Exception {
+    private void run(JobSettings o) throws Exception {
         StreamExecutionEnvironment env = JobRuns.environment(o, 2, 2, null);
         JobRuns.buildFromFiles(env, o);
         JobClient job = env.executeAsync("file-input-it");
@@ -101,7 +101,7 @@ class FileInputIT extends JobOnMiniClusterTest {
                 out.write((g.line() + "\n").getBytes(StandardCharsets.UTF_8));
             }
         }
-        JobOptions o = options(file.getParent());
+        JobSettings o = options(file.getParent());
         long started = System.nanoTime();
         run(o);
         System.out.printf("FileInputIT year 9999: 300,000 lines in %.1f s%n", (System.nanoTime() - started) / 1e9);
@@ -188,7 +188,7 @@ class FileInputIT extends JobOnMiniClusterTest {
                                         "part-1.jsonl",
                                         "truncated.jsonl.gz"));
 
-        JobOptions o = options(in);
+        JobSettings o = options(in);
         run(o);
 
         Map<String, String[]> dlq = deadLetters(Path.of(o.dlq));

@@ -3,7 +3,7 @@ package io.rollcount.job.pipeline;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rollcount.job.JobConnectors;
-import io.rollcount.job.JobOptions;
+import io.rollcount.job.JobSettings;
 import io.rollcount.job.Pipeline;
 import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.gen.EventGenerator.Generated;
@@ -105,7 +105,7 @@ class KafkaOutlierIT {
             Map<TopicPartition, Long> dlqFrom =
                     KafkaOutputs.endOffsets(broker.adminProperties(), KafkaIO.DEAD_LETTER_TOPIC, "read_committed");
 
-            JobOptions o = JobRuns.kafkaOptions(
+            JobSettings o = JobRuns.kafkaSettings(
                     broker.bootstrap(),
                     topic,
                     "outlier-" + id,
@@ -113,7 +113,6 @@ class KafkaOutlierIT {
                     redis.url(),
                     redis.prefix,
                     Duration.ofMillis(500));
-            o.validate();
             StreamExecutionEnvironment env = JobRuns.environment(o, 2, 2, null);
             JobConnectors.ensureOutputTopics(o);
             Pipeline.build(

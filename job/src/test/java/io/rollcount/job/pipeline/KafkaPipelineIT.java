@@ -4,7 +4,7 @@ import static io.rollcount.job.support.JobAwait.await;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rollcount.job.JobConnectors;
-import io.rollcount.job.JobOptions;
+import io.rollcount.job.JobSettings;
 import io.rollcount.job.Pipeline;
 import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.kafka.KafkaBroker;
@@ -179,9 +179,11 @@ class KafkaPipelineIT {
             Source<Event, ?, ?> source = new GatedSource<>(JobConnectors.kafkaSource(run.options), 3_000);
             Sink<RedisWrite> redis = FailingSinks.redis(JobConnectors.redisSink(run.options), 500);
             // every resolution rolled up here (--rollups.resolutions), the default elsewhere
-            run.options.rollupsResolutions = "5s,1m,5m,1h,1d";
+            JobSettings everyResolution = run.options.toBuilder()
+                    .set("--rollups.resolutions", "5s,1m,5m,1h,1d")
+                    .build();
             FailingSinks.Kafka<Rollup, ?, ?> rollups = new FailingSinks.Kafka<>(JobConnectors.rollupsSink(run.options));
-            Pipeline.build(env, run.options, source, run.outputs(redis, rollups));
+            Pipeline.build(env, everyResolution, source, run.outputs(redis, rollups));
             env.execute("kafka-pipeline-b-" + place);
             poller.close();
 
@@ -255,16 +257,18 @@ class KafkaPipelineIT {
             // 10 s, and a source whose splits are all idle does not pass the end-of-time watermark of a draining
             // stop-with-savepoint on (seen: rc:meta:watermark stays at the last event time). With idleness off,
             // the watermark is the minimum over every partition, so no event is late and no window is revised.
-            run.options.idleTimeout = Duration.ofMinutes(10);
+            JobSettings options = run.options.toBuilder()
+                    .set("--idle-timeout", Duration.ofMinutes(10))
+                    .build();
             StreamExecutionEnvironment env = run.environment(30, Duration.ofSeconds(1));
             Pipeline.build(
                     env,
-                    run.options,
-                    new GatedSource<>(JobConnectors.kafkaSource(run.options), 2_500),
+                    options,
+                    new GatedSource<>(JobConnectors.kafkaSource(options), 2_500),
                     // The pass-through wrapper (no failure planned) only counts writers restored from a checkpoint.
                     run.outputs(
-                            JobConnectors.redisSink(run.options),
-                            new FailingSinks.Kafka<>(JobConnectors.rollupsSink(run.options))));
+                            JobConnectors.redisSink(options),
+                            new FailingSinks.Kafka<>(JobConnectors.rollupsSink(options))));
             JobClient job = env.executeAsync("kafka-pipeline-c");
             try {
                 // Mid-stream: records read and not yet read, transactions committed, the next ones open.
@@ -319,12 +323,12 @@ class KafkaPipelineIT {
     private static final class Run implements AutoCloseable {
         final String id = UUID.randomUUID().toString().substring(0, 8);
         final RedisTestSupport redis = new RedisTestSupport();
-        final JobOptions options;
+        final JobSettings options;
         final Map<TopicPartition, Long> rollupsFrom;
         final Map<TopicPartition, Long> deadLettersFrom;
 
         Run(String topic, boolean bounded) {
-            options = JobRuns.kafkaOptions(
+            options = JobRuns.kafkaSettings(
                     KAFKA.broker().bootstrap(),
                     topic,
                     "kpit-" + id,
@@ -332,7 +336,6 @@ class KafkaPipelineIT {
                     redis.url(),
                     redis.prefix,
                     Duration.ofMillis(300));
-            options.validate();
             JobConnectors.ensureOutputTopics(options);
             rollupsFrom =
                     KafkaOutputs.endOffsets(KAFKA.broker().adminProperties(), KafkaIO.ROLLUPS_TOPIC, "read_committed");

@@ -7,7 +7,7 @@ import static io.rollcount.job.pipeline.CompatibilitySavepoint.PREFIX;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rollcount.job.JobConnectors;
-import io.rollcount.job.JobOptions;
+import io.rollcount.job.JobSettings;
 import io.rollcount.job.Pipeline;
 import io.rollcount.job.gen.EventGenerator.Generated;
 import io.rollcount.job.support.JobOnMiniClusterTest;
@@ -49,7 +49,7 @@ class MakeCompatibilitySavepoint extends JobOnMiniClusterTest {
         CompatibilitySavepoint.placeInput(input);
 
         // The job on the input, each reader holding after HOLD_AT lines (the gate stays shut); then a savepoint.
-        JobOptions o = CompatibilitySavepoint.options(redis.url(), PREFIX, dir);
+        JobSettings o = CompatibilitySavepoint.options(redis.url(), PREFIX, dir);
         StreamExecutionEnvironment env = JobRuns.environment(o, 2, 0, null);
         FailureInjection.reset(FailureInjection.Place.NONE, false);
         Pipeline.build(env, o, new GatedSource<>(JobConnectors.fileSource(o), HOLD_AT), JobRuns.fileOutputs(o));

@@ -2,7 +2,7 @@ package io.rollcount.job.pipeline;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rollcount.job.JobOptions;
+import io.rollcount.job.JobSettings;
 import io.rollcount.job.pipeline.TrendingIT.Ev;
 import io.rollcount.job.support.JobRuns;
 import io.rollcount.job.support.MiniClusters;
@@ -70,10 +70,10 @@ public class NamespaceCapIT {
         Path input = dir.resolve("events.jsonl");
         TrendingIT.write(events, input);
         try (RedisTestSupport r = new RedisTestSupport()) {
-            JobOptions o = JobRuns.fileOptions(input, r, Duration.ofSeconds(2), dir);
-            o.trendingHalfLife = Duration.ofMinutes(10);
-            o.trendingMaxNamespaces = CAP;
-            o.validate();
+            JobSettings o = JobRuns.fileSettings(input, r, Duration.ofSeconds(2), dir).toBuilder()
+                    .set("--trending.half-life", Duration.ofMinutes(10))
+                    .set("--trending.max-namespaces", CAP)
+                    .build();
             StreamExecutionEnvironment env = JobRuns.environment(o, 2, 0, null);
             JobRuns.buildFromFiles(env, o);
             long t0 = System.nanoTime();

@@ -2,7 +2,7 @@ package io.rollcount.job.pipeline;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rollcount.job.JobOptions;
+import io.rollcount.job.JobSettings;
 import io.rollcount.job.Pipeline;
 import io.rollcount.job.model.Event;
 import io.rollcount.job.support.JobRuns;
@@ -102,9 +102,8 @@ public class OverflowIT {
     void anOverflowingCounterCostsOneDeadLetterPerEventAndNothingElseStops() throws Exception {
         assertThat(PHASE1 / 1000 * 999 + Math.min(PHASE1 % 1000, 999)).isEqualTo(FIT);
         try (RedisTestSupport r = new RedisTestSupport()) {
-            // validation wants an input; the generator replaces the source
-            JobOptions o =
-                    JobRuns.fileOptions(dir, r, Duration.ofSeconds(2), dir).validate();
+            // settings of a files job want an input; the generator replaces the source
+            JobSettings o = JobRuns.fileSettings(dir, r, Duration.ofSeconds(2), dir);
             // No restart: a crash fails the test. One reader: the order in which the generator made big's events
             // is the order they reach its counter.
             StreamExecutionEnvironment env = JobRuns.environment(o, 1, 0, null);

@@ -3,7 +3,7 @@ package io.rollcount.job.pipeline;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rollcount.job.JobConnectors;
-import io.rollcount.job.JobOptions;
+import io.rollcount.job.JobSettings;
 import io.rollcount.job.Pipeline;
 import io.rollcount.job.files.DeadLetterFileSink;
 import io.rollcount.job.gen.EventGenerator;
@@ -80,18 +80,18 @@ class PipelineIT extends JobOnMiniClusterTest {
         return new Input(truth, bad);
     }
 
-    private JobOptions options() {
-        return JobRuns.fileOptions(dir, redis, Duration.ofMillis(300), dir).validate();
+    private JobSettings options() {
+        return JobRuns.fileSettings(dir, redis, Duration.ofMillis(300), dir);
     }
 
-    private StreamExecutionEnvironment environment(JobOptions o) {
+    private StreamExecutionEnvironment environment(JobSettings o) {
         return JobRuns.environment(o, 2, 3, null);
     }
 
     @Test
     void boundedRunLeavesExactlyTheGroundTruthInRedis() throws Exception {
         Input input = writeInput(0.05);
-        JobOptions o = options();
+        JobSettings o = options();
         StreamExecutionEnvironment env = environment(o);
         JobRuns.buildFromFiles(env, o);
         env.execute("pipeline-it");
@@ -134,7 +134,7 @@ class PipelineIT extends JobOnMiniClusterTest {
     @Test
     void aFailureMidStreamRestartsFromTheCheckpointAndTotalsNeverGoBack() throws Exception {
         Input input = writeInput(0.0);
-        JobOptions o = options();
+        JobSettings o = options();
         StreamExecutionEnvironment env = environment(o);
         AfterTwoCheckpoints.FAILED.set(false);
         AfterTwoCheckpoints.CHECKPOINTS.set(0);

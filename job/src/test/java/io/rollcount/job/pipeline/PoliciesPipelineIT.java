@@ -2,7 +2,7 @@ package io.rollcount.job.pipeline;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rollcount.job.JobOptions;
+import io.rollcount.job.JobSettings;
 import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.gen.EventGenerator.Generated;
 import io.rollcount.job.model.Resolution;
@@ -92,9 +92,9 @@ class PoliciesPipelineIT extends JobOnMiniClusterTest {
         Path policies = dir.resolve("policies.yaml");
         Files.writeString(policies, POLICIES);
 
-        JobOptions o = JobRuns.fileOptions(input, redis, Duration.ofMillis(500), dir);
-        o.policiesFile = policies.toString();
-        o.validate();
+        JobSettings o = JobRuns.fileSettings(input, redis, Duration.ofMillis(500), dir).toBuilder()
+                .set("--policies", policies.toString())
+                .build();
         StreamExecutionEnvironment env = JobRuns.environment(o, 2, 2, null);
         JobRuns.buildFromFiles(env, o);
         env.execute("policies-it");

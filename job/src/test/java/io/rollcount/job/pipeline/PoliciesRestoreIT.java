@@ -3,7 +3,7 @@ package io.rollcount.job.pipeline;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rollcount.job.JobConnectors;
-import io.rollcount.job.JobOptions;
+import io.rollcount.job.JobSettings;
 import io.rollcount.job.Pipeline;
 import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.gen.EventGenerator.Generated;
@@ -53,10 +53,10 @@ class PoliciesRestoreIT extends JobOnMiniClusterTest {
               dedup: false
             """;
 
-    private JobOptions options(Path input, String policies) {
-        JobOptions o = JobRuns.fileOptions(input, redis, Duration.ofMillis(500), dir);
-        o.policiesFile = policies;
-        return o.validate();
+    private JobSettings options(Path input, String policies) {
+        return JobRuns.fileSettings(input, redis, Duration.ofMillis(500), dir).toBuilder()
+                .set("--policies", policies)
+                .build();
     }
 
     @Test
@@ -79,7 +79,7 @@ class PoliciesRestoreIT extends JobOnMiniClusterTest {
         Files.writeString(policies, NEW_POLICIES);
 
         // Part 1, no policies: each reader holds after HOLD_AT records (the gate stays shut); then a savepoint.
-        JobOptions o = options(input, null);
+        JobSettings o = options(input, null);
         StreamExecutionEnvironment env = JobRuns.environment(o, 2, 2, null);
         FailureInjection.reset(FailureInjection.Place.NONE, false);
         Pipeline.build(env, o, new GatedSource<>(JobConnectors.fileSource(o), HOLD_AT), JobRuns.fileOutputs(o));
@@ -104,7 +104,7 @@ class PoliciesRestoreIT extends JobOnMiniClusterTest {
 
         // Part 2: the rest of the input from the savepoint, with the new policies, on the same key prefix.
         FailureInjection.reset(FailureInjection.Place.NONE, true);
-        JobOptions ro = options(input, policies.toString());
+        JobSettings ro = options(input, policies.toString());
         StreamExecutionEnvironment renv = JobRuns.environment(ro, 2, 2, savepoint);
         JobRuns.buildFromFiles(renv, ro);
         renv.execute("policies-restore-part-2");

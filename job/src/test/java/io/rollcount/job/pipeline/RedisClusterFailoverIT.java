@@ -2,7 +2,7 @@ package io.rollcount.job.pipeline;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rollcount.job.JobOptions;
+import io.rollcount.job.JobSettings;
 import io.rollcount.job.redis.RedisClusterProcesses;
 import io.rollcount.job.support.MiniClusters;
 import java.nio.file.Path;
@@ -35,7 +35,7 @@ class RedisClusterFailoverIT {
     @Test
     void killingAMasterMidStreamLosesNothingAndNoTotalGoesDown() throws Exception {
         ClusterRuns run = new ClusterRuns(CLUSTER, dir).writeInput(60_000, 3_000);
-        JobOptions o = run.options();
+        JobSettings o = run.options();
         // The readers hold after a third of their records until the master is dead: the rest is written during the
         // failover.
         JobClient job = run.startHeld(o, 10_000, "redis-cluster-b");

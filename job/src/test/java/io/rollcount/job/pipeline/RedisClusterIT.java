@@ -3,7 +3,7 @@ package io.rollcount.job.pipeline;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rollcount.job.JobConnectors;
-import io.rollcount.job.JobOptions;
+import io.rollcount.job.JobSettings;
 import io.rollcount.job.metrics.LocalMetrics;
 import io.rollcount.job.metrics.RollcountMetrics;
 import io.rollcount.job.redis.PrefixGuard;
@@ -48,7 +48,7 @@ class RedisClusterIT {
     @Test
     void aBoundedRunIsExactAndEveryKeyIsInItsSlot() throws Exception {
         ClusterRuns run = new ClusterRuns(CLUSTER, dir).writeInput(40_000, 2_000);
-        JobOptions o = run.options();
+        JobSettings o = run.options();
         // A key of another type where the hottest counter's total goes: rejected by name, every other key written.
         String planted = run.hotTotals.get(0);
         try (RedisClusterClient c = CLUSTER.client()) {
@@ -85,18 +85,19 @@ class RedisClusterIT {
                 keys, byMaster.values().stream().map(List::size).toList());
 
         // --fresh over this prefix: an earlier job is found, and every master's keys go.
-        o.fresh = true;
-        try (var client = JobConnectors.redisEndpoint(o).client()) {
-            assertThat(new PrefixGuard(o.redisKeyPrefix).earlierJob(client)).isEqualTo(run.prefix + ":meta:watermark");
+        JobSettings fresh = o.toBuilder().set("--fresh", true).build();
+        try (var client = JobConnectors.redisEndpoint(fresh.redis).client()) {
+            assertThat(new PrefixGuard(fresh.redis.keyPrefix()).earlierJob(client))
+                    .isEqualTo(run.prefix + ":meta:watermark");
         }
-        assertThat(StartChecks.prefixRefusal(o, false, "-")).isNull();
+        assertThat(StartChecks.prefixRefusal(fresh, false, "-")).isNull();
         assertThat(CLUSTER.keys(run.prefix)).as("keys left after --fresh").isEmpty();
     }
 
     @Test
     void aSlotMigrationMidStreamChangesNothing() throws Exception {
         ClusterRuns run = new ClusterRuns(CLUSTER, dir).writeInput(60_000, 3_000);
-        JobOptions o = run.options();
+        JobSettings o = run.options();
         // The readers hold after a third of their records until the migration has started.
         JobClient job = run.startHeld(o, 10_000, "redis-cluster-c");
         try (TotalsPoller poller = new TotalsPoller(CLUSTER::client, run.hotTotals)) {
@@ -150,9 +151,9 @@ class RedisClusterIT {
     @Test
     void theLeaseAndTheJobMarkShareASlotAndRefuseASecondJob() throws Exception {
         ClusterRuns run = new ClusterRuns(CLUSTER, dir);
-        JobOptions o = run.options();
-        PrefixGuard guard = new PrefixGuard(o.redisKeyPrefix);
-        RedisEndpoint endpoint = JobConnectors.redisEndpoint(o);
+        JobSettings o = run.options();
+        PrefixGuard guard = new PrefixGuard(o.redis.keyPrefix());
+        RedisEndpoint endpoint = JobConnectors.redisEndpoint(o.redis);
         try (var client = endpoint.client()) {
             assertThat(guard.acquire(client, "job-a")).isNull();
             assertThat(guard.acquire(client, "job-b")).isEqualTo("job-a");

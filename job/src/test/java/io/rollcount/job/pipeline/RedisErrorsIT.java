@@ -2,7 +2,7 @@ package io.rollcount.job.pipeline;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rollcount.job.JobOptions;
+import io.rollcount.job.JobSettings;
 import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.gen.EventGenerator.Generated;
 import io.rollcount.job.metrics.LocalMetrics;
@@ -76,13 +76,15 @@ class RedisErrorsIT {
         return truth;
     }
 
-    private JobOptions options(String redisUrl, String prefix) {
-        JobOptions o = JobRuns.fileOptions(dir.resolve("in"), redisUrl, prefix, Duration.ofMillis(300), dir);
-        o.redisRetryTimeout = Duration.ofSeconds(120);
-        return o.validate();
+    private JobSettings options(String redisUrl, String prefix) {
+        JobSettings o =
+                JobRuns.fileSettings(dir.resolve("in"), redisUrl, prefix, Duration.ofMillis(300), dir).toBuilder()
+                        .set("--redis.retry-timeout", Duration.ofSeconds(120))
+                        .build();
+        return o;
     }
 
-    private StreamExecutionEnvironment job(JobOptions o) {
+    private StreamExecutionEnvironment job(JobSettings o) {
         StreamExecutionEnvironment env = JobRuns.environment(o, 2, 0, null); // no restart: a crash fails the test
         JobRuns.buildFromFiles(env, o);
         return env;
@@ -134,7 +136,7 @@ class RedisErrorsIT {
         redis.jedis.set(stringAtUniques, "not a HyperLogLog");
         redis.jedis.hset(hashAtWindow, "owner", "someone else");
 
-        JobOptions o = options(redis.url(), redis.prefix);
+        JobSettings o = options(redis.url(), redis.prefix);
         StreamExecutionEnvironment env = job(o);
         long rejectedBefore = METRICS.sum(RollcountMetrics.REDIS_REJECTED);
         env.execute("redis-rejected-keys-it");
@@ -166,7 +168,7 @@ class RedisErrorsIT {
             admin.set("ballast".getBytes(), new byte[4 << 20]);
             admin.configSet("maxmemory", "1mb"); // below what it holds: every write is refused with OOM
             String prefix = "rc";
-            JobOptions o = options(own.url(), prefix);
+            JobSettings o = options(own.url(), prefix);
             JobClient client = job(o).executeAsync("redis-oom-it");
             long deadline = System.nanoTime() + 60_000_000_000L;
             while (oomErrors(admin) < 5 && System.nanoTime() < deadline) Thread.sleep(50);

@@ -5,7 +5,7 @@ import static io.rollcount.job.pipeline.CompatibilitySavepoint.HOLD_AT;
 import static io.rollcount.job.pipeline.CompatibilitySavepoint.PREFIX;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.rollcount.job.JobOptions;
+import io.rollcount.job.JobSettings;
 import io.rollcount.job.gen.EventGenerator.Generated;
 import io.rollcount.job.support.JobOnMiniClusterTest;
 import io.rollcount.job.support.JobRuns;
@@ -62,7 +62,7 @@ class SavepointCompatibilityIT extends JobOnMiniClusterTest {
         Path savepoint = dir.resolve("savepoint");
         CompatibilitySavepoint.copyFolder(kept.resolve("savepoint"), savepoint);
 
-        JobOptions o = CompatibilitySavepoint.options(redis.url(), redis.prefix, dir);
+        JobSettings o = CompatibilitySavepoint.options(redis.url(), redis.prefix, dir);
         StreamExecutionEnvironment env =
                 JobRuns.environment(o, 2, 0, savepoint.toUri().toString());
         JobRuns.buildFromFiles(env, o);

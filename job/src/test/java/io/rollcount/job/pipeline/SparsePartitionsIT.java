@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rollcount.job.JobConnectors;
 import io.rollcount.job.JobOptions;
+import io.rollcount.job.JobSettings;
 import io.rollcount.job.Pipeline;
 import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.gen.EventGenerator.Generated;
@@ -136,11 +137,11 @@ class SparsePartitionsIT {
             Path input = Files.createDirectories(dir.resolve("one-file-" + redis.prefix));
             GroundTruth truth = new GroundTruth();
             long start = writeEvents(input.resolve("events.jsonl"), truth);
-            JobOptions o = JobRuns.fileOptions(input, redis, Duration.ofMillis(300), dir);
-            o.dlq = dir.resolve("dlq-" + redis.prefix + ".jsonl").toString();
-            o.allowedLateness = LATENESS;
-            o.idleTimeout = IDLE_TIMEOUT;
-            o.validate();
+            JobSettings o = JobRuns.fileSettings(input, redis, Duration.ofMillis(300), dir).toBuilder()
+                    .set("--dlq", dir.resolve("dlq-" + redis.prefix + ".jsonl").toString())
+                    .set("--allowed-lateness", LATENESS)
+                    .set("--idle-timeout", IDLE_TIMEOUT)
+                    .build();
             FailureInjection.reset(Place.NONE, false);
             StreamExecutionEnvironment env = JobRuns.environment(JobRuns.configuration(o, 0), 3);
             // The reader holds after two thirds of the file until released: windows must close before the end.
@@ -263,16 +264,23 @@ class SparsePartitionsIT {
     /** The options, Redis prefix and running job of one unbounded Kafka run. */
     private static final class Run implements AutoCloseable {
         final RedisTestSupport redis = new RedisTestSupport();
-        final JobOptions options;
+        final JobSettings options;
 
         Run(String topic, Path clientProperties) {
             String id = "sparse-" + UUID.randomUUID().toString().substring(0, 8);
-            options = JobRuns.kafkaOptions(
-                    KAFKA.broker().bootstrap(), topic, id, false, redis.url(), redis.prefix, Duration.ofMillis(300));
-            options.idleTimeout = IDLE_TIMEOUT;
-            options.allowedLateness = LATENESS;
-            if (clientProperties != null) options.kafkaProperties = clientProperties.toString();
-            options.validate();
+            options = JobRuns.kafkaSettings(
+                            KAFKA.broker().bootstrap(),
+                            topic,
+                            id,
+                            false,
+                            redis.url(),
+                            redis.prefix,
+                            Duration.ofMillis(300))
+                    .toBuilder()
+                    .set("--idle-timeout", IDLE_TIMEOUT)
+                    .set("--allowed-lateness", LATENESS)
+                    .set("--kafka.properties", clientProperties)
+                    .build();
             JobConnectors.ensureOutputTopics(options);
         }
 

@@ -3,7 +3,7 @@ package io.rollcount.job.pipeline;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rollcount.job.JobConnectors;
-import io.rollcount.job.JobOptions;
+import io.rollcount.job.JobSettings;
 import io.rollcount.job.Pipeline;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.redis.RedisWrite;
@@ -151,18 +151,18 @@ public class TrendingIT {
         return tops;
     }
 
-    private JobOptions options(Path input, RedisTestSupport r) {
-        JobOptions o = JobRuns.fileOptions(input, r, Duration.ofSeconds(1), dir);
-        o.trendingHalfLife = Duration.ofMinutes(10);
-        o.topk = TOPK;
-        return o.validate();
+    private JobSettings options(Path input, RedisTestSupport r) {
+        return JobRuns.fileSettings(input, r, Duration.ofSeconds(1), dir).toBuilder()
+                .set("--trending.half-life", Duration.ofMinutes(10))
+                .set("--topk", TOPK)
+                .build();
     }
 
-    private StreamExecutionEnvironment environment(JobOptions o, int parallelism, String savepoint) {
+    private StreamExecutionEnvironment environment(JobSettings o, int parallelism, String savepoint) {
         return JobRuns.environment(o, parallelism, 2, savepoint);
     }
 
-    private static void build(StreamExecutionEnvironment env, JobOptions o, Sink<RedisWrite> sink) {
+    private static void build(StreamExecutionEnvironment env, JobSettings o, Sink<RedisWrite> sink) {
         Pipeline.build(env, o, JobConnectors.fileSource(o), JobRuns.fileOutputs(sink, o));
     }
 
@@ -286,7 +286,7 @@ public class TrendingIT {
         Path input = dir.resolve("events.jsonl");
         write(events, input);
         RedisTestSupport r = newRedis();
-        JobOptions o = options(input, r);
+        JobSettings o = options(input, r);
         StreamExecutionEnvironment env = environment(o, 2, null);
         build(env, o, JobConnectors.redisSink(o));
         long t0 = System.nanoTime();
@@ -325,7 +325,7 @@ public class TrendingIT {
         // Part 1 at parallelism 2: each reader holds after a third of its file (the gate stays shut), so the
         // job is surely still running, mid-stream, when it is stopped with a savepoint.
         RedisTestSupport first = newRedis();
-        JobOptions o = options(input, first);
+        JobSettings o = options(input, first);
         StreamExecutionEnvironment env = environment(o, 2, null);
         FailureInjection.reset(FailureInjection.Place.NONE, false);
         Pipeline.build(
@@ -354,7 +354,7 @@ public class TrendingIT {
         Map<Integer, Map<String, Trending>> lists = new HashMap<>();
         for (int p : new int[] {1, 3}) {
             RedisTestSupport rest = newRedis();
-            JobOptions ro = options(input, rest);
+            JobSettings ro = options(input, rest);
             StreamExecutionEnvironment renv = environment(ro, p, savepoint);
             build(renv, ro, JobConnectors.redisSink(ro));
             renv.execute("trending-restored-p" + p);

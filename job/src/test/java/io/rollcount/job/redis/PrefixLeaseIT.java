@@ -3,7 +3,7 @@ package io.rollcount.job.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.rollcount.job.JobOptions;
+import io.rollcount.job.JobSettings;
 import io.rollcount.job.support.RedisTestSupport;
 import io.rollcount.job.support.StartChecks;
 import java.time.Duration;
@@ -168,10 +168,11 @@ class PrefixLeaseIT {
 
     @Test
     void anEmptyStartOverAnEarlierJobsKeysIsRefusedUnlessFresh() {
-        JobOptions o = new JobOptions();
-        o.redis = RedisTestSupport.SHARED_URL;
-        o.redisKeyPrefix = prefix;
-        o.input = "-";
+        JobSettings o = JobSettings.builder()
+                .set("--redis", RedisTestSupport.SHARED_URL)
+                .set("--redis.key-prefix", prefix)
+                .set("--input", "-")
+                .build();
         assertThat(StartChecks.prefixRefusal(o, false, "flink run -s PATH"))
                 .as("a prefix never used")
                 .isNull();
@@ -192,8 +193,8 @@ class PrefixLeaseIT {
                 .isNull();
         assertThat(redis.get(keys.total("a"))).isEqualTo("1000");
 
-        o.fresh = true;
-        assertThat(StartChecks.prefixRefusal(o, false, "flink run -s PATH")).isNull();
+        JobSettings fresh = o.toBuilder().set("--fresh", true).build();
+        assertThat(StartChecks.prefixRefusal(fresh, false, "flink run -s PATH")).isNull();
         assertThat(RedisTestSupport.keysOf(redis, prefix))
                 .as("--fresh deleted the prefix's keys")
                 .isEmpty();

@@ -2,7 +2,7 @@ package io.rollcount.job.support;
 
 import io.rollcount.job.FlinkSettings;
 import io.rollcount.job.JobConnectors;
-import io.rollcount.job.JobOptions;
+import io.rollcount.job.JobSettings;
 import io.rollcount.job.Pipeline;
 import io.rollcount.job.files.DeadLetterFileSink;
 import io.rollcount.job.model.Rollup;
@@ -17,39 +17,40 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 
 /**
  * The job as the pipeline tests run it on a MiniCluster, reading files or a Kafka topic and writing to Redis:
- * its options, its environment with a bounded number of restarts (a failing job restarts forever by default),
+ * its settings, its environment with a bounded number of restarts (a failing job restarts forever by default),
  * and its real sinks (dead letters to the file {@code --dlq}, or to Kafka with the rollups).
  */
 public final class JobRuns {
     private JobRuns() {}
 
     /**
-     * Options of a job reading {@code input}, writing under {@code prefix} of {@code redisUrl}, checkpointing
-     * every {@code checkpointInterval}, its dead letters in {@code dir/dlq.jsonl}; not validated yet.
+     * Settings of a job reading {@code input}, writing under {@code prefix} of {@code redisUrl}, checkpointing
+     * every {@code checkpointInterval}, its dead letters in {@code dir/dlq.jsonl}; {@link JobSettings#toBuilder}
+     * makes a variant.
      */
-    public static JobOptions fileOptions(
+    public static JobSettings fileSettings(
             Path input, String redisUrl, String prefix, Duration checkpointInterval, Path dir) {
-        JobOptions o = new JobOptions();
-        o.input = input.toString();
-        o.redis = redisUrl;
-        o.redisKeyPrefix = prefix;
-        o.checkpointInterval = checkpointInterval;
-        o.dlq = dir.resolve("dlq.jsonl").toString();
-        return o;
+        return JobSettings.builder()
+                .set("--input", input)
+                .set("--redis", redisUrl)
+                .set("--redis.key-prefix", prefix)
+                .set("--checkpoint.interval", checkpointInterval)
+                .set("--dlq", dir.resolve("dlq.jsonl"))
+                .build();
     }
 
-    /** {@link #fileOptions} on the Redis and key prefix of {@code redis}. */
-    public static JobOptions fileOptions(Path input, RedisTestSupport redis, Duration checkpointInterval, Path dir) {
-        return fileOptions(input, redis.url(), redis.prefix, checkpointInterval, dir);
+    /** {@link #fileSettings} on the Redis and key prefix of {@code redis}. */
+    public static JobSettings fileSettings(Path input, RedisTestSupport redis, Duration checkpointInterval, Path dir) {
+        return fileSettings(input, redis.url(), redis.prefix, checkpointInterval, dir);
     }
 
     /**
-     * Options of a job reading {@code topic} of the broker at {@code bootstrap} from its earliest offsets, as
+     * Settings of a job reading {@code topic} of the broker at {@code bootstrap} from its earliest offsets, as
      * consumer group and transactional-id prefix {@code id}, up to the end offsets found at start if
      * {@code bounded}, writing under {@code prefix} of {@code redisUrl}, checkpointing every
-     * {@code checkpointInterval}; not validated yet.
+     * {@code checkpointInterval}; {@link JobSettings#toBuilder} makes a variant.
      */
-    public static JobOptions kafkaOptions(
+    public static JobSettings kafkaSettings(
             String bootstrap,
             String topic,
             String id,
@@ -57,25 +58,25 @@ public final class JobRuns {
             String redisUrl,
             String prefix,
             Duration checkpointInterval) {
-        JobOptions o = new JobOptions();
-        o.source = JobOptions.SourceKind.kafka;
-        o.kafkaBootstrap = bootstrap;
-        o.kafkaTopic = topic;
-        o.kafkaGroupId = id;
-        o.kafkaStartingOffsets = JobOptions.StartingOffsets.earliest;
-        o.kafkaTransactionalIdPrefix = id;
-        o.bounded = bounded;
-        o.redis = redisUrl;
-        o.redisKeyPrefix = prefix;
-        o.checkpointInterval = checkpointInterval;
-        return o;
+        return JobSettings.builder()
+                .set("--source", JobSettings.SourceKind.kafka)
+                .set("--kafka.bootstrap", bootstrap)
+                .set("--kafka.topic", topic)
+                .set("--kafka.group-id", id)
+                .set("--kafka.starting-offsets", JobSettings.StartingOffsets.earliest)
+                .set("--kafka.transactional-id-prefix", id)
+                .set("--bounded", bounded)
+                .set("--redis", redisUrl)
+                .set("--redis.key-prefix", prefix)
+                .set("--checkpoint.interval", checkpointInterval)
+                .build();
     }
 
     /**
      * The job's configuration of {@code o} ({@link FlinkSettings#configuration}) with at most {@code restarts}
      * restarts {@code delay} apart; 0: none, a failure fails the run.
      */
-    public static Configuration configuration(JobOptions o, int restarts, Duration delay) {
+    public static Configuration configuration(JobSettings o, int restarts, Duration delay) {
         Configuration conf = FlinkSettings.configuration(o);
         if (restarts == 0) {
             conf.set(RestartStrategyOptions.RESTART_STRATEGY, "none");
@@ -88,7 +89,7 @@ public final class JobRuns {
     }
 
     /** {@link #configuration} with restarts 200 ms apart. */
-    public static Configuration configuration(JobOptions o, int restarts) {
+    public static Configuration configuration(JobSettings o, int restarts) {
         return configuration(o, restarts, Duration.ofMillis(200));
     }
 
@@ -104,24 +105,24 @@ public final class JobRuns {
      * from {@code savepoint} unless it is null.
      */
     public static StreamExecutionEnvironment environment(
-            JobOptions o, int parallelism, int restarts, String savepoint) {
+            JobSettings o, int parallelism, int restarts, String savepoint) {
         Configuration conf = configuration(o, restarts);
         if (savepoint != null) conf.set(StateRecoveryOptions.SAVEPOINT_PATH, savepoint);
         return environment(conf, parallelism);
     }
 
     /** The file job's sinks: the Redis sink of {@code o} ({@link JobConnectors#redisSink}), dead letters to {@code o.dlq}. */
-    public static Pipeline.Outputs fileOutputs(JobOptions o) {
+    public static Pipeline.Outputs fileOutputs(JobSettings o) {
         return fileOutputs(JobConnectors.redisSink(o), o);
     }
 
     /** The file job's sinks with {@code redis} for the counts' sink, dead letters to {@code o.dlq}. */
-    public static Pipeline.Outputs fileOutputs(Sink<RedisWrite> redis, JobOptions o) {
+    public static Pipeline.Outputs fileOutputs(Sink<RedisWrite> redis, JobSettings o) {
         return new Pipeline.Outputs(redis, new DeadLetterFileSink(o.dlq), 1, null);
     }
 
     /** Builds the whole job reading the files of {@code o} into {@code env}, with {@link #fileOutputs}. */
-    public static void buildFromFiles(StreamExecutionEnvironment env, JobOptions o) {
+    public static void buildFromFiles(StreamExecutionEnvironment env, JobSettings o) {
         Pipeline.build(env, o, JobConnectors.fileSource(o), fileOutputs(o));
     }
 
@@ -129,12 +130,12 @@ public final class JobRuns {
      * The sinks of a job with Kafka (as {@code JobConnectors.assemble} makes them, without a trending topic): the
      * Redis sink of {@code o}, dead letters and rollups to Kafka, the sorted sets through a second Redis sink.
      */
-    public static Pipeline.Outputs kafkaOutputs(JobOptions o) {
+    public static Pipeline.Outputs kafkaOutputs(JobSettings o) {
         return kafkaOutputs(JobConnectors.redisSink(o), JobConnectors.rollupsSink(o), o);
     }
 
     /** {@link #kafkaOutputs} with {@code redis} for the counts' sink and {@code rollups} for the rollups'. */
-    public static Pipeline.Outputs kafkaOutputs(Sink<RedisWrite> redis, Sink<Rollup> rollups, JobOptions o) {
+    public static Pipeline.Outputs kafkaOutputs(Sink<RedisWrite> redis, Sink<Rollup> rollups, JobSettings o) {
         return new Pipeline.Outputs(
                 redis,
                 JobConnectors.deadLetterSink(o),

@@ -1,6 +1,6 @@
 package io.rollcount.job.support;
 
-import io.rollcount.job.JobOptions;
+import io.rollcount.job.JobSettings;
 import io.rollcount.job.Launcher;
 import io.rollcount.job.RefusedStartException;
 
@@ -9,17 +9,17 @@ public final class StartChecks {
     private StartChecks() {}
 
     /**
-     * The refusal of {@code flink run}'s client ({@link Launcher.Place#CLIENT}) for a start of {@code options}
+     * The refusal of {@code flink run}'s client ({@link Launcher.Place#CLIENT}) for a start of {@code settings}
      * that restores a checkpoint ({@code restoring}: one that need not exist here) or none; null if it may start.
      */
-    public static String prefixRefusal(JobOptions options, boolean restoring, String resumeHint) {
-        return prefixRefusal(options, restoring, resumeHint, null);
+    public static String prefixRefusal(JobSettings settings, boolean restoring, String resumeHint) {
+        return prefixRefusal(settings, restoring, resumeHint, null);
     }
 
-    /** As {@link #prefixRefusal(JobOptions, boolean, String)}, for a job whose writers hold {@code leaseToken}. */
-    public static String prefixRefusal(JobOptions options, boolean restoring, String resumeHint, String leaseToken) {
+    /** As {@link #prefixRefusal(JobSettings, boolean, String)}, for a job whose writers hold {@code leaseToken}. */
+    public static String prefixRefusal(JobSettings settings, boolean restoring, String resumeHint, String leaseToken) {
         try {
-            Launcher.of(options, Launcher.Place.CLIENT, resumeHint)
+            Launcher.of(settings, Launcher.Place.CLIENT, resumeHint)
                     .holdingLease(leaseToken)
                     .checkStart(restoring ? "file:///a-checkpoint-elsewhere/chk-1" : null, "flink run -s");
             return null;
