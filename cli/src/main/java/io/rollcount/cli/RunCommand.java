@@ -74,11 +74,10 @@ final class RunCommand implements Callable<Integer> {
      */
     static final String FINISHED_FILE = "finished";
 
-    /** The job's options as the command line gives them; the job runs with {@link #settings}, made from them once. */
     @Mixin
     JobOptions options = new JobOptions();
 
-    /** The job's settings, made from {@link #options} as the run starts. */
+    /** What the job runs with: made from {@link #options}, as the command line gives them, once as the run starts. */
     private JobSettings settings;
 
     @Spec

@@ -156,6 +156,30 @@ class JobSettingsTest {
         assertThat(s.parallelism).isNull();
     }
 
+    /** A command that takes the job's options as a mixin, beside one of its own (as {@code ./rollcount run} does). */
+    @picocli.CommandLine.Command(name = "run")
+    static final class RunLike {
+        @picocli.CommandLine.Mixin
+        JobOptions options = new JobOptions();
+
+        @picocli.CommandLine.Option(names = "--resume")
+        String resume;
+    }
+
+    @Test
+    void asAMixinTheCommandsOwnOptionsAreNotTheJobs() {
+        RunLike run = new RunLike();
+        picocli.CommandLine.ParseResult parsed = new picocli.CommandLine(run)
+                .parseArgs("--resume", "chk-3", "--input", "in.jsonl", "--checkpoint.interval", "4s");
+        JobSettings s = run.options.toSettings(parsed);
+        assertThat(run.resume).isEqualTo("chk-3");
+        assertThat(s.isGiven("--checkpoint.interval")).isTrue();
+        assertThat(s.checkpointInterval).isEqualTo(java.time.Duration.ofSeconds(4));
+        assertThat(s.toString()).isEqualTo("JobSettings[--input in.jsonl --checkpoint.interval PT4S]");
+        assertThatThrownBy(() -> s.isGiven("--resume")).isInstanceOf(IllegalArgumentException.class);
+        assertThat(s.toBuilder().build().checkpointInterval).isEqualTo(java.time.Duration.ofSeconds(4));
+    }
+
     @Test
     void aVariantIsACopyAndTheOriginalStaysAsItWas() {
         JobSettings original = JobSettings.of("--input", "in.jsonl", "--checkpoint.interval", "2s", "--fresh");
@@ -166,6 +190,9 @@ class JobSettingsTest {
                 .set("--bounded", true)
                 .build();
         assertThat(variant).isNotSameAs(original);
+        assertThat(original.toBuilder().set("--input", "-").build().input)
+                .as("a value that begins with a dash")
+                .isEqualTo("-");
         assertThat(variant.topk).isEqualTo(7);
         assertThat(variant.allowedLateness).isEqualTo(java.time.Duration.ofMillis(1500));
         assertThat(variant.fresh).isFalse();
