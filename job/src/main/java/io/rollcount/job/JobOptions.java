@@ -258,11 +258,7 @@ public class JobOptions extends RedisOptions {
             String name = option.longestName();
             if (!NAMES.contains(name)) continue;
             Object value = option.getValue();
-            given.put(
-                    name,
-                    value instanceof Boolean
-                            ? null
-                            : value instanceof Duration d ? d.toString() : String.valueOf(value));
+            given.put(name, value instanceof Boolean ? null : JobSettings.text(value));
         }
         return new JobSettings(this, given);
     }

@@ -192,6 +192,11 @@ public final class JobSettings implements Serializable {
         return file == null ? Policies.none(topk, dedup) : PoliciesFile.load(Path.of(file), topk, dedup);
     }
 
+    /** {@code value} as an option's argument that parses back to it: a {@link Duration} in ISO-8601. */
+    static String text(Object value) {
+        return value instanceof Duration d ? d.toString() : String.valueOf(value);
+    }
+
     /** The options given, as the command line would give them (secrets such as a password in {@code --redis} left out). */
     @Override
     public String toString() {
@@ -224,7 +229,7 @@ public final class JobSettings implements Serializable {
             } else if (value instanceof Boolean) {
                 args.put(option, null);
             } else {
-                args.put(option, value instanceof Duration d ? d.toString() : String.valueOf(value));
+                args.put(option, text(value));
             }
             return this;
         }
