@@ -85,6 +85,9 @@ class DocsCommandsIT {
                             + " --events-per-counter 0.1 --no-redis",
                     "./rollcount bench growth --sizes 1M,4M --events-per-counter 0.5"),
             new Reason(
+                    "a benchmark of hours (GrowthTailIT runs its tail scenario at 50k counters)",
+                    "ROLLCOUNT_JAVA_OPTS=\"-Xmx8g -XX:+UseParallelGC\" ./rollcount bench growth --scenario tail"),
+            new Reason(
                     "a JMH benchmark of about 3 minutes (it builds the sketches module with Maven first)",
                     "./rollcount bench sketches"),
             new Reason(
