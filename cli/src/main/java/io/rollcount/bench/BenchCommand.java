@@ -29,7 +29,7 @@ public final class BenchCommand implements Callable<Integer> {
             name = "job",
             mixinStandardHelpOptions = true,
             description =
-                    "Rollcount against a textbook DataStream job and Flink SQL (discarding their results, and delivering the same Redis and Kafka outputs), the Redis INCRBY design and the per-event limit, with CPU per event of the job, Redis and the Kafka broker; prints RESULT lines.")
+                    "Rollcount against a textbook DataStream job and Flink SQL (discarding their results, and delivering ours' count outputs in Redis and Kafka), the Redis INCRBY design and the per-event limit, with CPU per event of the job, Redis and the Kafka broker; prints RESULT lines.")
     static final class Job implements Callable<Integer> {
         @Option(
                 names = "--quick",

@@ -23,9 +23,9 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
- * The Kafka mode of {@code bench job}: Rollcount and the textbook job with the same outputs reading the same
- * events from a Kafka broker in a child JVM, with the CPU per event of the job, Redis and the broker
- * ({@code RESULT job.kafka.zipf}).
+ * The Kafka mode of {@code bench job}: Rollcount and the textbook job with ours' count outputs (without
+ * deduplication, unique users or lists) reading the same events from a Kafka broker in a child JVM, with the CPU
+ * per event of the job, Redis and the broker ({@code RESULT job.kafka.zipf}).
  */
 final class KafkaBench {
 
@@ -41,7 +41,7 @@ final class KafkaBench {
     }
 
     /**
-     * Rollcount and the textbook job with the same outputs (Redis windows and totals, closed windows to
+     * Rollcount and the textbook job with ours' count outputs (Redis windows and totals, closed windows to
      * {@code counter-rollups} exactly once) reading the same events from a Kafka broker in a child JVM
      * ({@link BrokerProcess}), whose CPU is read from its process; the job's CPU is this JVM's
      * ({@link JobCpu}) and Redis's from INFO cpu, all over the same span of each run. Each variant runs once
@@ -145,7 +145,7 @@ final class KafkaBench {
                         null));
     }
 
-    /** The textbook job with the same Redis and Kafka outputs, reading {@code topic}. */
+    /** The textbook job with ours' count outputs in Redis and Kafka, reading {@code topic}. */
     private BenchRuns.Measured kafkaNaive(BrokerProcess broker, String topic, String run, BenchEvents ev)
             throws Exception {
         JobOptions o = kafkaOptions(broker.bootstrap(), topic, runs.prefix + "-textbook" + run);
