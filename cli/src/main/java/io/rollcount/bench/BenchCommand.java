@@ -6,7 +6,10 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-/** {@code rollcount bench job [--quick]}; {@code rollcount bench sketches} is routed by the root script. */
+/**
+ * {@code rollcount bench job [--quick]}, {@code bench peers}, {@code bench growth}; {@code rollcount bench sketches} is
+ * routed by the root script.
+ */
 @Command(
         name = "bench",
         mixinStandardHelpOptions = true,
@@ -16,7 +19,7 @@ import picocli.CommandLine.Option;
             "Also: ./rollcount bench sketches [--quick] [--only REGEX], the sketches' JMH benchmarks against Apache"
                     + " DataSketches (--help: its options)."
         },
-        subcommands = {BenchCommand.Job.class, GrowthBench.class})
+        subcommands = {BenchCommand.Job.class, PeersCommand.class, GrowthBench.class})
 public final class BenchCommand implements Callable<Integer> {
 
     @Override

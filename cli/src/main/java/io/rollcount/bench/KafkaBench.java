@@ -166,7 +166,11 @@ final class KafkaBench {
         return o.validate();
     }
 
-    private static Source<Event, ?, ?> kafkaSource(JobOptions o, String group) {
+    /**
+     * Flink's Kafka source of {@code o}'s topic from its earliest to its latest offset at start (bounded), with the
+     * job's deserializer, noting the first event for the clock; a consumer group of {@code group}'s own.
+     */
+    static Source<Event, ?, ?> kafkaSource(JobOptions o, String group) {
         return KafkaSource.<Event>builder()
                 .setProperties(JobConnectors.kafkaProperties(o))
                 .setTopics(o.kafkaTopic)
@@ -198,7 +202,8 @@ final class KafkaBench {
         }
     }
 
-    private static void produce(Properties clientProperties, String topic, BenchEvents ev) throws Exception {
+    /** Every event of {@code ev} to {@code topic}, each part to its own partition, in index order. */
+    static void produce(Properties clientProperties, String topic, BenchEvents ev) throws Exception {
         Properties p = new Properties();
         p.putAll(clientProperties);
         p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
