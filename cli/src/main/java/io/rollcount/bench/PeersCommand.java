@@ -24,6 +24,7 @@ final class PeersCommand implements Callable<Integer> {
     @Option(
             names = "--workload",
             defaultValue = "zipf",
+            paramLabel = "zipf|uniform|viral",
             description = "zipf, uniform or viral (default: ${DEFAULT-VALUE}).")
     Workload workload;
 
@@ -58,7 +59,7 @@ final class PeersCommand implements Callable<Integer> {
     @Option(
             names = "--work-dir",
             paramLabel = "DIR",
-            description = "Checkpoints, broker data (default: .rollcount/bench).")
+            description = "Checkpoints, broker data; deleted at the end (default: .rollcount/bench/peers-<pid>).")
     Path workDir;
 
     @Override
