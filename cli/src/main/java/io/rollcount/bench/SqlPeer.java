@@ -114,6 +114,28 @@ final class SqlPeer {
         String run = UUID.randomUUID().toString().substring(0, 8);
         List<String> names = new ArrayList<>();
         StreamStatementSet set = tEnv.createStatementSet();
+        try {
+            int redisSinks = redisStatements(tEnv, set, names, out, ttl, run);
+            rollupsStatement(tEnv, set, names, out, run);
+            String plan = set.explain();
+            set.attachAsDataStream();
+            return new Built(plan, redisSinks * parallelism);
+        } finally {
+            names.forEach(StreamTableSinks::unregister);
+        }
+    }
+
+    /**
+     * The inserts of the five resolutions' bucket sums and of the totals into Redis tables, each table's upserts to
+     * a Redis writer of its own; returns their number.
+     */
+    private static int redisStatements(
+            StreamTableEnvironment tEnv,
+            StreamStatementSet set,
+            List<String> names,
+            Outputs out,
+            String ttl,
+            String run) {
         RedisKeys keys = out.keys();
         int redisSinks = 0;
         for (Resolution r : Resolution.all()) {
@@ -150,7 +172,12 @@ final class SqlPeer {
                         row -> new CountWrite(keys.total(row.getString(0).toString()), row.getLong(1), 0)));
         table(tEnv, totals, "`counter` STRING, s BIGINT, PRIMARY KEY (`counter`) NOT ENFORCED");
         set.addInsertSql("INSERT INTO `" + totals + "` SELECT `counter`, SUM(delta) FROM deduped GROUP BY `counter`");
-        redisSinks++;
+        return redisSinks + 1;
+    }
+
+    /** The insert of the closed 1m, 1h and 1d windows, together, into the {@code counter-rollups} table. */
+    private static void rollupsStatement(
+            StreamTableEnvironment tEnv, StreamStatementSet set, List<String> names, Outputs out, String run) {
         String rollups = "rollups-" + run;
         register(
                 names,
@@ -168,13 +195,6 @@ final class SqlPeer {
                     + " window_end");
         }
         set.addInsertSql("INSERT INTO `" + rollups + "` " + String.join(" UNION ALL ", closed));
-        try {
-            String plan = set.explain();
-            set.attachAsDataStream();
-            return new Built(plan, redisSinks * parallelism);
-        } finally {
-            names.forEach(StreamTableSinks::unregister);
-        }
     }
 
     /** A closed window's row as a {@code counter-rollups} record ({@code uniques} null: the peer has none). */
