@@ -33,8 +33,7 @@ final class PeersBench {
     enum Variant {
         SQL_EXACT("sql-exact"),
         OURS_EXACT("ours-exact"),
-        OURS_FULL("ours-full"),
-        TEXTBOOK("textbook");
+        OURS_FULL("ours-full");
 
         final String label;
 
@@ -136,7 +135,6 @@ final class PeersBench {
         int ends = switch (v) {
             case OURS_EXACT, OURS_FULL -> ours(env, o, group, v == Variant.OURS_FULL);
             case SQL_EXACT -> sql(env, o, group);
-            case TEXTBOOK -> FairReferences.textbook(env, KafkaBench.kafkaSource(o, group), runs.redisOutputs(o));
         };
         String name = "peers-" + v.label + "-" + n;
         return runs.measured(() -> runs.cluster().run(env, name, ends, true, BenchRuns.timeout(ev.count, 500), null));

@@ -16,7 +16,7 @@ import picocli.CommandLine.Option;
         name = "peers",
         mixinStandardHelpOptions = true,
         description =
-                "Kafka mode: Flink SQL with deduplication (sql-exact), ours without unique users, trending and top-K (ours-exact), ours in full (ours-full) and the textbook DataStream job without deduplication (textbook), on the same topic; job, Redis and broker CPU per event, Redis values checked against the input's exact sums; prints RESULT lines.")
+                "Kafka mode: Flink SQL with deduplication (sql-exact), ours without unique users, trending and top-K (ours-exact), and ours in full (ours-full), on the same topic; job, Redis and broker CPU per event, Redis values checked against the input's exact sums; prints RESULT lines.")
 final class PeersCommand implements Callable<Integer> {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
