@@ -48,6 +48,8 @@ final class BenchCluster implements AutoCloseable {
         conf.set(StateBackendOptions.STATE_BACKEND, "rocksdb");
         conf.set(RestOptions.BIND_PORT, "0");
         conf.set(RestartStrategyOptions.RESTART_STRATEGY, "none");
+        // every checkpoint of a run of hours at 5 s in the stats (Run.completed), not Flink's last 10
+        conf.set(org.apache.flink.configuration.WebOptions.CHECKPOINTS_HISTORY_SIZE, 5_000);
         // accumulators travel with heartbeats: read them about a second after the end of input
         conf.set(org.apache.flink.configuration.HeartbeatManagerOptions.HEARTBEAT_INTERVAL, Duration.ofMillis(500));
         metrics = LocalMetrics.addTo(conf);
@@ -68,6 +70,12 @@ final class BenchCluster implements AutoCloseable {
         return conf;
     }
 
+    /**
+     * One completed checkpoint: its trigger (epoch ms), end-to-end duration, full state size and the bytes it
+     * uploaded (its incremental size).
+     */
+    record Checkpoint(long id, long triggerMillis, long millis, long fullBytes, long uploadedBytes) {}
+
     /** What one job run measured. */
     static final class Run {
         String name;
@@ -81,6 +89,8 @@ final class BenchCluster implements AutoCloseable {
         long lastCheckpointIncrementalBytes = -1;
         long lastCheckpointTriggerMillis = -1;
         Map<String, Long> stateBytesByOperator = new LinkedHashMap<>();
+        /** The completed checkpoints of the run, oldest first. */
+        java.util.List<Checkpoint> completed = new java.util.ArrayList<>();
         /** CPU of the job's JVM ({@link JobCpu}) from the first event to the end, seconds; NaN if not measured. */
         double jobCpuSeconds = Double.NaN;
         /** CPU of the Kafka broker's process over the same span, seconds; NaN without a broker. */
@@ -186,6 +196,15 @@ final class BenchCluster implements AutoCloseable {
         run.maxCheckpointMillis = run.checkpoints == 0
                 ? -1
                 : stats.getSummaryStats().getEndToEndDurationStats().getMaximum();
+        for (var c : stats.getHistory().getCheckpoints())
+            if (c instanceof CompletedCheckpointStats done)
+                run.completed.add(new Checkpoint(
+                        done.getCheckpointId(),
+                        done.getTriggerTimestamp(),
+                        done.getEndToEndDuration(),
+                        done.getStateSize(),
+                        done.getCheckpointedSize()));
+        run.completed.sort(java.util.Comparator.comparingLong(Checkpoint::id));
         CompletedCheckpointStats last = stats.getHistory().getLatestCompletedCheckpoint();
         if (last == null) return;
         run.lastCheckpointMillis = last.getEndToEndDuration();

@@ -6,7 +6,10 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-/** {@code rollcount bench job [--quick]}; {@code rollcount bench sketches} is routed by the root script. */
+/**
+ * {@code rollcount bench job [--quick]}, {@code bench peers}, {@code bench growth}; {@code rollcount bench sketches} is
+ * routed by the root script.
+ */
 @Command(
         name = "bench",
         mixinStandardHelpOptions = true,
@@ -16,7 +19,7 @@ import picocli.CommandLine.Option;
             "Also: ./rollcount bench sketches [--quick] [--only REGEX], the sketches' JMH benchmarks against Apache"
                     + " DataSketches (--help: its options)."
         },
-        subcommands = {BenchCommand.Job.class, GrowthBench.class})
+        subcommands = {BenchCommand.Job.class, PeersCommand.class, GrowthBench.class})
 public final class BenchCommand implements Callable<Integer> {
 
     @Override
@@ -29,7 +32,7 @@ public final class BenchCommand implements Callable<Integer> {
             name = "job",
             mixinStandardHelpOptions = true,
             description =
-                    "Rollcount against a textbook DataStream job and Flink SQL (discarding their results, and delivering the same Redis and Kafka outputs), the Redis INCRBY design and the per-event limit, with CPU per event of the job, Redis and the Kafka broker; prints RESULT lines.")
+                    "Rollcount against a textbook DataStream job and Flink SQL (discarding their results, and delivering ours' count outputs in Redis and Kafka), the Redis INCRBY design and the per-event limit, with CPU per event of the job, Redis and the Kafka broker; prints RESULT lines.")
     static final class Job implements Callable<Integer> {
         @Option(
                 names = "--quick",

@@ -14,7 +14,8 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <p>Shapes as in BENCHMARKS.md and {@link io.rollcount.job.gen.EventGenerator}: uniform, Zipf 1.1 over
  * the counters, or one counter with 30% of the events and Zipf 1.1 for the rest; 70% carry a {@code user},
- * 50% an {@code event_id}, 3% are redeliveries of a recent event with an id. The index range is cut into
+ * 50% an {@code event_id} (every event with {@link #withEventIdOnEvery}), 3% are redeliveries of a recent event
+ * with an id. The index range is cut into
  * {@code parallelism} equal contiguous parts (as Flink's number-sequence splits are); event time advances
  * with the position inside a part, so that all source subtasks move through event time together, at
  * {@code eventsPerSecond} in total, with up to {@code jitterMillis} of disorder.
@@ -42,6 +43,8 @@ public final class BenchEvents implements Serializable {
      * {@code ceil(counters / parallelism)} events of part {@code p} go to ranks {@code p, p + parallelism, ...}.
      */
     public final boolean touchPass;
+    /** Share of events that carry an {@code event_id}: 0.5, or 1 ({@link #withEventIdOnEvery}). */
+    public final double eventIdShare;
 
     private transient double[] cdf;
     private transient StringBuilder sb;
@@ -56,7 +59,19 @@ public final class BenchEvents implements Serializable {
             long startTs,
             double eventsPerSecond,
             long jitterMillis) {
-        this(seed, workload, counters, users, count, parallelism, startTs, eventsPerSecond, jitterMillis, 0.03, false);
+        this(
+                seed,
+                workload,
+                counters,
+                users,
+                count,
+                parallelism,
+                startTs,
+                eventsPerSecond,
+                jitterMillis,
+                0.03,
+                false,
+                0.5);
     }
 
     private BenchEvents(
@@ -70,9 +85,11 @@ public final class BenchEvents implements Serializable {
             double eventsPerSecond,
             long jitterMillis,
             double redeliveryRate,
-            boolean touchPass) {
+            boolean touchPass,
+            double eventIdShare) {
         this.redeliveryRate = redeliveryRate;
         this.touchPass = touchPass;
+        this.eventIdShare = eventIdShare;
         this.seed = seed;
         this.workload = workload;
         this.counters = counters;
@@ -84,10 +101,11 @@ public final class BenchEvents implements Serializable {
         this.jitterMillis = jitterMillis;
     }
 
-    /** The events of {@code from} with another share of redeliveries and touch pass; a buffer of its own. */
-    private BenchEvents(BenchEvents from, double redeliveryRate, boolean touchPass) {
+    /** The events of {@code from} with another share of redeliveries, touch pass and ids; a buffer of its own. */
+    private BenchEvents(BenchEvents from, double redeliveryRate, boolean touchPass, double eventIdShare) {
         this.redeliveryRate = redeliveryRate;
         this.touchPass = touchPass;
+        this.eventIdShare = eventIdShare;
         this.seed = from.seed;
         this.workload = from.workload;
         this.counters = from.counters;
@@ -101,7 +119,7 @@ public final class BenchEvents implements Serializable {
 
     /** A copy for another thread (the instance keeps a reusable buffer). */
     public BenchEvents copy() {
-        return new BenchEvents(this, redeliveryRate, touchPass);
+        return new BenchEvents(this, redeliveryRate, touchPass, eventIdShare);
     }
 
     /**
@@ -109,7 +127,7 @@ public final class BenchEvents implements Serializable {
      * job that does not deduplicate counts the same sums (the "same outputs" test of the references).
      */
     public BenchEvents withoutRedeliveries() {
-        return new BenchEvents(this, 0, touchPass);
+        return new BenchEvents(this, 0, touchPass, eventIdShare);
     }
 
     /**
@@ -121,7 +139,15 @@ public final class BenchEvents implements Serializable {
     public BenchEvents withTouchPass() {
         if (count / parallelism < (counters + parallelism - 1) / parallelism)
             throw new IllegalArgumentException(count + " events cannot touch " + counters + " counters");
-        return new BenchEvents(this, redeliveryRate, true);
+        return new BenchEvents(this, redeliveryRate, true, eventIdShare);
+    }
+
+    /**
+     * The same events, each with an {@code event_id} (a producer that sends ids sends them on every event), the
+     * same 3% redeliveries (the same line, id included, sent again); the draws of every event stay the same.
+     */
+    public BenchEvents withEventIdOnEvery() {
+        return new BenchEvents(this, redeliveryRate, touchPass, 1.0);
     }
 
     /** Events of each part that belong to the touch pass (0 without one). */
@@ -219,7 +245,7 @@ public final class BenchEvents implements Serializable {
         r.nextLong(); // jitter
         r.nextDouble(); // user?
         r.nextInt(users);
-        return r.nextDouble() < 0.5;
+        return r.nextDouble() < eventIdShare;
     }
 
     /** The JSON line of event {@code i}. */
@@ -245,7 +271,7 @@ public final class BenchEvents implements Serializable {
         long jitter = r.nextLong(jitterMillis + 1);
         boolean hasUser = r.nextDouble() < 0.7;
         int user = r.nextInt(users);
-        boolean hasId = r.nextDouble() < 0.5;
+        boolean hasId = r.nextDouble() < eventIdShare;
         long id = r.nextLong();
         boolean writeDelta = delta != 1 || r.nextBoolean();
         long ts = fixedTs != Long.MIN_VALUE ? fixedTs : baseTs(j) - jitter;

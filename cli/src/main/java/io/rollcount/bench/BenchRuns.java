@@ -297,8 +297,7 @@ final class BenchRuns {
 
     /**
      * The references' outputs: this bench's Redis and key prefix, and (Kafka mode) the rollups of the
-     * resolutions Rollcount's {@code counter-rollups} carries (all five today: {@code CountPerCounter} emits
-     * every closed window; with {@code --rollups.resolutions}, the same set as ours).
+     * resolutions Rollcount's {@code counter-rollups} carries by default (1m, 1h and 1d).
      */
     FairReferences.Outputs redisOutputs(JobSettings kafkaOptions) {
         return new FairReferences.Outputs(
@@ -310,8 +309,10 @@ final class BenchRuns {
     }
 
     /** The resolutions of Rollcount's {@code counter-rollups} records. */
-    static final java.util.Set<io.rollcount.job.model.Resolution> ROLLUP_RESOLUTIONS =
-            java.util.EnumSet.allOf(io.rollcount.job.model.Resolution.class);
+    static final java.util.Set<io.rollcount.job.model.Resolution> ROLLUP_RESOLUTIONS = java.util.EnumSet.of(
+            io.rollcount.job.model.Resolution.M1,
+            io.rollcount.job.model.Resolution.H1,
+            io.rollcount.job.model.Resolution.D1);
 
     /** The job built in {@code env} by the caller, run over the same events (the "same outputs" test). */
     BenchCluster.Run runBuilt(StreamExecutionEnvironment env, String name, int ends, long events) throws Exception {

@@ -24,15 +24,45 @@ import picocli.CommandLine.Option;
  * {@code RESULT bench.growth.ratio} of the largest size to the smallest, and one
  * {@code RESULT bench.growth.extrapolated} for {@code --target} counters, along the straight line through the
  * smallest and the largest size (state and Redis memory grow with the counters; the per-event costs do not).
+ *
+ * <p>{@code --scenario tail} runs the long tail instead ({@link TailBench}): zipf 1.1 at 1.5 events per counter
+ * per hour over two hours of event time, Redis and the Kafka outputs written as in production, one
+ * {@code RESULT bench.tail} line per size.
  */
 @Command(
         name = "growth",
         mixinStandardHelpOptions = true,
         description =
-                "The zipf workload over 1M, 4M and 16M counters: events/s, job CPU per event, checkpoint duration and size, state and Redis memory per counter, heap; RESULT lines per size, the ratio of the largest to the smallest, and an extrapolation to --target counters.")
+                "The zipf workload over 1M, 4M and 16M counters: events/s, job CPU per event, checkpoint duration and size, state and Redis memory per counter, heap; RESULT lines per size, the ratio of the largest to the smallest, and an extrapolation to --target counters. --scenario tail: the long tail (1.5 events per counter per hour over 2 h of event time, windows closing, Redis and counter-rollups written), one RESULT bench.tail line per size.")
 final class GrowthBench implements Callable<Integer> {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
+
+    /** What runs: the growth of the zipf workload, or the long tail ({@link TailBench}). */
+    enum Scenario {
+        growth,
+        tail
+    }
+
+    @Option(
+            names = "--scenario",
+            defaultValue = "growth",
+            description =
+                    "growth: zipf events per counter after a touch pass; tail: zipf 1.1 at --events-per-counter-hour over --hours of event time, every window closing, Redis and counter-rollups written as in production (default: ${DEFAULT-VALUE}).")
+    Scenario scenario;
+
+    @Option(
+            names = "--events-per-counter-hour",
+            defaultValue = "1.5",
+            description =
+                    "Tail: events per counter per hour of event time, on average over the counters (default: ${DEFAULT-VALUE}).")
+    double eventsPerCounterHour;
+
+    @Option(
+            names = "--hours",
+            defaultValue = "2",
+            description = "Tail: hours of event time, at least 2 (default: ${DEFAULT-VALUE}).")
+    double hours;
 
     @Option(
             names = "--sizes",
@@ -144,8 +174,20 @@ final class GrowthBench implements Callable<Integer> {
         }
     }
 
+    /** The options of the other scenario, given: a usage error. */
+    private void refuseOptionsOfTheOtherScenario() {
+        List<String> others = scenario == Scenario.tail
+                ? List.of("--events-per-counter", "--touch-pass", "--target")
+                : List.of("--events-per-counter-hour", "--hours");
+        for (String o : others)
+            if (spec.commandLine().getParseResult().hasMatchedOption(o))
+                throw new CommandLine.ParameterException(
+                        spec.commandLine(), o + " does not apply to --scenario " + scenario);
+    }
+
     @Override
     public Integer call() throws Exception {
+        refuseOptionsOfTheOtherScenario();
         List<Long> counts = new ArrayList<>();
         long targetCount;
         try {
@@ -165,6 +207,7 @@ final class GrowthBench implements Callable<Integer> {
                                 String.valueOf(ProcessHandle.current().pid())))
                 .toAbsolutePath();
         PrintStream out = System.out;
+        if (scenario == Scenario.tail) return tail(counts, url, dir, out);
         out.printf(
                 Locale.ROOT,
                 "bench growth: %szipf over %s counters, %.2f zipf events per counter, parallelism %d, RocksDB, checkpoints every 5 s, %s, max heap %d MiB%n",
@@ -232,6 +275,22 @@ final class GrowthBench implements Callable<Integer> {
                     "note",
                     "linear-from-" + small.distinct() + "-to-" + large.distinct() + "-distinct-counters"
                             + (redisMeasured ? "" : "-redis-not-measured"));
+        }
+        return 0;
+    }
+
+    /** The tail scenario over {@code counts} ({@link TailBench}). */
+    private int tail(List<Long> counts, String url, Path dir, PrintStream out) throws Exception {
+        TailBench tail = new TailBench(counts, eventsPerCounterHour, hours, noRedis, url, dir, out);
+        try {
+            tail.check();
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+        }
+        try {
+            tail.run();
+        } finally {
+            deleteQuietly(dir);
         }
         return 0;
     }
@@ -328,7 +387,8 @@ final class GrowthBench implements Callable<Integer> {
         return true;
     }
 
-    private static void deleteQuietly(Path dir) {
+    /** Deletes a folder of the benchmark and what it holds, as far as it can. */
+    static void deleteQuietly(Path dir) {
         try (var paths = java.nio.file.Files.walk(dir)) {
             for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList())
                 java.nio.file.Files.deleteIfExists(p);

@@ -23,9 +23,9 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
- * The Kafka mode of {@code bench job}: Rollcount and the textbook job with the same outputs reading the same
- * events from a Kafka broker in a child JVM, with the CPU per event of the job, Redis and the broker
- * ({@code RESULT job.kafka.zipf}).
+ * The Kafka mode of {@code bench job}: Rollcount and the textbook job with ours' count outputs (without
+ * deduplication, unique users or lists) reading the same events from a Kafka broker in a child JVM, with the CPU
+ * per event of the job, Redis and the broker ({@code RESULT job.kafka.zipf}).
  */
 final class KafkaBench {
 
@@ -41,7 +41,7 @@ final class KafkaBench {
     }
 
     /**
-     * Rollcount and the textbook job with the same outputs (Redis windows and totals, closed windows to
+     * Rollcount and the textbook job with ours' count outputs (Redis windows and totals, closed windows to
      * {@code counter-rollups} exactly once) reading the same events from a Kafka broker in a child JVM
      * ({@link BrokerProcess}), whose CPU is read from its process; the job's CPU is this JVM's
      * ({@link JobCpu}) and Redis's from INFO cpu, all over the same span of each run. Each variant runs once
@@ -145,7 +145,7 @@ final class KafkaBench {
                         null));
     }
 
-    /** The textbook job with the same Redis and Kafka outputs, reading {@code topic}. */
+    /** The textbook job with ours' count outputs in Redis and Kafka, reading {@code topic}. */
     private BenchRuns.Measured kafkaNaive(BrokerProcess broker, String topic, String run, BenchEvents ev)
             throws Exception {
         JobSettings o = kafkaOptions(broker.bootstrap(), topic, runs.prefix + "-textbook" + run);
@@ -166,7 +166,11 @@ final class KafkaBench {
                 .build();
     }
 
-    private static Source<Event, ?, ?> kafkaSource(JobSettings o, String group) {
+    /**
+     * Flink's Kafka source of {@code o}'s topic from its earliest to its latest offset at start (bounded), with the
+     * job's deserializer, noting the first event for the clock; a consumer group of {@code group}'s own.
+     */
+    static Source<Event, ?, ?> kafkaSource(JobSettings o, String group) {
         return KafkaSource.<Event>builder()
                 .setProperties(JobConnectors.kafkaProperties(o))
                 .setTopics(o.kafkaTopic)
@@ -198,7 +202,8 @@ final class KafkaBench {
         }
     }
 
-    private static void produce(Properties clientProperties, String topic, BenchEvents ev) throws Exception {
+    /** Every event of {@code ev} to {@code topic}, each part to its own partition, in index order. */
+    static void produce(Properties clientProperties, String topic, BenchEvents ev) throws Exception {
         Properties p = new Properties();
         p.putAll(clientProperties);
         p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());

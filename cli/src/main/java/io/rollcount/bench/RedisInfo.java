@@ -5,7 +5,8 @@ import java.util.Map;
 
 /**
  * The fields of a Redis {@code INFO} reply the benchmark reads: the server's CPU time ({@code used_cpu_user}
- * + {@code used_cpu_sys}, seconds) and its memory ({@code used_memory}, bytes). Lines are {@code name:value},
+ * + {@code used_cpu_sys}, seconds) and its memory ({@code used_memory}, {@code maxmemory},
+ * {@code total_system_memory}, bytes). Lines are {@code name:value},
  * sections start with {@code #}.
  */
 final class RedisInfo {
@@ -34,6 +35,16 @@ final class RedisInfo {
     /** Bytes the server's allocator holds for data and its own structures ({@code used_memory}). */
     long usedMemory() {
         return (long) number("used_memory");
+    }
+
+    /** The server's memory limit ({@code maxmemory}, bytes); 0: none. */
+    long maxMemory() {
+        return (long) number("maxmemory");
+    }
+
+    /** The memory of the server's machine ({@code total_system_memory}, bytes). */
+    long totalSystemMemory() {
+        return (long) number("total_system_memory");
     }
 
     private double number(String name) {

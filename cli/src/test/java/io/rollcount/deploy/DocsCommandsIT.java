@@ -80,10 +80,16 @@ class DocsCommandsIT {
                     "./rollcount bench job --quick --only-ours viral --with-floor",
                     "./rollcount bench job --quick --no-kafka"),
             new Reason(
+                    "a benchmark meant to take up to 30 minutes (PeersBenchIT runs bench peers at a tiny size)",
+                    "./rollcount bench peers --workload zipf"),
+            new Reason(
                     "a benchmark of 15 to 30 minutes (GrowthBenchTest checks its arithmetic)",
                     "ROLLCOUNT_JAVA_OPTS=\"-Xmx8g -XX:+UseParallelGC\" ./rollcount bench growth --sizes 1M,4M,16M"
                             + " --events-per-counter 0.1 --no-redis",
                     "./rollcount bench growth --sizes 1M,4M --events-per-counter 0.5"),
+            new Reason(
+                    "a benchmark of hours (GrowthTailIT runs its tail scenario at 50k counters)",
+                    "ROLLCOUNT_JAVA_OPTS=\"-Xmx8g -XX:+UseParallelGC\" ./rollcount bench growth --scenario tail"),
             new Reason(
                     "a JMH benchmark of about 3 minutes (it builds the sketches module with Maven first)",
                     "./rollcount bench sketches"),
@@ -208,7 +214,7 @@ class DocsCommandsIT {
         Path root = RepoFiles.root();
         assertJarsBuilt(root);
         List<String> done = helpOf(root, List.of());
-        assertThat(done).contains("demo", "run", "query", "top", "bench", "bench job", "bench growth");
+        assertThat(done).contains("demo", "run", "query", "top", "bench", "bench job", "bench peers", "bench growth");
     }
 
     /** The commands under {@code path} whose help was checked, depth first. */

@@ -68,6 +68,13 @@ public final class RollcountMetrics {
     public static final String REDIS_WRITES_IN_FLIGHT = "redisWritesInFlight";
     /** Milliseconds of processing time since the trending lists were last published. */
     public static final String TRENDING_LIST_AGE = "trendingListAgeMs";
+    /**
+     * Keyed-state reads of count-per-counter: gets of a counter's state or of one of its unique-users sketches
+     * (counters found on the operator's heap are not read).
+     */
+    public static final String COUNTER_STATE_READS = "counterStateReads";
+    /** Counters count-per-counter visited because a window of theirs closed or became final (its due work). */
+    public static final String DUE_VISITS = "dueVisits";
     /** Processing time minus the operator's event-time watermark, in milliseconds. */
     public static final String EVENT_TIME_LAG = "eventTimeLagMs";
 

@@ -117,6 +117,8 @@ public final class CountPerCounter extends AbstractStreamOperator<CounterUpdate>
     private transient int[] slots;
 
     private transient LongCounter overflowCount;
+    /** Counters visited by the due work ({@link RollcountMetrics#DUE_VISITS}). */
+    private transient org.apache.flink.metrics.Counter dueVisits;
     /** What is emitted of a counter (see {@link CounterEmission}). */
     private transient CounterEmission emission;
     /** What {@link CounterStore#changed} does with a counter about to leave the heap: its pending flush. */
@@ -170,6 +172,8 @@ public final class CountPerCounter extends AbstractStreamOperator<CounterUpdate>
                 budget >> 20,
                 settings.cacheBytes() == AUTO_CACHE_BYTES ? " (--counter-cache auto)" : "");
         store = CounterStore.open(budget, this::getPartitionedState, getKeyedStateBackend(), this);
+        store.countReads(RollcountMetrics.counter(getMetricGroup(), RollcountMetrics.COUNTER_STATE_READS));
+        dueVisits = RollcountMetrics.counter(getMetricGroup(), RollcountMetrics.DUE_VISITS);
         new RestoredCounterTimers(this, this::dueNow, this::flushNow);
         due = new DueIndex(getRuntimeContext().getTaskInfo().getMaxNumberOfParallelSubtasks());
         dueWork = new DueWork(
@@ -288,6 +292,7 @@ public final class CountPerCounter extends AbstractStreamOperator<CounterUpdate>
      * became due earlier and was done then) changes nothing.
      */
     private void dueNow(String id, long at, long watermark) throws Exception {
+        dueVisits.inc();
         CachedCounter c = counter(id);
         CounterState s = c.state;
         if (s.nextTimer > watermark) return;
@@ -378,6 +383,11 @@ public final class CountPerCounter extends AbstractStreamOperator<CounterUpdate>
     /** Counters in the store's heap cache (tests). */
     int cached() {
         return store.size();
+    }
+
+    /** Keyed-state reads and due visits so far ({@link RollcountMetrics#COUNTER_STATE_READS}, {@link RollcountMetrics#DUE_VISITS}; tests). */
+    long[] readsAndVisits() {
+        return new long[] {store.reads(), dueVisits.getCount()};
     }
 
     @Override

@@ -19,6 +19,8 @@ import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.SimpleCounter;
 import org.apache.flink.runtime.state.KeyedStateBackend;
 import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.runtime.state.VoidNamespaceSerializer;
@@ -102,6 +104,8 @@ final class CounterStore {
     private final KeyContext keyContext;
     /** The keyed state backend keeps value objects (rather than serialising them). */
     private final boolean heapBackend;
+    /** Reads of keyed state: a counter's state or a sketch not on the heap ({@link #countReads}). */
+    private Counter reads = new SimpleCounter();
 
     /** How an operator gives its keyed state of the current key (its {@code getPartitionedState}). */
     interface KeyedStates {
@@ -145,12 +149,23 @@ final class CounterStore {
         this.heapBackend = backend instanceof HeapKeyedStateBackend;
     }
 
+    /** Counts every read of keyed state in {@code reads} from now on. */
+    void countReads(Counter reads) {
+        this.reads = reads;
+    }
+
+    /** Reads of keyed state counted so far. */
+    long reads() {
+        return reads.getCount();
+    }
+
     // ------------------------------------------------------------------ counters
 
     /** The counter (the current key), now the most recently used, from the heap or else from keyed state. */
     CachedCounter get(String id) throws Exception {
         CachedCounter c = heap.get(id);
         if (c != null) return c;
+        reads.inc();
         CounterState s = state.value();
         c = new CachedCounter(id, s == null ? new CounterState() : s, s == null);
         c.weight = c.weigh();
@@ -167,7 +182,9 @@ final class CounterStore {
     /** The counter's (the current key's) state: from the heap if it is there, else from keyed state without caching it; null if none. */
     CounterState peek(String id) throws Exception {
         CachedCounter c = heap.get(id);
-        return c != null ? c.state : state.value();
+        if (c != null) return c.state;
+        reads.inc();
+        return state.value();
     }
 
     /** Its slots changed in number (added, removed): weighed again at the next {@link #changed}. */
@@ -276,6 +293,7 @@ final class CounterStore {
     RedisHyperLogLog sketch(CachedCounter c, String name) throws Exception {
         RedisHyperLogLog h = c.sketches.get(name);
         if (h != null || c.fresh || c.sketches.containsKey(name)) return h;
+        reads.inc();
         byte[] bytes = uniques.get(name);
         h = bytes == null ? null : RedisHyperLogLog.fromRedisBytes(bytes);
         c.sketches.put(name, h);
@@ -312,6 +330,8 @@ final class CounterStore {
      */
     byte[] sketchBytes(CachedCounter c, String name) throws Exception {
         RedisHyperLogLog h = c != null ? c.sketches.get(name) : null;
-        return h != null ? h.toRedisBytes() : uniques.get(name);
+        if (h != null) return h.toRedisBytes();
+        reads.inc();
+        return uniques.get(name);
     }
 }

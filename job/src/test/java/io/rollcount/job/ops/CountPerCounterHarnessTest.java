@@ -553,4 +553,29 @@ class CountPerCounterHarnessTest {
         assertThat(evicting.values()).isEqualTo(reference.values());
         assertThat(evicting.rollups()).containsExactlyInAnyOrderElementsOf(reference.rollups());
     }
+
+    @Test
+    void countsKeyedStateReadsAndDueVisits() throws Exception {
+        // a budget of a few hundred bytes holds one counter: each of the others was evicted when it is visited
+        for (long cache : new long[] {CountPerCounter.DEFAULT_CACHE_BYTES, 300}) {
+            try (var h = harness(cache, true)) {
+                h.open();
+                for (String c : List.of("a", "b", "c")) send(h, partial(c, START + 1_000, 1));
+                long[] first = ((CountPerCounter) h.getOperator()).readsAndVisits();
+                assertThat(first).as("cache " + cache).containsExactly(3, 0); // each counter read once, none due
+                send(h, partial("a", START + 2_000, 1));
+                h.processWatermark(new Watermark(START + 3_600_000 + LATENESS));
+                long[] after = ((CountPerCounter) h.getOperator()).readsAndVisits();
+                assertThat(after[1]).as("visits, cache " + cache).isGreaterThanOrEqualTo(3);
+                if (cache == 300)
+                    assertThat(after[0])
+                            .as("evicted counters read at their visits")
+                            .isGreaterThan(4);
+                else
+                    assertThat(after[0])
+                            .as("counters on the heap are not read again")
+                            .isEqualTo(3);
+            }
+        }
+    }
 }
