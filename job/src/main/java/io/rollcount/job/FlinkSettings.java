@@ -93,6 +93,9 @@ public final class FlinkSettings {
         // would read and decompress a whole index block for one counter. Partitioned, only the top-level index
         // stays in the cache and a get reads one small partition.
         conf.set(org.apache.flink.state.rocksdb.RocksDBOptions.USE_PARTITIONED_INDEX_FILTERS, true);
+        // The same for the memtables, which have none by default: a get of a key a memtable does not hold
+        // (deduplication's usual case) costs a few hashes instead of a walk down its skip list.
+        conf.set(org.apache.flink.state.rocksdb.RocksDBOptions.OPTIONS_FACTORY, MemtableBloomFilters.class.getName());
         // Every operator emits objects of its own and changes neither its input nor what it emitted, so
         // chained operators may hand records on without Flink copying each one.
         conf.set(PipelineOptions.OBJECT_REUSE, true);
