@@ -34,7 +34,8 @@ public final class FlinkSettings {
     /**
      * The job's Flink settings on a cluster whose own settings are {@code cluster} (its {@code config.yaml}, the
      * operator's {@code flinkConfiguration}): what a cluster may choose (checkpoint interval, state backend,
-     * checkpoint retention, restart strategy, parallelism) stays the cluster's unless the job's option is given;
+     * checkpoint retention, restart strategy, parallelism, a RocksDB options factory) stays the cluster's unless
+     * the job's option is given;
      * where neither sets a checkpoint interval the job sets 10 s ({@link JobSettings#DEFAULT_CHECKPOINT_INTERVAL}),
      * and where neither sets a state backend, RocksDB with incremental checkpoints. {@link #ownSettings} are the
      * job's in any case. A cluster set to at-least-once checkpoints is refused with an
@@ -62,6 +63,11 @@ public final class FlinkSettings {
             conf.set(StateBackendOptions.STATE_BACKEND, "rocksdb");
             if (cluster.getOptional(CheckpointingOptions.INCREMENTAL_CHECKPOINTS)
                     .isEmpty()) conf.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, true);
+        }
+        if (cluster.getOptional(org.apache.flink.state.rocksdb.RocksDBOptions.OPTIONS_FACTORY)
+                .isPresent()) {
+            // a cluster's own RocksDB options factory holds: the memtable Bloom filters are a speed, not exactness
+            conf.removeConfig(org.apache.flink.state.rocksdb.RocksDBOptions.OPTIONS_FACTORY);
         }
         if (cluster.getOptional(CheckpointingOptions.EXTERNALIZED_CHECKPOINT_RETENTION)
                 .isEmpty()) {

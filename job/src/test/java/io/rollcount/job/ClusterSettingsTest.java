@@ -74,4 +74,13 @@ class ClusterSettingsTest {
         assertThat(c.get(CheckpointingOptions.CHECKPOINTING_INTERVAL)).isEqualTo(Duration.ofSeconds(10));
         assertThat(c.get(StateBackendOptions.STATE_BACKEND)).isEqualTo("rocksdb");
     }
+
+    @Test
+    void theJobsRocksDbOptionsFactoryUnlessTheClusterSetsItsOwn() {
+        var factory = org.apache.flink.state.rocksdb.RocksDBOptions.OPTIONS_FACTORY;
+        assertThat(effective(new Configuration()).get(factory)).isEqualTo(MemtableBloomFilters.class.getName());
+        Configuration cluster = new Configuration();
+        cluster.set(factory, "com.example.TheirOptions");
+        assertThat(effective(cluster).get(factory)).isEqualTo("com.example.TheirOptions");
+    }
 }
