@@ -42,7 +42,7 @@ class MemtableBloomFiltersTest {
             String options = optionsFile(dir);
             String dedup = columnFamily(options, "forget-at-ttl");
             assertThat(dedup).contains("memtable_whole_key_filtering=true");
-            assertThat(dedup).containsPattern("memtable_prefix_bloom_size_ratio=0\\.10*\\b");
+            assertThat(dedup).containsPattern("memtable_prefix_bloom_size_ratio=0\\.0050*\\b");
             assertThat(dedup).containsPattern("filter_policy=bloomfilter");
             assertThat(dedup).contains("partition_filters=true");
         }
