@@ -15,14 +15,20 @@ import org.apache.flink.core.execution.CheckpointingMode;
 public final class FlinkSettings {
     private FlinkSettings() {}
 
+    /** RocksDB's options factory: the job's is {@link MemtableBloomFilters}, where the cluster sets none. */
+    private static final org.apache.flink.configuration.ConfigOption<String> OPTIONS_FACTORY =
+            org.apache.flink.state.rocksdb.RocksDBOptions.OPTIONS_FACTORY;
+
     /**
      * The job's Flink settings for a run that brings its own Flink (a MiniCluster: {@code ./rollcount run}, the
-     * demo, the benchmarks): {@link #ownSettings}, RocksDB with incremental checkpoints, checkpoints every
+     * demo, the benchmarks): {@link #ownSettings}, RocksDB with incremental checkpoints and the memtable Bloom
+     * filters ({@link MemtableBloomFilters}), checkpoints every
      * {@code --checkpoint.interval} (10 s where not given), retained on cancellation.
      */
     public static Configuration configuration(JobSettings settings) {
         Configuration conf = ownSettings(settings);
         conf.set(StateBackendOptions.STATE_BACKEND, "rocksdb");
+        conf.set(OPTIONS_FACTORY, MemtableBloomFilters.class.getName());
         conf.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, true);
         conf.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, settings.checkpointInterval);
         conf.set(
@@ -37,7 +43,8 @@ public final class FlinkSettings {
      * checkpoint retention, restart strategy, parallelism, a RocksDB options factory) stays the cluster's unless
      * the job's option is given;
      * where neither sets a checkpoint interval the job sets 10 s ({@link JobSettings#DEFAULT_CHECKPOINT_INTERVAL}),
-     * and where neither sets a state backend, RocksDB with incremental checkpoints. {@link #ownSettings} are the
+     * where neither sets a state backend, RocksDB with incremental checkpoints, and where the cluster sets no RocksDB
+     * options factory, {@link MemtableBloomFilters}. {@link #ownSettings} are the
      * job's in any case. A cluster set to at-least-once checkpoints is refused with an
      * {@link IllegalArgumentException} of one line: the job's outputs are exactly-once only with exactly-once
      * checkpoints.
@@ -64,11 +71,9 @@ public final class FlinkSettings {
             if (cluster.getOptional(CheckpointingOptions.INCREMENTAL_CHECKPOINTS)
                     .isEmpty()) conf.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, true);
         }
-        if (cluster.getOptional(org.apache.flink.state.rocksdb.RocksDBOptions.OPTIONS_FACTORY)
-                .isPresent()) {
-            // a cluster's own RocksDB options factory holds: the memtable Bloom filters are a speed, not exactness
-            conf.removeConfig(org.apache.flink.state.rocksdb.RocksDBOptions.OPTIONS_FACTORY);
-        }
+        // a cluster's own RocksDB options factory holds: the memtable Bloom filters are a speed, not exactness
+        if (cluster.getOptional(OPTIONS_FACTORY).isEmpty())
+            conf.set(OPTIONS_FACTORY, MemtableBloomFilters.class.getName());
         if (cluster.getOptional(CheckpointingOptions.EXTERNALIZED_CHECKPOINT_RETENTION)
                 .isEmpty()) {
             conf.set(
@@ -99,9 +104,6 @@ public final class FlinkSettings {
         // would read and decompress a whole index block for one counter. Partitioned, only the top-level index
         // stays in the cache and a get reads one small partition.
         conf.set(org.apache.flink.state.rocksdb.RocksDBOptions.USE_PARTITIONED_INDEX_FILTERS, true);
-        // The same for the memtables, which have none by default: a get of a key a memtable does not hold
-        // (deduplication's usual case) costs a few hashes instead of a walk down its skip list.
-        conf.set(org.apache.flink.state.rocksdb.RocksDBOptions.OPTIONS_FACTORY, MemtableBloomFilters.class.getName());
         // Every operator emits objects of its own and changes neither its input nor what it emitted, so
         // chained operators may hand records on without Flink copying each one.
         conf.set(PipelineOptions.OBJECT_REUSE, true);

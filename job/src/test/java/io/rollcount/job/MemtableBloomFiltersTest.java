@@ -26,7 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
 class MemtableBloomFiltersTest {
     @Test
     void theJobsRocksDbHasMemtableAndSstBloomFilters(@TempDir Path dir) throws Exception {
-        Configuration conf = FlinkSettings.ownSettings(JobSettingsTest.parse());
+        Configuration conf = FlinkSettings.configuration(JobSettingsTest.parse());
         EmbeddedRocksDBStateBackend backend = new EmbeddedRocksDBStateBackend()
                 .configure(conf, Thread.currentThread().getContextClassLoader());
         backend.setDbStoragePath(dir.toString());
