@@ -35,8 +35,17 @@ import redis.clients.jedis.Jedis;
  * script) and the rollups must be the same, and exact.
  */
 class CountPerCounterIT {
-    /** Within the last hour: window keys expire at their end plus retention, and must live while checked. */
-    private static final long START = System.currentTimeMillis() / 3_600_000 * 3_600_000;
+    /**
+     * Within an hour of now (window keys expire at their end plus retention, and must live while checked), and not
+     * at the start of a UTC day: the first steps' events reach 40 s back, and a day's 1d window that closed before
+     * the snapshot would leave a counter without a 1d window for the restored run to close.
+     */
+    private static final long START = startHour(System.currentTimeMillis());
+
+    private static long startHour(long now) {
+        long hour = now / 3_600_000 * 3_600_000;
+        return hour % 86_400_000 == 0 ? hour + 3_600_000 : hour;
+    }
 
     private static final int STEPS = 200;
     private static final int RESTORE_AT = 90;
