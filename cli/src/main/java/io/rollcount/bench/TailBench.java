@@ -158,7 +158,7 @@ final class TailBench {
 
     private TailFigures measureOn(BenchRuns bench, BrokerProcess broker, TailSchedule schedule, boolean writeRedis)
             throws Exception {
-        JobSettings o = options(bench, broker.bootstrap());
+        JobSettings o = options(bench, broker.bootstrap(), schedule);
         JobConnectors.ensureOutputTopics(o);
         BenchEvents ev = schedule.events(BenchRuns.SEED + Workload.zipf.ordinal(), System.currentTimeMillis());
         long distinct = BenchRuns.distinctCounters(ev);
@@ -202,8 +202,12 @@ final class TailBench {
                 writeRedis);
     }
 
-    /** The job's settings: Kafka mode's outputs on the bench's broker, the events from the bench's source. */
-    private JobSettings options(BenchRuns bench, String bootstrap) {
+    /**
+     * The job's settings: Kafka mode's outputs on the bench's broker, the events from the bench's source;
+     * checkpoints every 5 s, every second below {@value #SECOND_CHECKPOINTS_BELOW} counters, whose runs may read
+     * all their events in less than 5 s and would then have no checkpoint to report.
+     */
+    private JobSettings options(BenchRuns bench, String bootstrap, TailSchedule schedule) {
         return JobSettings.of(
                 "--input",
                 "-",
@@ -216,7 +220,7 @@ final class TailBench {
                 "--parallelism",
                 String.valueOf(JobBench.PARALLELISM),
                 "--checkpoint.interval",
-                "5s",
+                schedule.counters() < SECOND_CHECKPOINTS_BELOW ? "1s" : "5s",
                 "--dlq",
                 bench.work.resolve("dlq.jsonl").toString(),
                 "--kafka.bootstrap",
@@ -224,6 +228,9 @@ final class TailBench {
                 "--kafka.transactional-id-prefix",
                 bench.prefix);
     }
+
+    /** Sizes below this many counters checkpoint every second (see {@link #options}). */
+    static final long SECOND_CHECKPOINTS_BELOW = 1_000_000;
 
     private static Properties clients(BrokerProcess broker) {
         Properties p = new Properties();
