@@ -1,5 +1,6 @@
 package io.rollcount.cli;
 
+import java.util.concurrent.CancellationException;
 import org.apache.logging.log4j.Level;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.core.LogEvent;
@@ -14,6 +15,9 @@ import org.apache.logging.log4j.core.config.Property;
  * with "Exceeded checkpoint tolerable failure threshold" and no cause; the cause is only logged, by the
  * task's {@code AsyncCheckpointRunnable}, in this JVM for a local run: {@link #listen()} adds an appender to
  * that logger (configured in {@code log4j2-cli.properties}) so that {@code run} can name it in its last line.
+ *
+ * <p>A checkpoint that Flink aborts because another part of it failed ends in a {@link CancellationException}
+ * (or an interrupt): that is a consequence, not a cause, so it does not replace the cause seen before it.
  */
 final class CheckpointFailures {
     static final String LOGGER = "org.apache.flink.streaming.runtime.tasks.AsyncCheckpointRunnable";
@@ -32,7 +36,7 @@ final class CheckpointFailures {
                     new AbstractAppender("rollcount-checkpoint-failures", null, null, true, Property.EMPTY_ARRAY) {
                         @Override
                         public void append(LogEvent event) {
-                            if (event.getThrown() != null) last = rootCause(event.getThrown());
+                            record(event.getThrown());
                         }
                     };
             appender.start();
@@ -43,15 +47,28 @@ final class CheckpointFailures {
         }
     }
 
+    /** Records a failed checkpoint's exception, unless it only says the checkpoint was cancelled. */
+    static void record(Throwable thrown) {
+        if (thrown == null) return;
+        Throwable root = root(thrown);
+        if (root instanceof CancellationException || root instanceof InterruptedException) return;
+        last = root.toString();
+    }
+
     /** The cause of the last failed checkpoint seen, or null. */
     static String last() {
         return last;
     }
 
-    /** The innermost cause, as {@code class: message}. */
-    static String rootCause(Throwable t) {
+    /** The innermost cause. */
+    private static Throwable root(Throwable t) {
         Throwable root = t;
         while (root.getCause() != null && root.getCause() != root) root = root.getCause();
-        return root.toString();
+        return root;
+    }
+
+    /** Forgets what was recorded (tests). */
+    static void clear() {
+        last = null;
     }
 }
