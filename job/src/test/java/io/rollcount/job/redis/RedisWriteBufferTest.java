@@ -61,4 +61,35 @@ class RedisWriteBufferTest {
         assertThat(buffer.isEmpty()).isTrue();
         assertThat(buffer.bytes()).isZero();
     }
+
+    @Test
+    void aKeyWrittenOnceKeepsItsUsersAndTheBytesCountTheSameEitherWay() {
+        RedisWriteBuffer buffer = new RedisWriteBuffer();
+        buffer.add(RedisWrite.users("rc:{a}:u:all", new String[] {"u1", "u22"}, RedisWrite.NO_WINDOW, 0));
+        long once = buffer.bytes();
+        assertThat(once).isEqualTo(2 + 16 + 3 + 16);
+        buffer.add(RedisWrite.users("rc:{a}:u:all", new String[] {"u22", "u333"}, RedisWrite.NO_WINDOW, 0));
+        assertThat(buffer.bytes()).isEqualTo(once + 4 + 16);
+        assertThat(buffer.drain().get(0).users).containsExactlyInAnyOrder("u1", "u22", "u333");
+        assertThat(buffer.takeCoalesced()).isEqualTo(1);
+
+        // the next flush's map: the same rules, a key written once passes its users as they came
+        String[] users = {"u9", "u8"};
+        buffer.add(RedisWrite.users("rc:{b}:u:all", users, RedisWrite.NO_WINDOW, 0));
+        buffer.add(RedisWrite.users("rc:{c}:u:all", new String[] {"u7"}, RedisWrite.NO_WINDOW, 0));
+        buffer.add(RedisWrite.users("rc:{c}:u:all", new String[] {"u7"}, RedisWrite.NO_WINDOW, 0));
+        assertThat(buffer.takeCoalesced()).isEqualTo(1);
+        List<RedisWrite> out = buffer.drain();
+        assertThat(out.get(0).users).containsExactly("u9", "u8");
+        assertThat(out.get(1).users).containsExactly("u7");
+        assertThat(buffer.bytes()).isZero();
+    }
+
+    @Test
+    void aWriteThatRestoresAMissingKeyStaysOneThroughTheBuffer() {
+        RedisWriteBuffer buffer = new RedisWriteBuffer();
+        buffer.add(RedisWrite.count("rc:{a}:1m:60", "rc:{a}:_v:1m:60", 3, 3, true, 60_000, 1)
+                .restoringMissing());
+        assertThat(buffer.drain().get(0).restoresMissing).isTrue();
+    }
 }

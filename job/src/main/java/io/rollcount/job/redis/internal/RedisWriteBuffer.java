@@ -24,6 +24,7 @@ public final class RedisWriteBuffer {
 
     private static final class Entry {
         RedisWrite write;
+        /** USERS: the distinct users of the key's writes once it has a second one; null while it has one. */
         HashSet<String> users;
     }
 
@@ -55,19 +56,17 @@ public final class RedisWriteBuffer {
     public void add(RedisWrite w) {
         validate(w);
         String slot = w.kind == RedisWrite.SKETCH ? "\0" + w.key : w.key;
-        Entry e = byKey.get(slot);
+        Entry fresh = new Entry();
+        Entry e = byKey.putIfAbsent(slot, fresh); // one lookup: most keys are new in a flush
         if (e == null) {
-            e = new Entry();
-            e.write = copy(w);
+            fresh.write = copy(w);
             if (w.kind == RedisWrite.USERS) {
-                e.users = new HashSet<>(Math.max(4, w.users.length * 2));
-                addUsers(e, w.users);
+                bytes += usersBytes(w.users);
             } else if (w.kind == RedisWrite.ZSET) {
                 bytes += sizeOf(w);
             } else if (w.kind == RedisWrite.SKETCH) {
                 bytes += w.sketch.length;
             }
-            byKey.put(slot, e);
             return;
         }
         RedisWrite old = e.write;
@@ -95,10 +94,28 @@ public final class RedisWriteBuffer {
         }
     }
 
+    /**
+     * A second write of a USERS key: the set of both starts here, from the first write's array (held as it
+     * came while the key had one write, which is most keys: a set per key cost more than its users).
+     */
     private void addUsers(Entry e, String[] users) {
+        if (e.users == null) {
+            String[] first = e.write.users;
+            e.users = new HashSet<>(Math.max(4, (first.length + users.length) * 2));
+            bytes -= usersBytes(first);
+            for (String u : first) {
+                if (e.users.add(u)) bytes += u.length() + 16;
+            }
+        }
         for (String u : users) {
             if (e.users.add(u)) bytes += u.length() + 16;
         }
+    }
+
+    private static long usersBytes(String[] users) {
+        long b = 0;
+        for (String u : users) b += u.length() + 16;
+        return b;
     }
 
     /** Empties the buffer: every key's write once, in the order of the keys' first write, MAX writes last. */
@@ -107,14 +124,20 @@ public final class RedisWriteBuffer {
         List<RedisWrite> last = new ArrayList<>(1);
         for (Entry e : byKey.values()) {
             RedisWrite w = e.write;
-            if (w.kind == RedisWrite.USERS) w.users = e.users.toArray(new String[0]);
+            if (w.kind == RedisWrite.USERS && e.users != null) w.users = e.users.toArray(new String[0]);
             (w.kind == RedisWrite.MAX ? last : out).add(w);
         }
         out.addAll(last);
-        // a new map rather than clear(): clear() walks the whole table, however large it once grew
-        byKey = new LinkedHashMap<>();
+        // a new map rather than clear(): clear() walks the whole table, however large it once grew; sized for as
+        // many keys as this flush had, so that it does not grow from 16 keys again one doubling at a time
+        byKey = new LinkedHashMap<>(capacityFor(out.size()));
         bytes = 0;
         return out;
+    }
+
+    /** A hash map capacity that holds {@code keys} keys without a resize (load factor 0.75). */
+    private static int capacityFor(int keys) {
+        return (int) Math.min(1 << 30, Math.max(16, (keys * 4L + 2) / 3));
     }
 
     /** True if {@link #hashTag}{@code (key)} equals {@code tag}, without building the substring. */
@@ -181,6 +204,7 @@ public final class RedisWriteBuffer {
         c.value = w.value;
         c.version = w.version;
         c.monotone = w.monotone;
+        c.restoresMissing = w.restoresMissing;
         c.expireAtMillis = w.expireAtMillis;
         c.windowStart = w.windowStart;
         c.users = w.users;
