@@ -61,7 +61,7 @@ public final class RedisWriteBuffer {
         if (e == null) {
             fresh.write = copy(w);
             if (w.kind == RedisWrite.USERS) {
-                bytes += usersBytes(w.users);
+                bytes += bytesOf(w.users);
             } else if (w.kind == RedisWrite.ZSET) {
                 bytes += sizeOf(w);
             } else if (w.kind == RedisWrite.SKETCH) {
@@ -102,20 +102,16 @@ public final class RedisWriteBuffer {
         if (e.users == null) {
             String[] first = e.write.users;
             e.users = new HashSet<>(Math.max(4, (first.length + users.length) * 2));
-            bytes -= usersBytes(first);
-            for (String u : first) {
-                if (e.users.add(u)) bytes += u.length() + 16;
-            }
+            bytes -= bytesOf(first);
+            addDistinct(e.users, first);
         }
-        for (String u : users) {
-            if (e.users.add(u)) bytes += u.length() + 16;
-        }
+        addDistinct(e.users, users);
     }
 
-    private static long usersBytes(String[] users) {
-        long b = 0;
-        for (String u : users) b += u.length() + 16;
-        return b;
+    private void addDistinct(HashSet<String> set, String[] users) {
+        for (String u : users) {
+            if (set.add(u)) bytes += bytesOf(u);
+        }
     }
 
     /** Empties the buffer: every key's write once, in the order of the keys' first write, MAX writes last. */
@@ -191,9 +187,18 @@ public final class RedisWriteBuffer {
     }
 
     private static long sizeOf(RedisWrite w) {
-        long s = 0;
-        if (w.members != null) for (String m : w.members) s += m.length() + 16;
-        return s;
+        return w.members == null ? 0 : bytesOf(w.members);
+    }
+
+    /** Roughly the heap bytes of the strings held (users, sorted-set members). */
+    private static long bytesOf(String[] strings) {
+        long b = 0;
+        for (String s : strings) b += bytesOf(s);
+        return b;
+    }
+
+    private static long bytesOf(String s) {
+        return s.length() + 16;
     }
 
     private static RedisWrite copy(RedisWrite w) {
