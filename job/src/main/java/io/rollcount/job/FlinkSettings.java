@@ -7,6 +7,8 @@ import org.apache.flink.configuration.PipelineOptions;
 import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.configuration.StateBackendOptions;
 import org.apache.flink.core.execution.CheckpointingMode;
+import org.apache.flink.state.rocksdb.RocksDBConfigurableOptions;
+import org.apache.flink.state.rocksdb.RocksDBOptions;
 
 /**
  * The job's Flink settings: what exactness and speed need ({@link #ownSettings}), and what a cluster may choose
@@ -14,10 +16,6 @@ import org.apache.flink.core.execution.CheckpointingMode;
  */
 public final class FlinkSettings {
     private FlinkSettings() {}
-
-    /** RocksDB's options factory: the job's is {@link MemtableBloomFilters}, where the cluster sets none. */
-    private static final org.apache.flink.configuration.ConfigOption<String> OPTIONS_FACTORY =
-            org.apache.flink.state.rocksdb.RocksDBOptions.OPTIONS_FACTORY;
 
     /**
      * The job's Flink settings for a run that brings its own Flink (a MiniCluster: {@code ./rollcount run}, the
@@ -28,7 +26,7 @@ public final class FlinkSettings {
     public static Configuration configuration(JobSettings settings) {
         Configuration conf = ownSettings(settings);
         conf.set(StateBackendOptions.STATE_BACKEND, "rocksdb");
-        conf.set(OPTIONS_FACTORY, MemtableBloomFilters.class.getName());
+        conf.set(RocksDBOptions.OPTIONS_FACTORY, MemtableBloomFilters.class.getName());
         conf.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, true);
         conf.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, settings.checkpointInterval);
         conf.set(
@@ -72,8 +70,8 @@ public final class FlinkSettings {
                     .isEmpty()) conf.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, true);
         }
         // a cluster's own RocksDB options factory holds: the memtable Bloom filters are a speed, not exactness
-        if (cluster.getOptional(OPTIONS_FACTORY).isEmpty())
-            conf.set(OPTIONS_FACTORY, MemtableBloomFilters.class.getName());
+        if (cluster.getOptional(RocksDBOptions.OPTIONS_FACTORY).isEmpty())
+            conf.set(RocksDBOptions.OPTIONS_FACTORY, MemtableBloomFilters.class.getName());
         if (cluster.getOptional(CheckpointingOptions.EXTERNALIZED_CHECKPOINT_RETENTION)
                 .isEmpty()) {
             conf.set(
@@ -98,12 +96,12 @@ public final class FlinkSettings {
         }
         // Deduplication looks up mostly event_ids it has never seen: a Bloom filter answers those without
         // reading SST files once the ids of a day no longer fit in the memtables.
-        conf.set(org.apache.flink.state.rocksdb.RocksDBConfigurableOptions.USE_BLOOM_FILTER, true);
+        conf.set(RocksDBConfigurableOptions.USE_BLOOM_FILTER, true);
         // Partitioned index and filter blocks: with millions of counters a subtask's SST files have index and
         // filter blocks of megabytes, which the block cache Flink sizes from managed memory cannot keep; a get
         // would read and decompress a whole index block for one counter. Partitioned, only the top-level index
         // stays in the cache and a get reads one small partition.
-        conf.set(org.apache.flink.state.rocksdb.RocksDBOptions.USE_PARTITIONED_INDEX_FILTERS, true);
+        conf.set(RocksDBOptions.USE_PARTITIONED_INDEX_FILTERS, true);
         // Every operator emits objects of its own and changes neither its input nor what it emitted, so
         // chained operators may hand records on without Flink copying each one.
         conf.set(PipelineOptions.OBJECT_REUSE, true);
