@@ -19,6 +19,7 @@ import org.apache.flink.configuration.TaskManagerOptions;
 import org.apache.flink.runtime.accumulators.StringifiedAccumulatorResult;
 import org.apache.flink.runtime.checkpoint.CheckpointStatsSnapshot;
 import org.apache.flink.runtime.checkpoint.CompletedCheckpointStats;
+import org.apache.flink.runtime.checkpoint.SubtaskStateStats;
 import org.apache.flink.runtime.checkpoint.TaskStateStats;
 import org.apache.flink.runtime.executiongraph.AccessExecutionGraph;
 import org.apache.flink.runtime.executiongraph.AccessExecutionJobVertex;
@@ -71,10 +72,10 @@ final class BenchCluster implements AutoCloseable {
     }
 
     /**
-     * One completed checkpoint: its trigger (epoch ms), end-to-end duration, full state size and the bytes it
-     * uploaded (its incremental size).
+     * One completed checkpoint: its trigger (epoch ms), end-to-end duration, full state size, the bytes it
+     * uploaded (its incremental size) and where its slowest subtask's time went ({@link #slowest}).
      */
-    record Checkpoint(long id, long triggerMillis, long millis, long fullBytes, long uploadedBytes) {}
+    record Checkpoint(long id, long triggerMillis, long millis, long fullBytes, long uploadedBytes, String slowest) {}
 
     /** What one job run measured. */
     static final class Run {
@@ -203,7 +204,8 @@ final class BenchCluster implements AutoCloseable {
                         done.getTriggerTimestamp(),
                         done.getEndToEndDuration(),
                         done.getStateSize(),
-                        done.getCheckpointedSize()));
+                        done.getCheckpointedSize(),
+                        slowest(done, g)));
         run.completed.sort(java.util.Comparator.comparingLong(Checkpoint::id));
         CompletedCheckpointStats last = stats.getHistory().getLatestCompletedCheckpoint();
         if (last == null) return;
@@ -218,6 +220,37 @@ final class BenchCluster implements AutoCloseable {
             run.stateBytesByOperator.merge(
                     v == null ? t.getJobVertexId().toString() : v.getName(), t.getStateSize(), Long::sum);
         }
+    }
+
+    /**
+     * The subtask that acknowledged {@code c} last, and where its time went: from the trigger to the barrier's
+     * arrival ({@code start delay}: the barrier queued behind records, or the task busy), the alignment of its
+     * inputs' barriers, the synchronous part (state flushed and snapshotted on the task thread) and the
+     * asynchronous one (files uploaded).
+     */
+    static String slowest(CompletedCheckpointStats c, AccessExecutionGraph g) {
+        String name = null;
+        SubtaskStateStats worst = null;
+        for (TaskStateStats t : c.getAllTaskStateStats()) {
+            for (SubtaskStateStats s : t.getSubtaskStats()) {
+                if (s == null) continue;
+                if (worst == null || s.getAckTimestamp() > worst.getAckTimestamp()) {
+                    worst = s;
+                    AccessExecutionJobVertex v = g.getAllVertices().get(t.getJobVertexId());
+                    name = v == null ? t.getJobVertexId().toString() : v.getName();
+                }
+            }
+        }
+        if (worst == null) return "no subtask stats";
+        return String.format(
+                java.util.Locale.ROOT,
+                "slowest %s #%d: start delay %d ms, alignment %d ms, sync %d ms, async %d ms",
+                name.length() > 40 ? name.substring(0, 40) + "..." : name,
+                worst.getSubtaskIndex(),
+                worst.getCheckpointStartDelay(),
+                worst.getAlignmentDuration(),
+                worst.getSyncCheckpointDuration(),
+                worst.getAsyncCheckpointDuration());
     }
 
     @Override

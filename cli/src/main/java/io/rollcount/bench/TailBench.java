@@ -350,13 +350,14 @@ final class TailBench {
                             (at - io.rollcount.job.model.Resolution.H1.windowStart(at)) / 60_000);
             return String.format(
                     Locale.ROOT,
-                    "%s #%d: %d ms, %.1f MB uploaded (%.1f MB in all), triggered %s",
+                    "%s #%d: %d ms, %.1f MB uploaded (%.1f MB in all), triggered %s (%s)",
                     which,
                     c.id(),
                     c.millis(),
                     c.uploadedBytes() / 1e6,
                     c.fullBytes() / 1e6,
-                    where);
+                    where,
+                    c.slowest());
         }
     }
 }

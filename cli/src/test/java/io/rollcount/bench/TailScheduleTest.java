@@ -87,10 +87,10 @@ class TailScheduleTest {
         long passed = track.wallTimeAt(boundary);
         assertThat(passed).isBetween(1_000_000L, 1_120_000L);
         List<BenchCluster.Checkpoint> checkpoints = List.of(
-                new BenchCluster.Checkpoint(1, passed - 5_000, 9_000, 10, 10), // longest, before the boundary
-                new BenchCluster.Checkpoint(2, passed + 1_000, 4_000, 20, 12),
-                new BenchCluster.Checkpoint(3, passed + 6_000, 3_000, 30, 11),
-                new BenchCluster.Checkpoint(4, 1_130_000, 20_000, 40, 40)); // after the end of input
+                new BenchCluster.Checkpoint(1, passed - 5_000, 9_000, 10, 10, ""), // longest, before the boundary
+                new BenchCluster.Checkpoint(2, passed + 1_000, 4_000, 20, 12, ""),
+                new BenchCluster.Checkpoint(3, passed + 6_000, 3_000, 30, 11, ""),
+                new BenchCluster.Checkpoint(4, 1_130_000, 20_000, 40, 40, "")); // after the end of input
         BenchCluster.Checkpoint c = track.longestAfterBoundary(checkpoints);
         assertThat(c.id()).isEqualTo(2);
         assertThat(track.afterHour).isTrue();
