@@ -131,9 +131,11 @@ final class CounterEmission {
             // The sketch in state serves the rollups' uniques of the window: kept only where its window sum is.
             if (!policy.keeps(r)) continue;
             int i = s.find(r, start);
+            // a window's sketch exists only once it has had users: a first user's window is not read for one
+            boolean mayExist = s.has(i, CounterState.HAS_USERS);
             s.set(i, CounterState.HAS_USERS);
             if (hashes == null) hashes = hashes(p.users);
-            store.addHashes(c, sketchName(c, r, start), hashes);
+            store.addHashes(c, sketchName(c, r, start), hashes, mayExist);
         }
         if (policy.uniquesAll()) emit(CounterUpdate.allTimeUsers(c.id, p.users));
     }

@@ -301,9 +301,12 @@ final class CounterStore {
         return h;
     }
 
-    /** Adds the hashes to the counter's sketch {@code name}, created if absent. */
-    void addHashes(CachedCounter c, String name, long[] hashes) throws Exception {
-        RedisHyperLogLog hll = sketch(c, name);
+    /**
+     * Adds the hashes to the counter's sketch {@code name}, created if absent. {@code mayExist} false: the
+     * owner knows the counter has no such sketch (its window never had users), so keyed state is not read.
+     */
+    void addHashes(CachedCounter c, String name, long[] hashes, boolean mayExist) throws Exception {
+        RedisHyperLogLog hll = mayExist ? sketch(c, name) : c.sketches.get(name);
         boolean changed = hll == null;
         if (hll == null) {
             hll = new RedisHyperLogLog();

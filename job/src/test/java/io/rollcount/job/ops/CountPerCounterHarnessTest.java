@@ -578,4 +578,36 @@ class CountPerCounterHarnessTest {
             }
         }
     }
+
+    @Test
+    void aWindowsFirstUsersReadNoSketchFromKeyedState() throws Exception {
+        // another hour of START's day (the one before where START is the day's last hour)
+        long other = START - DAY >= 23 * 3_600_000L ? START - 3_600_000 : START + 3_600_000;
+        // a budget of a few hundred bytes holds one counter: "a" and "b" evict each other
+        try (var h = harness(300, true)) {
+            h.open();
+            send(h, partial("a", START + 1_000, 1, "u1"));
+            send(h, partial("b", START + 1_000, 1, "u1"));
+            long before = reads(h);
+            send(h, partial("a", other + 1_000, 1, "u2"));
+            assertThat(reads(h) - before)
+                    .as("a's state and its 1d sketch: its new 1h window has no sketch to read")
+                    .isEqualTo(2);
+            send(h, partial("b", START + 2_000, 1, "u3"));
+            before = reads(h);
+            send(h, partial("a", other + 2_000, 1, "u3"));
+            assertThat(reads(h) - before)
+                    .as("a's state, its 1h and its 1d sketch: both windows have had users")
+                    .isEqualTo(3);
+            h.processWatermark(new Watermark(Long.MAX_VALUE));
+            assertThat(rollups(h))
+                    .contains(
+                            "a/1h@" + (other - START) + " sum=2 events=2 uniques=2 rev=0",
+                            "a/1d@" + (DAY - START) + " sum=3 events=3 uniques=3 rev=0");
+        }
+    }
+
+    private static long reads(KeyedOneInputStreamOperatorTestHarness<String, PartialSum, CounterUpdate> h) {
+        return ((CountPerCounter) h.getOperator()).readsAndVisits()[0];
+    }
 }
