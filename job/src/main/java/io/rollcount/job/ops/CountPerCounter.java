@@ -32,9 +32,9 @@ import org.apache.flink.util.OutputTag;
  * the rebuild after a loss of Redis's data is {@link CounterRebuild}'s. When each counter is next due is a
  * heap index per subtask ({@link DueIndex}), not a keyed timer per counter; it is rebuilt from keyed state on
  * restore, so it needs no state of its own and follows the key groups on a rescale. A counter is read from
- * RocksDB for a close that shows and once for the windows that become final before the next such close,
- * together, not once per window close and end of lateness. The due work of one watermark is done in slices
- * (see {@link #processWatermark}).
+ * RocksDB for a close that shows; windows final before it are dropped then, or where that close is more than
+ * an hour away, at one visit for all of them ({@link WindowRules#nextDue}): not once per window close and end
+ * of lateness. The due work of one watermark is done in slices (see {@link #processWatermark}).
  *
  * <p><b>Outputs</b>, on the main stream, {@link CounterUpdate}s, neutral about where they go (the Redis
  * commands are made from them beside the sink, by {@code CounterUpdateWrites}), each with the absolute

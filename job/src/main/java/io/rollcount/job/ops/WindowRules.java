@@ -16,15 +16,24 @@ import java.io.Serializable;
  *       window by default changes nothing but a flag (its value was written while it was open).</li>
  *   <li>It is <b>final</b> when the watermark is past its end plus the allowed lateness and its close, if it
  *       shows, was done ({@link #isFinal}): no partial sum can come for it any more (upstream applies the
- *       lateness against a watermark never behind the operator's), and its state goes.</li>
- *   <li>The counter is next <b>due</b> at the earliest close that shows, or before it at the last end of
- *       lateness of the windows that become final before that close ({@link #nextDue}), so that one visit
- *       drops them all: a counter touched once is visited at its 1m close, once to drop its 5 s, 1m and 5m
- *       windows, and at its 1h and 1d closes and ends of lateness.</li>
+ *       lateness against a watermark never behind the operator's), and its state goes at the counter's next
+ *       visit or new window.</li>
+ *   <li>The counter is next <b>due</b> at the earliest close that shows ({@link #nextDue}). Windows that
+ *       become final before it wait for that visit if it comes within {@link #DROP_WAIT_MILLIS} of the first
+ *       of them becoming final; otherwise the counter is due before it, at the last of their ends of
+ *       lateness, so that one visit drops them all. A counter touched once is visited at its 1m close, at its
+ *       1h close (which drops its 5 s, 1m and 5m windows), at the end of its 1h window's lateness, and at its
+ *       1d close and end of lateness.</li>
  * </ul>
  */
 final class WindowRules implements Serializable {
     private static final long serialVersionUID = 1L;
+
+    /**
+     * The longest a final window waits in the counter's state for the visit of a close that shows, rather
+     * than making a visit of its own: an hour, so the 5 s, 1m and 5m windows of an hour go at its 1h close.
+     */
+    static final long DROP_WAIT_MILLIS = 3_600_000;
 
     private final long latenessMillis;
     /** The resolutions whose closed windows and revisions roll up: a bit per {@link Resolution#ordinal()}. */
@@ -77,14 +86,19 @@ final class WindowRules implements Serializable {
                 close = Math.min(close, s.end(i) - 1);
             }
         }
-        long drop = Long.MIN_VALUE;
+        long firstDrop = Long.MAX_VALUE;
+        long lastDrop = Long.MIN_VALUE;
         for (int i = 0; i < s.size; i++) {
             if (s.has(i, CounterState.CLOSED) || !closeShows(s.resolution(i), policy)) {
                 long at = s.end(i) + latenessMillis;
-                if (at <= close) drop = Math.max(drop, at);
+                if (at <= close) {
+                    firstDrop = Math.min(firstDrop, at);
+                    lastDrop = Math.max(lastDrop, at);
+                }
             }
         }
-        return drop != Long.MIN_VALUE ? drop : close;
+        if (lastDrop == Long.MIN_VALUE) return close;
+        return close != Long.MAX_VALUE && close - firstDrop <= DROP_WAIT_MILLIS ? close : lastDrop;
     }
 
     /** Whether the counter has a change not emitted yet: its total, or a window changed or due a revision. */

@@ -106,15 +106,20 @@ class WindowRulesTest {
     }
 
     @Test
-    void aCounterIsNextDueAtItsFirstCloseThatShowsOrBeforeItToDropWhatIsFinalByThen() {
+    void aCounterIsNextDueAtItsFirstCloseThatShowsOrBeforeItToDropWhatWouldWaitLongerThanAnHour() {
         CounterState s = touchedAt(T0 + 1_000);
         // everything rolls up: the 5 s close first
         assertThat(ALL.nextDue(s, DEFAULTS)).isEqualTo(T0 + 5_000 - 1);
         // no rollups: the 1m close (window top-K) first; the 5 s window's lateness ends after it
         assertThat(NONE.nextDue(s, DEFAULTS)).isEqualTo(T0 + MIN - 1);
-        // 1m closed: the 1h close next, before it the last end of lateness of what is final by then (the 5m window)
+        // 1m closed: the 1h close next; the 5 s, 1m and 5m windows become final before it and wait for that visit
         s.set(slot(s, Resolution.M1), CounterState.CLOSED);
-        assertThat(NONE.nextDue(s, DEFAULTS)).isEqualTo(T0 + 5 * MIN + LATENESS);
+        assertThat(NONE.nextDue(s, DEFAULTS)).isEqualTo(T0 + HOUR - 1);
+        // without the 1h window the next close (1d) is more than an hour after the first of them is final: a
+        // visit of their own first, at the last end of lateness (the 5m window's)
+        CounterState noHour = s.copy();
+        noHour.remove(slot(noHour, Resolution.H1));
+        assertThat(NONE.nextDue(noHour, DEFAULTS)).isEqualTo(T0 + 5 * MIN + LATENESS);
         // those dropped: the 1h close
         s.remove(slot(s, Resolution.S5));
         s.remove(slot(s, Resolution.M1));
