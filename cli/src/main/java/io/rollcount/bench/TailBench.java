@@ -36,8 +36,9 @@ import redis.clients.jedis.Jedis;
  * of event time, from the operator's own metrics {@value RollcountMetrics#COUNTER_STATE_READS} and
  * {@value RollcountMetrics#DUE_VISITS} (exact counts, not sampled; a read of a counter found on the operator's heap
  * is no read); the longest checkpoint triggered after the sources passed the first hour's boundary of event time
- * (the hour's windows closing: every counter touched in it due) and before the end of input, with the bytes it
- * uploaded (its incremental size; where a run of seconds took none there, the longest before the end of input);
+ * (the hour's windows closing: every counter touched in it due) and completed while the events were read (not
+ * held by the end of input's drain of every window), with the bytes it uploaded (its incremental size) and where
+ * its slowest subtask's time went; where a run of seconds took none there, the longest completed while they were read;
  * Redis's CPU per event ({@code INFO cpu}) and {@code used_memory} growth per counter over the run. A size whose
  * Redis keys would not fit ({@link RedisRoom}), or every size with {@code --no-redis}, discards the Redis writes
  * instead (its Redis figures -1, {@code redis=discarded}).
@@ -296,8 +297,9 @@ final class TailBench {
 
         /**
          * The longest of the checkpoints triggered after the sources passed the first hour's boundary (the hour's
-         * windows closing) and before the end of input; where none was (a run of seconds), the longest triggered
-         * before the end of input ({@link #afterHour} says which); null if none was.
+         * windows closing) and completed while the events were read ({@link #readEndMillis}); where none was (a
+         * run of seconds), the longest completed while they were read ({@link #afterHour} says which); null if
+         * none was.
          */
         BenchCluster.Checkpoint longestAfterBoundary(List<BenchCluster.Checkpoint> completed) {
             long passed = wallTimeAt(TailSchedule.firstHourBoundary(ev));
@@ -310,12 +312,25 @@ final class TailBench {
         boolean afterHour;
 
         private BenchCluster.Checkpoint longest(List<BenchCluster.Checkpoint> completed, long notBefore) {
+            long readEnd = readEndMillis();
             BenchCluster.Checkpoint longest = null;
             for (BenchCluster.Checkpoint c : completed)
                 if (c.triggerMillis() >= notBefore
-                        && c.triggerMillis() <= lastSampleMillis
+                        && c.triggerMillis() + c.millis() <= readEnd
                         && (longest == null || c.millis() > longest.millis())) longest = c;
             return longest;
+        }
+
+        /**
+         * When the sources had read their last event: the first sample at the event time of the last. After it
+         * the end of input closes every counter's windows at once, a drain that holds a barrier and that an
+         * unbounded production job never makes, so a checkpoint completed after it is not a boundary's.
+         */
+        long readEndMillis() {
+            if (samples.isEmpty()) return lastSampleMillis;
+            long last = samples.get(samples.size() - 1)[1];
+            for (long[] s : samples) if (s[1] >= last) return s[0];
+            return lastSampleMillis;
         }
 
         /** The wall time of the first sample at or past {@code eventTime}; Long.MAX_VALUE if none. */

@@ -78,19 +78,23 @@ class TailScheduleTest {
     }
 
     @Test
-    void theCheckpointReportedIsTheLongestAfterTheFirstHoursBoundaryAndBeforeTheEndOfInput() {
+    void theCheckpointReportedIsTheLongestAfterTheFirstHoursBoundaryCompletedWhileTheEventsWereRead() {
         BenchEvents ev = new TailSchedule(20_000, 1.5, 2, 2).events(1, MIDNIGHT + 30 * 60_000);
         long boundary = TailSchedule.firstHourBoundary(ev);
         TailBench.EventTimeTrack track = new TailBench.EventTimeTrack(ev);
         // wall clock 1,000,000 + k seconds: event time 1 minute per second from the first event
         for (int k = 0; k <= 120; k++) track.record(1_000_000 + k * 1_000L, TailSchedule.firstTs(ev) + k * 60_000L);
+        // then the end of input drains: the sources stay at their last event until the sinks see the end
+        for (int k = 121; k <= 140; k++) track.record(1_000_000 + k * 1_000L, TailSchedule.firstTs(ev) + 120 * 60_000L);
+        assertThat(track.readEndMillis()).isEqualTo(1_120_000L);
         long passed = track.wallTimeAt(boundary);
         assertThat(passed).isBetween(1_000_000L, 1_120_000L);
         List<BenchCluster.Checkpoint> checkpoints = List.of(
                 new BenchCluster.Checkpoint(1, passed - 5_000, 9_000, 10, 10, ""), // longest, before the boundary
                 new BenchCluster.Checkpoint(2, passed + 1_000, 4_000, 20, 12, ""),
                 new BenchCluster.Checkpoint(3, passed + 6_000, 3_000, 30, 11, ""),
-                new BenchCluster.Checkpoint(4, 1_130_000, 20_000, 40, 40, "")); // after the end of input
+                new BenchCluster.Checkpoint(4, 1_130_000, 20_000, 40, 40, ""), // after the end of input
+                new BenchCluster.Checkpoint(5, 1_118_000, 15_000, 50, 50, "")); // held by the end of input's drain
         BenchCluster.Checkpoint c = track.longestAfterBoundary(checkpoints);
         assertThat(c.id()).isEqualTo(2);
         assertThat(track.afterHour).isTrue();
