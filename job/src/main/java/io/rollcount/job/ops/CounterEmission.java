@@ -92,9 +92,9 @@ final class CounterEmission {
 
     /**
      * Everything Redis shows of the counter {@code id} (the current key) as the operator holds it: the total,
-     * every window it keeps (open, and closed within the allowed lateness) and the sketches of its 1h and 1d
-     * windows. Read from the heap if the counter is there, else from keyed state (without caching it). Returns
-     * how many updates it emitted (one key each).
+     * every window it keeps (open, closed within the allowed lateness, final and not dropped yet) and the
+     * sketches of its 1h and 1d windows. Read from the heap if the counter is there, else from keyed state
+     * (without caching it). Returns how many updates it emitted (one key each).
      */
     int everything(String id) throws Exception {
         CachedCounter c = store.cached(id);
