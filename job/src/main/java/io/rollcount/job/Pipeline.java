@@ -104,10 +104,11 @@ public final class Pipeline {
         // 2. Dead letters aside; events with an event_id to deduplication, the rest straight on.
         SingleOutputStreamOperator<Event> routed =
                 events.process(new RouteEvents(policies)).name("route").uid("route");
-        DataStream<Event> firstDeliveries = routed.getSideOutput(RouteEvents.WITH_EVENT_ID)
+        DataStream<Event> withEventId = routed.getSideOutput(RouteEvents.WITH_EVENT_ID);
+        DataStream<Event> firstDeliveries = withEventId
                 .keyBy(DropDuplicates::keyOf, Types.STRING)
-                .process(new DropDuplicates(policies))
-                .name("drop-duplicates")
+                .transform(
+                        "drop-duplicates", withEventId.getType(), DropDuplicates.operator(new DropDuplicates(policies)))
                 .uid("drop-duplicates");
 
         // 3. Late events out; the rest combined per (counter, 5 s bucket) before the shuffle by counter.

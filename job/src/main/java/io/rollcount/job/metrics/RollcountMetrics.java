@@ -73,6 +73,12 @@ public final class RollcountMetrics {
      * (counters found on the operator's heap are not read).
      */
     public static final String COUNTER_STATE_READS = "counterStateReads";
+    /**
+     * Keyed-state reads of drop-duplicates: an event whose (counter, event_id) its filter of the pairs put could
+     * not rule out (a redelivery, an id sharing a slot, or every id while the filter is full or after a restore
+     * with more pairs than it holds).
+     */
+    public static final String DEDUP_STATE_READS = "dedupStateReads";
     /** Counters count-per-counter visited because a window of theirs closed or became final (its due work). */
     public static final String DUE_VISITS = "dueVisits";
     /** Processing time minus the operator's event-time watermark, in milliseconds. */

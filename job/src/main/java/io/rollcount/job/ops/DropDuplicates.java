@@ -4,7 +4,12 @@ import io.rollcount.job.metrics.JobAccumulators;
 import io.rollcount.job.metrics.RollcountMetrics;
 import io.rollcount.job.model.Event;
 import io.rollcount.job.policy.Policies;
+import io.rollcount.sketches.ExpiringIdFilter;
+import io.rollcount.sketches.Hashing;
 import java.time.Duration;
+import java.util.Iterator;
+import java.util.List;
+import java.util.stream.Stream;
 import org.apache.flink.api.common.accumulators.LongCounter;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.ListState;
@@ -13,11 +18,17 @@ import org.apache.flink.api.common.state.StateTtlConfig;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.metrics.Counter;
 import org.apache.flink.runtime.state.FunctionInitializationContext;
 import org.apache.flink.runtime.state.FunctionSnapshotContext;
+import org.apache.flink.runtime.state.KeyedStateBackend;
+import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
+import org.apache.flink.streaming.api.operators.KeyedProcessOperator;
 import org.apache.flink.util.Collector;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Counts each {@code (counter, event_id)} once while the dedup horizon (event time, default 24 h) holds
@@ -31,6 +42,17 @@ import org.apache.flink.util.Collector;
  * horizon (a job stopped for longer than that may count a redelivery of an event from before the stop
  * twice); the state holds about two horizons of pairs.
  *
+ * <p>Most events carry an id never seen, and a lookup in RocksDB costs more than the rest of the operator: an
+ * {@link ExpiringIdFilter} of {@value #FILTER_SLOTS} slots ({@value #FILTER_MIB} MiB of heap per subtask) in
+ * front of the state answers "never seen within its horizon" for those, and the state is read only when it says
+ * "maybe". The filter holds every pair this subtask put, with the time it is forgotten at; where a pair finds no
+ * room it answers "maybe" for every pair until the watermark passes that pair's time (so it stays exact at any
+ * number of pairs, and answers again once a horizon's pairs fit). It is not checkpointed: after a restore the
+ * operator ({@link #operator}) reads the restored pairs into it before the first event, at most
+ * {@value #FILTER_SLOTS} of them; where there are more it answers "maybe" until the watermark passes the latest
+ * time any subtask had put ({@code max-forget-at}, operator state). Run under another operator after a restore,
+ * the function keeps no filter and reads the state for every event.
+ *
  * <p>A savepoint of the version that kept a timer per pair ("forget-at" and its timers) restores: a pair
  * not in the new state is looked up there too, and its timers clear it as before, so that state drains
  * within one horizon. Those second lookups happen only in a job restored from such a savepoint, until its
@@ -39,13 +61,28 @@ import org.apache.flink.util.Collector;
  */
 public final class DropDuplicates extends KeyedProcessFunction<String, Event, Event> implements CheckpointedFunction {
     private static final long serialVersionUID = 1L;
+    private static final Logger LOG = LoggerFactory.getLogger(DropDuplicates.class);
 
     /** The state TTL, in horizons of wall-clock time. */
     static final int TTL_HORIZONS = 2;
 
+    /** The filter's slots per subtask. */
+    static final int FILTER_SLOTS = 1 << 21;
+
+    /** The filter's heap per subtask, in MiB. */
+    static final int FILTER_MIB = FILTER_SLOTS * 8 >> 20;
+
+    /** The seed of a pair's hash in the filter. */
+    private static final long HASH_SEED = 0x5EED_D0D0L;
+
     private final long horizonMillis;
     /** The horizon of each namespace (--policies); null: {@link #horizonMillis} for all. */
     private final Policies policies;
+    /** The filter's slots (tests make it small). */
+    private final int filterSlots;
+
+    /** The state's name: a pair's time to be forgotten at, with a TTL. */
+    private static final String FORGET_AT = "forget-at-ttl";
 
     private transient ValueState<Long> forgetAt;
     /** The earlier version's state: pairs it saw, each cleared by its own timer. */
@@ -59,11 +96,29 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
     private static final long NONE = Long.MIN_VALUE;
     private static final long PENDING = Long.MAX_VALUE;
 
+    /** The pairs put, in front of the state; null where the state is read for every event (not rebuilt). */
+    private transient ExpiringIdFilter seen;
+    /** Whether this subtask started from a checkpoint or savepoint (the filter then waits for {@link #rebuild}). */
+    private transient boolean restored;
+    /** The latest time a pair is forgotten at that any subtask put, restored and since. */
+    private transient long maxForgetAt;
+
+    private transient ListState<Long> maxForgetAtState;
+    /** Whether the log said that the filter is full. */
+    private transient boolean saidFull;
+    /** Keyed-state reads of pairs ({@link RollcountMetrics#DEDUP_STATE_READS}). */
+    private transient Counter stateReads;
+
     public DropDuplicates(long horizonMillis) {
+        this(horizonMillis, FILTER_SLOTS);
+    }
+
+    DropDuplicates(long horizonMillis, int filterSlots) {
         if (horizonMillis <= 0)
             throw new IllegalArgumentException("dedup horizon must be > 0 ms, got " + horizonMillis);
         this.horizonMillis = horizonMillis;
         this.policies = null;
+        this.filterSlots = filterSlots;
     }
 
     /**
@@ -75,6 +130,12 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
         long max = policies.maxDedupMillis();
         this.horizonMillis = max > 0 ? max : 1;
         this.policies = policies;
+        this.filterSlots = max > 0 ? FILTER_SLOTS : 0;
+    }
+
+    /** The operator to run this function in: it reads the restored pairs into the filter before the first event. */
+    public static KeyedProcessOperator<String, Event, Event> operator(DropDuplicates function) {
+        return new RebuildingOperator(function);
     }
 
     /** The key of an event: counter and event_id, separated by a byte that neither may contain. */
@@ -82,9 +143,14 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
         return e.counter + '\u0000' + e.eventId;
     }
 
+    /** The key of an event as a hash for the filter. */
+    private static long hashOf(String key) {
+        return Hashing.murmur64AUtf8(key, HASH_SEED);
+    }
+
     @Override
     public void open(OpenContext ctx) {
-        ValueStateDescriptor<Long> descriptor = new ValueStateDescriptor<>("forget-at-ttl", Types.LONG);
+        ValueStateDescriptor<Long> descriptor = new ValueStateDescriptor<>(FORGET_AT, Types.LONG);
         long ttl = horizonMillis > Long.MAX_VALUE / TTL_HORIZONS ? Long.MAX_VALUE : horizonMillis * TTL_HORIZONS;
         descriptor.enableTimeToLive(StateTtlConfig.newBuilder(Duration.ofMillis(ttl))
                 .updateTtlOnCreateAndWrite()
@@ -95,14 +161,55 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
         duplicates = getRuntimeContext().getLongCounter(JobAccumulators.DUPLICATES);
         RollcountMetrics.counter(
                 getRuntimeContext().getMetricGroup(), RollcountMetrics.EVENTS_DEDUPLICATED, duplicates);
+        stateReads = RollcountMetrics.counter(getRuntimeContext().getMetricGroup(), RollcountMetrics.DEDUP_STATE_READS);
+        seen = filterSlots > 0 && !restored ? new ExpiringIdFilter(filterSlots) : null;
+    }
+
+    /**
+     * Reads the restored pairs into a new filter, at most as many as it has slots; where there are more, the filter
+     * answers "maybe" until the watermark passes {@link #maxForgetAt}. A state restored without that time (the
+     * earlier version's) is read to its end once to find it.
+     */
+    void rebuild(KeyedStateBackend<String> backend) throws Exception {
+        if (filterSlots <= 0) return;
+        ExpiringIdFilter filter = new ExpiringIdFilter(filterSlots);
+        boolean known = maxForgetAt != Long.MAX_VALUE;
+        long read = 0;
+        long max = Long.MIN_VALUE;
+        try (Stream<String> keys = backend.getKeys(FORGET_AT, VoidNamespace.INSTANCE)) {
+            for (Iterator<String> it = keys.iterator(); it.hasNext(); ) {
+                boolean fits = read++ < filterSlots;
+                if (!fits && known) break;
+                String key = it.next();
+                backend.setCurrentKey(key);
+                Long at = forgetAt.value();
+                if (at == null) continue;
+                max = Math.max(max, at);
+                // the watermark after a restore starts from the beginning: no pair has expired yet
+                if (fits) filter.add(hashOf(key), at, Long.MIN_VALUE);
+            }
+        }
+        if (!known) maxForgetAt = max;
+        if (read > filterSlots) filter.maybeUntil(maxForgetAt);
+        seen = filter;
     }
 
     @Override
     public void initializeState(FunctionInitializationContext ctx) throws Exception {
         legacyUntilState =
                 ctx.getOperatorStateStore().getUnionListState(new ListStateDescriptor<>("legacy-until", Types.LONG));
+        maxForgetAtState =
+                ctx.getOperatorStateStore().getUnionListState(new ListStateDescriptor<>("max-forget-at", Types.LONG));
         legacyUntil = NONE;
-        if (!ctx.isRestored()) return;
+        restored = ctx.isRestored();
+        // a restored state without the list (the earlier version's): unknown until rebuild() reads it
+        maxForgetAt = restored ? Long.MAX_VALUE : Long.MIN_VALUE;
+        if (!restored) return;
+        boolean known = false;
+        for (Long at : maxForgetAtState.get()) {
+            maxForgetAt = known ? Math.max(maxForgetAt, at) : at;
+            known = true;
+        }
         boolean any = false;
         for (Long until : legacyUntilState.get()) {
             any = true;
@@ -113,7 +220,8 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
 
     @Override
     public void snapshotState(FunctionSnapshotContext ctx) throws Exception {
-        legacyUntilState.update(java.util.List.of(legacyUntil));
+        legacyUntilState.update(List.of(legacyUntil));
+        maxForgetAtState.update(List.of(maxForgetAt));
     }
 
     @Override
@@ -126,14 +234,41 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
             return;
         }
         long watermark = ctx.timerService().currentWatermark();
-        Long at = forgetAt.value();
-        if (at == null && legacyUntil != NONE) at = legacy(watermark);
+        long hash = seen == null ? 0 : hashOf(ctx.getCurrentKey());
+        Long at = null;
+        if (seen == null || legacyUntil != NONE || seen.mayContain(hash, watermark)) {
+            stateReads.inc();
+            at = forgetAt.value();
+            if (at == null && legacyUntil != NONE) at = legacy(watermark);
+        }
         if (at != null && watermark < at) {
             duplicates.add(1);
             return;
         }
-        forgetAt.update(saturatedAdd(e.ts, horizon));
+        long next = saturatedAdd(e.ts, horizon);
+        forgetAt.update(next);
+        if (seen != null && !seen.add(hash, next, watermark) && !saidFull) {
+            saidFull = true;
+            LOG.info(
+                    "drop-duplicates subtask {}: its filter of the event ids it holds ({} slots) is full; ids are read"
+                            + " from keyed state until the watermark passes {} (said once per run, see metric {})",
+                    getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
+                    seen.capacity(),
+                    next,
+                    RollcountMetrics.DEDUP_STATE_READS);
+        }
+        maxForgetAt = Math.max(maxForgetAt, next);
         out.collect(e);
+    }
+
+    /** Keyed-state reads of pairs since open (tests). */
+    long lookups() {
+        return stateReads.getCount();
+    }
+
+    /** The filter in front of the state, null where there is none. */
+    ExpiringIdFilter filter() {
+        return seen;
     }
 
     /** The pair's time in the earlier version's state while it may hold any (see the class comment); null otherwise. */
@@ -151,6 +286,22 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
     @Override
     public void onTimer(long timestamp, OnTimerContext ctx, Collector<Event> out) throws Exception {
         legacyForgetAt.clear();
+    }
+
+    /** {@link KeyedProcessOperator} that reads the restored pairs into the function's filter once it is open. */
+    private static final class RebuildingOperator extends KeyedProcessOperator<String, Event, Event> {
+        private static final long serialVersionUID = 1L;
+
+        RebuildingOperator(DropDuplicates function) {
+            super(function);
+        }
+
+        @Override
+        public void open() throws Exception {
+            super.open();
+            DropDuplicates f = (DropDuplicates) userFunction;
+            if (f.restored) f.rebuild(getKeyedStateBackend());
+        }
     }
 
     private static long saturatedAdd(long a, long b) {

@@ -33,7 +33,9 @@ class DropDuplicatesTest {
     private static KeyedOneInputStreamOperatorTestHarness<String, Event, Event> harness(
             KeyedProcessFunction<String, Event, Event> f, boolean rocksdb) throws Exception {
         var h = new KeyedOneInputStreamOperatorTestHarness<>(
-                new KeyedProcessOperator<>(f), DropDuplicates::keyOf, Types.STRING);
+                f instanceof DropDuplicates d ? DropDuplicates.operator(d) : new KeyedProcessOperator<>(f),
+                DropDuplicates::keyOf,
+                Types.STRING);
         if (rocksdb) h.setStateBackend(new EmbeddedRocksDBStateBackend());
         return h;
     }
@@ -171,6 +173,111 @@ class DropDuplicatesTest {
             h.processWatermark(new Watermark(T0 + HORIZON + 10_000));
             assertThat(h.numEventTimeTimers()).isZero();
             assertThat(passes(h, event("a", "2", T0 + HORIZON + 10_001))).isTrue();
+        }
+    }
+
+    private static DropDuplicates function(KeyedOneInputStreamOperatorTestHarness<String, Event, Event> h) {
+        return (DropDuplicates) ((KeyedProcessOperator<String, Event, Event>) h.getOperator()).getUserFunction();
+    }
+
+    @ParameterizedTest(name = "rocksdb={0}")
+    @ValueSource(booleans = {false, true})
+    void anIdNeverSeenIsNotLookedUpInTheState(boolean rocksdb) throws Exception {
+        try (var h = harness(new DropDuplicates(HORIZON), rocksdb)) {
+            h.open();
+            h.processWatermark(new Watermark(T0 - 1));
+            for (int i = 0; i < 1_000; i++)
+                assertThat(passes(h, event("c" + (i % 13), "id" + i, T0 + i))).isTrue();
+            assertThat(function(h).lookups())
+                    .as("the filter answered for every new id")
+                    .isZero();
+            for (int i = 0; i < 1_000; i++)
+                assertThat(passes(h, event("c" + (i % 13), "id" + i, T0 + 5_000)))
+                        .isFalse();
+            assertThat(function(h).lookups())
+                    .as("every redelivery is looked up")
+                    .isEqualTo(1_000);
+            // past the horizon the filter forgets them as the state does
+            h.processWatermark(new Watermark(T0 + HORIZON + 5_000));
+            long before = function(h).lookups();
+            assertThat(passes(h, event("c0", "id0", T0 + HORIZON + 6_000))).isTrue();
+            assertThat(function(h).lookups() - before).isZero();
+        }
+    }
+
+    @ParameterizedTest(name = "rocksdb={0}")
+    @ValueSource(booleans = {false, true})
+    void aRestoredSubtaskReadsItsPairsIntoTheFilterBeforeTheFirstEvent(boolean rocksdb) throws Exception {
+        OperatorSubtaskState snapshot;
+        try (var h = harness(new DropDuplicates(HORIZON), rocksdb)) {
+            h.open();
+            h.processWatermark(new Watermark(T0 - 1));
+            for (int i = 0; i < 100; i++) passes(h, event("c" + (i % 7), "id" + i, T0 + i));
+            snapshot = h.snapshot(1, 1);
+        }
+        try (var h = harness(new DropDuplicates(HORIZON), rocksdb)) {
+            h.initializeState(snapshot);
+            h.open();
+            assertThat(function(h).filter()).isNotNull();
+            for (int i = 100; i < 200; i++)
+                assertThat(passes(h, event("c" + (i % 7), "id" + i, T0 + i))).isTrue();
+            assertThat(function(h).lookups()).as("new ids after the restore").isZero();
+            for (int i = 0; i < 100; i++)
+                assertThat(passes(h, event("c" + (i % 7), "id" + i, T0 + 1_000)))
+                        .isFalse();
+            assertThat(function(h).lookups()).isEqualTo(100);
+        }
+    }
+
+    @ParameterizedTest(name = "rocksdb={0}")
+    @ValueSource(booleans = {false, true})
+    void moreRestoredPairsThanSlotsAreLookedUpUntilTheLatestTimeAnySubtaskPutPasses(boolean rocksdb) throws Exception {
+        OperatorSubtaskState snapshot;
+        try (var h = harness(new DropDuplicates(HORIZON, 16), rocksdb)) {
+            h.open();
+            h.processWatermark(new Watermark(T0 - 1));
+            for (int i = 0; i < 100; i++) passes(h, event("c", "id" + i, T0 + i));
+            snapshot = h.snapshot(1, 1);
+        }
+        try (var h = harness(new DropDuplicates(HORIZON, 16), rocksdb)) {
+            h.initializeState(snapshot);
+            h.open();
+            h.processWatermark(new Watermark(T0 + 50));
+            for (int i = 0; i < 100; i++)
+                assertThat(passes(h, event("c", "id" + i, T0 + 1_000))).isFalse();
+            assertThat(function(h).filter().answersAt(T0 + 99 + HORIZON)).isTrue();
+            assertThat(function(h).filter().answersAt(T0 + 98 + HORIZON)).isFalse();
+            assertThat(passes(h, event("c", "new", T0 + 1_000))).isTrue();
+            assertThat(function(h).lookups())
+                    .as("every id while the watermark is before T0 + 99 + HORIZON")
+                    .isEqualTo(101);
+        }
+    }
+
+    /** Ids, redeliveries and watermarks at random through filters of one bucket, a few, and the default size. */
+    @ParameterizedTest(name = "slots={0}")
+    @ValueSource(ints = {16, 64, DropDuplicates.FILTER_SLOTS})
+    void everyFilterSizeDropsExactlyTheRedeliveriesWithinTheHorizon(int slots) throws Exception {
+        java.util.SplittableRandom random = new java.util.SplittableRandom(slots);
+        java.util.Map<String, Long> forgetAt = new java.util.HashMap<>();
+        try (var h = harness(new DropDuplicates(HORIZON, slots), true)) {
+            h.open();
+            long watermark = T0 - 1;
+            h.processWatermark(new Watermark(watermark));
+            for (int step = 0; step < 5_000; step++) {
+                if (random.nextInt(50) == 0) {
+                    watermark += random.nextInt(20_000);
+                    h.processWatermark(new Watermark(watermark));
+                }
+                Event e = event(
+                        "c" + random.nextInt(5), "id" + random.nextInt(400), watermark + 1 + random.nextInt(5_000));
+                Long at = forgetAt.get(DropDuplicates.keyOf(e));
+                boolean first = at == null || watermark >= at;
+                assertThat(passes(h, e))
+                        .as("step %d: %s/%s", step, e.counter, e.eventId)
+                        .isEqualTo(first);
+                if (first) forgetAt.put(DropDuplicates.keyOf(e), e.ts + HORIZON);
+            }
         }
     }
 
