@@ -254,6 +254,60 @@ class DropDuplicatesTest {
         }
     }
 
+    /** The version before the filter: "forget-at-ttl" as now, and no "max-forget-at" operator state. */
+    static final class BeforeTheFilter extends KeyedProcessFunction<String, Event, Event> {
+        private transient ValueState<Long> forgetAt;
+
+        @Override
+        public void open(OpenContext ctx) {
+            ValueStateDescriptor<Long> d = new ValueStateDescriptor<>("forget-at-ttl", Types.LONG);
+            d.enableTimeToLive(org.apache.flink.api.common.state.StateTtlConfig.newBuilder(
+                            java.time.Duration.ofMillis(2 * HORIZON))
+                    .updateTtlOnCreateAndWrite()
+                    .returnExpiredIfNotCleanedUp()
+                    .build());
+            forgetAt = getRuntimeContext().getState(d);
+        }
+
+        @Override
+        public void processElement(Event e, Context ctx, Collector<Event> out) throws Exception {
+            Long at = forgetAt.value();
+            if (at != null && ctx.timerService().currentWatermark() < at) return;
+            forgetAt.update(e.ts + HORIZON);
+            out.collect(e);
+        }
+    }
+
+    @ParameterizedTest(name = "rocksdb={0}")
+    @ValueSource(booleans = {false, true})
+    void aStateOfTheVersionBeforeTheFilterIsReadToItsEndOnceForItsLatestTime(boolean rocksdb) throws Exception {
+        OperatorSubtaskState snapshot;
+        try (var h = harness(new BeforeTheFilter(), rocksdb)) {
+            h.open();
+            h.processWatermark(new Watermark(T0 - 1));
+            for (int i = 0; i < 100; i++) passes(h, event("c", "id" + i, T0 + i));
+            snapshot = h.snapshot(1, 1);
+        }
+        try (var h = harness(new DropDuplicates(HORIZON, 16), rocksdb)) {
+            h.initializeState(snapshot);
+            h.open();
+            assertThat(function(h).filter().answersAt(T0 + 99 + HORIZON)).isTrue();
+            assertThat(function(h).filter().answersAt(T0 + 98 + HORIZON)).isFalse();
+            h.processWatermark(new Watermark(T0 + 50));
+            for (int i = 0; i < 100; i++)
+                assertThat(passes(h, event("c", "id" + i, T0 + 1_000))).isFalse();
+            snapshot = h.snapshot(2, 2);
+        }
+        try (var h = harness(new DropDuplicates(HORIZON, 16), rocksdb)) {
+            h.initializeState(snapshot);
+            h.open();
+            assertThat(function(h).filter().answersAt(T0 + 99 + HORIZON))
+                    .as("the time found is checkpointed")
+                    .isTrue();
+            assertThat(function(h).filter().answersAt(T0 + 98 + HORIZON)).isFalse();
+        }
+    }
+
     /** Ids, redeliveries and watermarks at random through filters of one bucket, a few, and the default size. */
     @ParameterizedTest(name = "slots={0}")
     @ValueSource(ints = {16, 64, DropDuplicates.FILTER_SLOTS})
