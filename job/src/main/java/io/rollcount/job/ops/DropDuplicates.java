@@ -9,6 +9,7 @@ import io.rollcount.sketches.Hashing;
 import java.time.Duration;
 import java.util.Iterator;
 import java.util.List;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.apache.flink.api.common.accumulators.LongCounter;
 import org.apache.flink.api.common.functions.OpenContext;
@@ -177,7 +178,13 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
         long read = 0;
         long max = Long.MIN_VALUE;
         try (Stream<String> keys = backend.getKeys(FORGET_AT, VoidNamespace.INSTANCE)) {
-            for (Iterator<String> it = keys.iterator(); it.hasNext(); ) {
+            // On the heap a read may clean up pairs past their TTL while the keys are iterated: read from a copy of
+            // the keys there (references to the state's own), as Flink's applyToAllKeys does. RocksDB reads change
+            // nothing, and its keys are new objects: streamed.
+            Iterator<String> it = "rocksdb".equals(backend.getBackendTypeIdentifier())
+                    ? keys.iterator()
+                    : keys.collect(Collectors.toList()).iterator();
+            while (it.hasNext()) {
                 boolean fits = read++ < filterSlots;
                 if (!fits && known) break;
                 String key = it.next();

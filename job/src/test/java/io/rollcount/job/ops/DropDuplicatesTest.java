@@ -302,6 +302,30 @@ class DropDuplicatesTest {
         }
     }
 
+    /** On the heap a read may clean up pairs past their TTL: the rebuild reads from a copy of the keys. */
+    @Test
+    void aHeapStateWhosePairsOutlivedTheirTtlRestores() throws Exception {
+        OperatorSubtaskState snapshot;
+        try (var h = harness(new DropDuplicates(HORIZON), false)) {
+            h.setStateTtlProcessingTime(0);
+            h.open();
+            h.processWatermark(new Watermark(T0 - 1));
+            for (int i = 0; i < 1_000; i++) passes(h, event("c" + (i % 7), "id" + i, T0 + i));
+            snapshot = h.snapshot(1, 1);
+        }
+        try (var h = harness(new DropDuplicates(HORIZON), false)) {
+            h.setStateTtlProcessingTime(10 * HORIZON);
+            h.initializeState(snapshot);
+            h.open();
+            h.processWatermark(new Watermark(T0 + 50));
+            assertThat(passes(h, event("c0", "id0", T0 + 60)))
+                    .as("forgotten by the TTL, as without the filter")
+                    .isTrue();
+            assertThat(passes(h, event("c0", "id0", T0 + 70))).isFalse();
+            assertThat(passes(h, event("c1", "id1", T0 + 80))).isTrue();
+        }
+    }
+
     /** Ids, redeliveries and watermarks at random through filters of one bucket, a few, and the default size. */
     @ParameterizedTest(name = "slots={0}")
     @ValueSource(ints = {16, 64, DropDuplicates.FILTER_SLOTS})
