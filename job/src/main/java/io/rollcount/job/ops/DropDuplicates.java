@@ -82,6 +82,9 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
     /** The filter's slots (tests make it small). */
     private final int filterSlots;
 
+    /** Flink's identifier of the heap state backend, whose TTL reads may remove entries. */
+    private static final String HEAP_BACKEND = "hashmap";
+
     /** The state's name: a pair's time to be forgotten at, with a TTL. */
     private static final String FORGET_AT = "forget-at-ttl";
 
@@ -179,11 +182,11 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
         long max = Long.MIN_VALUE;
         try (Stream<String> keys = backend.getKeys(FORGET_AT, VoidNamespace.INSTANCE)) {
             // On the heap a read may clean up pairs past their TTL while the keys are iterated: read from a copy of
-            // the keys there (references to the state's own), as Flink's applyToAllKeys does. RocksDB reads change
-            // nothing, and its keys are new objects: streamed.
-            Iterator<String> it = "rocksdb".equals(backend.getBackendTypeIdentifier())
-                    ? keys.iterator()
-                    : keys.collect(Collectors.toList()).iterator();
+            // the keys there (references to the state's own), as Flink's applyToAllKeys does. Elsewhere (RocksDB) a
+            // read changes nothing and every key is a new object: streamed, never all in memory at once.
+            Iterator<String> it = HEAP_BACKEND.equals(backend.getBackendTypeIdentifier())
+                    ? keys.collect(Collectors.toList()).iterator()
+                    : keys.iterator();
             while (it.hasNext()) {
                 boolean fits = read++ < filterSlots;
                 if (!fits && known) break;
