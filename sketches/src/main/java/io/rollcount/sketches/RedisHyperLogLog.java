@@ -43,9 +43,12 @@ import java.util.Arrays;
  * follows cardinality: about 2 bytes per distinct item while sparse, 12,304 bytes once dense.
  *
  * <p><b>Costs.</b> {@link #add(byte[])}, {@link #add(String)} and {@link #addHash(long)} allocate
- * nothing, except when a sparse buffer has to grow (geometrically, a handful of times over its life)
- * and once on promotion to dense. A dense add is a hash plus a 16-bit read-modify-write; a sparse
- * add scans the opcodes (at most {@code sparseMaxBytes}), as Redis does. {@link #count()} caches its
+ * nothing, except when a sparse buffer or its opcode index has to grow (geometrically, a handful of times
+ * over its life) and once on promotion to dense. A dense add is a hash plus a 16-bit read-modify-write. A
+ * sparse add finds the opcode covering its register from the start of a body under 64 bytes, as Redis does,
+ * and in a longer one from the nearest checkpoint of a {@link SparseOpcodeIndex} (about every 32 bytes, 1.1
+ * KB at most, on the heap only: {@link #heapBytes}), then moves the bytes after the edit: about constant in
+ * the body's size, where Redis's scan grows with it. {@link #count()} caches its
  * result in the header as Redis's {@code PFCOUNT} does and recomputes only after a register changed.
  *
  * <p>Not thread-safe.
@@ -74,6 +77,11 @@ public final class RedisHyperLogLog {
     private int len;
     /** Room for the at most 5 opcode bytes that replace a split opcode. */
     private final byte[] scratch = new byte[5];
+    /**
+     * Where the sparse body's opcodes start, for bodies of {@link SparseOpcodeIndex#MIN_BYTES} or more; null
+     * until one is needed (and again once dense, merged into or copied).
+     */
+    private SparseOpcodeIndex opcodes;
 
     /** An empty sketch, sparse, as {@code PFADD key} with no items builds it. */
     public RedisHyperLogLog() {
@@ -175,6 +183,11 @@ public final class RedisHyperLogLog {
     /** The size in bytes of {@link #toRedisBytes()} right now. */
     public int serializedSizeBytes() {
         return len;
+    }
+
+    /** About the heap this sketch takes: its buffer and, for a sparse body, the index of its opcodes. */
+    public long heapBytes() {
+        return 16L + buf.length + (opcodes == null ? 0 : opcodes.heapBytes());
     }
 
     /** The value of register {@code index}, 0..51. */
@@ -313,6 +326,7 @@ public final class RedisHyperLogLog {
         }
         buf = dense;
         len = DENSE_SIZE;
+        opcodes = null;
     }
 
     // ------------------------------------------------------------------ sparse
@@ -340,6 +354,14 @@ public final class RedisHyperLogLog {
         int first = 0;
         int prev = -1;
         int span = 0;
+        SparseOpcodeIndex at = opcodeIndex();
+        int checkpoint = at == null ? -1 : at.find(index);
+        if (checkpoint >= 0) {
+            p = at.offset(checkpoint);
+            first = at.firstRegister(checkpoint);
+            prev = at.before(checkpoint);
+        }
+        int walkedFrom = p;
         while (p < end) {
             span = span(buf, p);
             if (index <= first + span - 1) {
@@ -348,6 +370,9 @@ public final class RedisHyperLogLog {
             prev = p;
             p += opLength(buf, p);
             first += span;
+        }
+        if (at != null && p - walkedFrom > SparseOpcodeIndex.REBUILD_WALK) {
+            at.build(buf, len); // offsets unchanged so far: p, prev and first stay right
         }
         if (span == 0 || p >= end) {
             throw new SketchFormatException("sparse HyperLogLog body does not cover register " + index);
@@ -364,12 +389,14 @@ public final class RedisHyperLogLog {
             if (runLength == 1) {
                 buf[p] = val(count, 1);
                 mergeAdjacentVals(prev, end);
+                edited(prev, end);
                 return true;
             }
         }
         if (zero && runLength == 1) {
             buf[p] = val(count, 1);
             mergeAdjacentVals(prev, end);
+            edited(prev, end);
             return true;
         }
         byte[] seq = scratch;
@@ -382,11 +409,35 @@ public final class RedisHyperLogLog {
         if (delta != 0 && next < end) {
             System.arraycopy(buf, next, buf, next + delta, end - next);
         }
+        int before = len;
         len += delta;
         System.arraycopy(seq, 0, buf, p, n);
         end += delta;
         mergeAdjacentVals(prev, end);
+        edited(prev, before);
         return true;
+    }
+
+    /**
+     * The index of the sparse body's opcodes, built when the body reaches {@link SparseOpcodeIndex#MIN_BYTES};
+     * null below that.
+     */
+    private SparseOpcodeIndex opcodeIndex() {
+        if (opcodes == null && len >= SparseOpcodeIndex.MIN_BYTES) {
+            opcodes = new SparseOpcodeIndex();
+            opcodes.build(buf, len);
+        }
+        return opcodes;
+    }
+
+    /** After an edit from the opcode {@code prev} (-1: the first) of a body {@code lengthBefore} bytes long. */
+    private void edited(int prev, int lengthBefore) {
+        if (opcodes != null) opcodes.edited(buf, len, prev >= 0 ? prev : HDR, len - lengthBefore);
+    }
+
+    /** Tests: null if the opcode index (if any) names the body's opcodes rightly, else what is wrong. */
+    String checkOpcodeIndex() {
+        return opcodes == null || isDense() ? null : opcodes.check(buf, len);
     }
 
     /** The opcodes replacing the one covering [first, last] once {@code index} takes {@code count}. */

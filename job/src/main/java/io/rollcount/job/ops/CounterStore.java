@@ -87,7 +87,7 @@ final class CounterStore {
         private long weigh() {
             long w = 240 + 2L * id.length() + 34L * state.start.length;
             for (RedisHyperLogLog h : sketches.values()) {
-                w += h == null ? 48 : 96 + h.serializedSizeBytes();
+                w += h == null ? 48 : 80 + h.heapBytes();
             }
             return w;
         }
