@@ -45,9 +45,9 @@ import java.util.Arrays;
  * <p><b>Costs.</b> {@link #add(byte[])}, {@link #add(String)} and {@link #addHash(long)} allocate
  * nothing, except when a sparse buffer or its opcode index has to grow (geometrically, a handful of times
  * over its life) and once on promotion to dense. A dense add is a hash plus a 16-bit read-modify-write. A
- * sparse add finds the opcode covering its register from the start of a body under 64 bytes, as Redis does,
- * and in a longer one from the nearest checkpoint of a {@link SparseOpcodeIndex} (about every 32 bytes, 1.1
- * KB at most, on the heap only: {@link #heapBytes}), then moves the bytes after the edit: about constant in
+ * sparse add finds the opcode covering its register from the start of a body under 256 bytes, as Redis does,
+ * and in a longer one from the nearest checkpoint of a {@link SparseOpcodeIndex} (about every 32 bytes, under
+ * 2 KB, on the heap only: {@link #heapBytes}), then moves the bytes after the edit: about constant in
  * the body's size, where Redis's scan grows with it. {@link #count()} caches its
  * result in the header as Redis's {@code PFCOUNT} does and recomputes only after a register changed.
  *

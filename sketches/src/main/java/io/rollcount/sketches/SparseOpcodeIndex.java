@@ -21,7 +21,8 @@ import java.util.Arrays;
  * A walk longer than {@value #REBUILD_WALK} bytes (opcodes inserted between two checkpoints over many edits)
  * asks for a rebuild, one walk of the body.
  *
- * <p>Size: three {@code int}s per checkpoint, about 94 checkpoints (1.1 KB) for a sparse body of 3,000 bytes,
+ * <p>Size: three {@code int}s per checkpoint, about 94 checkpoints for a sparse body of 3,000 bytes (arrays of
+ * 128: 1.6 KB),
  * none below {@value #MIN_BYTES} bytes ({@link #heapBytes}).
  * Not thread-safe; owned by one {@link RedisHyperLogLog}.
  */
@@ -29,7 +30,7 @@ final class SparseOpcodeIndex {
     /** Bytes between checkpoints when built. */
     static final int STRIDE = 32;
     /** Bodies shorter than this are walked from the start (checkpoints would save little). */
-    static final int MIN_BYTES = 2 * STRIDE;
+    static final int MIN_BYTES = 8 * STRIDE;
     /**
      * Checkpoints this many bytes past the opcode before an edit or more keep their opcode: the split writes at
      * most 7 bytes from it and the merges look at most 12, so bytes 12 on are the old ones moved by the change in
