@@ -24,7 +24,7 @@ import org.openjdk.jmh.runner.options.OptionsBuilder;
 import org.openjdk.jmh.util.Statistics;
 
 /**
- * Runs {@link HllBench} and {@link FrequencyBench} in one JMH run (ours and the references on the
+ * Runs {@link HllBench}, {@link HllSparseBench} and {@link FrequencyBench} in one JMH run (ours and the references on the
  * same inputs, same JVM flags, one after the other), adds the size and recall figures that need no
  * timing, and prints the RESULT lines of shared/BENCHMARKS.md. Times are the median of the measured
  * iterations; {@code spread} is (max - min) / 2 of those iterations relative to the median.
@@ -42,7 +42,7 @@ public final class SketchBench {
                 .include(
                         only >= 0
                                 ? args[only + 1]
-                                : "io\\.rollcount\\.sketches\\.bench\\.(HllBench|FrequencyBench)\\.");
+                                : "io\\.rollcount\\.sketches\\.bench\\.(HllBench|HllSparseBench|FrequencyBench)\\.");
         if (quick) {
             options.warmupIterations(1).measurementIterations(3);
         }
@@ -152,6 +152,20 @@ public final class SketchBench {
                 "HllBench.oursString",
                 "HllBench.refHll8String",
                 "datasketches-6.2.0-HLL_8");
+        Statistics sparse20 = stats.get("HllSparseBench.ours20");
+        Statistics sparse200 = stats.get("HllSparseBench.ours200");
+        Statistics sparse1000 = stats.get("HllSparseBench.ours1000");
+        if (sparse20 != null && sparse200 != null && sparse1000 != null) {
+            System.out.printf(
+                    Locale.ROOT,
+                    "RESULT hll.add_sparse items20_ns=%.2f items200_ns=%.2f items1000_ns=%.2f ours_spread=%s/%s/%s%n",
+                    median(sparse20),
+                    median(sparse200),
+                    median(sparse1000),
+                    spread(sparse20),
+                    spread(sparse200),
+                    spread(sparse1000));
+        }
         Statistics cms = stats.get("FrequencyBench.oursCms");
         Statistics cmsHash = stats.get("FrequencyBench.oursCmsHash");
         if (cms != null && cmsHash != null) {
