@@ -79,7 +79,7 @@ public final class RedisHyperLogLog {
     private final byte[] scratch = new byte[5];
     /**
      * Where the sparse body's opcodes start, for bodies of {@link SparseOpcodeIndex#MIN_BYTES} or more; null
-     * until one is needed (and again once dense, merged into or copied).
+     * until one is needed and once dense (a copy, or a sketch read from bytes, builds its own).
      */
     private SparseOpcodeIndex opcodes;
 

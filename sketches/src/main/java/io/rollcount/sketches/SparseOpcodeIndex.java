@@ -22,9 +22,8 @@ import java.util.Arrays;
  * asks for a rebuild, one walk of the body.
  *
  * <p>Size: three {@code int}s per checkpoint, about 94 checkpoints for a sparse body of 3,000 bytes (arrays of
- * 128: 1.6 KB),
- * none below {@value #MIN_BYTES} bytes ({@link #heapBytes}).
- * Not thread-safe; owned by one {@link RedisHyperLogLog}.
+ * 128: 1.6 KB), none below {@value #MIN_BYTES} bytes ({@link #heapBytes}). Not thread-safe; owned by one
+ * {@link RedisHyperLogLog}.
  */
 final class SparseOpcodeIndex {
     /** Bytes between checkpoints when built. */
