@@ -94,6 +94,20 @@ public class NamespaceCapIT {
                     topNs.add(rest.substring(0, rest.indexOf(':')));
                 }
             }
+            // Every counter's total is exact.
+            Map<String, Long> totals = new HashMap<>();
+            for (Ev e : events) totals.merge(e.counter(), e.delta(), Long::sum);
+            List<String> totalKeys = new ArrayList<>(totals.keySet());
+            for (int i = 0; i < totalKeys.size(); i += 1000) {
+                List<String> chunk = totalKeys.subList(i, Math.min(totalKeys.size(), i + 1000));
+                List<String> values = r.jedis.mget(
+                        chunk.stream().map(c -> r.prefix + ":{" + c + "}:total").toArray(String[]::new));
+                for (int j = 0; j < chunk.size(); j++) {
+                    assertThat(values.get(j))
+                            .as("total of " + chunk.get(j))
+                            .isEqualTo(Long.toString(totals.get(chunk.get(j))));
+                }
+            }
             assertThat(trendingNs).contains("_all");
             // At most the cap. Trending candidates are approximate (a Space-Saving heap per shard, emitted on a
             // processing-time timer), so a namespace admitted under the cap whose only counters are two-event ids
@@ -120,7 +134,7 @@ public class NamespaceCapIT {
             for (int i = 0; i < HOT; i++) leaders.add(all.get(i).getElement());
             Set<String> hot = new HashSet<>();
             for (int i = 0; i < HOT; i++) hot.add("hot" + i);
-            assertThat(leaders).isEqualTo(hot);
+            assertThat(leaders).as(() -> "the 20 leaders of " + describe(all)).isEqualTo(hot);
 
             // Window top-K: every _all list exact; every namespace list that exists exact too.
             Map<String, LinkedHashMap<String, Long>> expected = TrendingIT.windowTops(events);
@@ -139,20 +153,6 @@ public class NamespaceCapIT {
                     .count();
             assertThat(allLists).as("every _all window list").isEqualTo((int) expectedAll);
 
-            // Every counter's total is exact.
-            Map<String, Long> totals = new HashMap<>();
-            for (Ev e : events) totals.merge(e.counter(), e.delta(), Long::sum);
-            List<String> totalKeys = new ArrayList<>(totals.keySet());
-            for (int i = 0; i < totalKeys.size(); i += 1000) {
-                List<String> chunk = totalKeys.subList(i, Math.min(totalKeys.size(), i + 1000));
-                List<String> values = r.jedis.mget(
-                        chunk.stream().map(c -> r.prefix + ":{" + c + "}:total").toArray(String[]::new));
-                for (int j = 0; j < chunk.size(); j++) {
-                    assertThat(values.get(j))
-                            .as("total of " + chunk.get(j))
-                            .isEqualTo(Long.toString(totals.get(chunk.get(j))));
-                }
-            }
             assertThat(Files.exists(Path.of(o.dlq)) ? Files.readAllLines(Path.of(o.dlq)) : List.of())
                     .as("dead letters")
                     .isEmpty();
@@ -160,5 +160,16 @@ public class NamespaceCapIT {
                     "NamespaceCapIT: %,d events, %,d namespaces, in %d ms: %d trending keys, %d window top-K keys%n",
                     events.size(), totals.size() - 49, ms, trendingNs.size(), topKeys.size());
         }
+    }
+
+    /** A trending list as "counter=score" pairs, best first: what a failed ranking check shows. */
+    private static String describe(List<Tuple> list) {
+        StringBuilder b = new StringBuilder();
+        for (Tuple t : list)
+            b.append(b.isEmpty() ? "" : " ")
+                    .append(t.getElement())
+                    .append('=')
+                    .append(String.format("%.2f", t.getScore()));
+        return b.toString();
     }
 }
