@@ -121,7 +121,7 @@ public final class Pipeline {
         // The Redis commands of the updates, with the key names of RedisKeys: chained to the keyed operator and
         // to the sink's writer (no shuffle; the immutable update is passed on, not copied).
         DataStream<RedisWrite> countWrites = counts.map(new CounterUpdateWrites(keys))
-                .returns(TypeInformation.of(RedisWrite.class))
+                .returns(RedisWrite.Info.INSTANCE)
                 .name("counts-to-redis")
                 .uid("counts-to-redis");
 

@@ -1,7 +1,22 @@
 package io.rollcount.job.redis;
 
+import io.rollcount.job.model.HandSerializedTypeInfo;
+import java.io.IOException;
+import java.lang.reflect.Type;
 import java.util.Arrays;
+import java.util.Map;
 import java.util.Objects;
+import org.apache.flink.api.common.serialization.SerializerConfig;
+import org.apache.flink.api.common.typeinfo.TypeInfo;
+import org.apache.flink.api.common.typeinfo.TypeInfoFactory;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.common.typeutils.SimpleTypeSerializerSnapshot;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
+import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
+import org.apache.flink.api.common.typeutils.base.TypeSerializerSingleton;
+import org.apache.flink.core.memory.DataInputView;
+import org.apache.flink.core.memory.DataOutputView;
+import org.apache.flink.types.StringValue;
 
 /**
  * One idempotent write to Redis, as the counting operators emit it and the {@code RedisSink} applies it.
@@ -27,7 +42,12 @@ import java.util.Objects;
  * retention), the same for every write of that key, so a replay or a late revision never moves it; 0 means
  * no expiry. {@link #windowStart} is the start of the key's window (epoch ms), {@link #NO_WINDOW} for a key of
  * no window (a total, {@code u:all}, a trending list, the watermark).
+ *
+ * <p>A write is not changed once emitted: its {@link Info type information}'s serializer copies it as the same
+ * object between chained operators (Flink's reflective POJO copy of every write into the sink cost more than
+ * building it), and a {@code RedisWriteBuffer} copies what it changes.
  */
+@TypeInfo(RedisWrite.Info.Factory.class)
 public class RedisWrite {
     public static final byte COUNT = 0;
     public static final byte USERS = 1;
@@ -170,5 +190,145 @@ public class RedisWrite {
         return "RedisWrite{kind=" + kind + " " + key + "="
                 + (kind == USERS ? Arrays.toString(users) : Long.toString(value)) + " v" + version
                 + (monotone ? " mono" : "") + (expireAtMillis > 0 ? " pxat=" + expireAtMillis : "") + "}";
+    }
+
+    /**
+     * Flink's serializer of a write: every field, a null string or array included (a string by {@link StringValue},
+     * an array as its length, -1 for null, then its elements); {@link #copy} is the write itself (see the class
+     * comment).
+     */
+    public static final class Serializer extends TypeSerializerSingleton<RedisWrite> {
+        private static final long serialVersionUID = 1L;
+        public static final Serializer INSTANCE = new Serializer();
+
+        @Override
+        public boolean isImmutableType() {
+            return true;
+        }
+
+        @Override
+        public RedisWrite createInstance() {
+            return new RedisWrite();
+        }
+
+        @Override
+        public RedisWrite copy(RedisWrite from) {
+            return from;
+        }
+
+        @Override
+        public RedisWrite copy(RedisWrite from, RedisWrite reuse) {
+            return from;
+        }
+
+        @Override
+        public int getLength() {
+            return -1;
+        }
+
+        @Override
+        public void serialize(RedisWrite w, DataOutputView out) throws IOException {
+            out.writeByte(w.kind);
+            StringValue.writeString(w.key, out);
+            StringValue.writeString(w.versionKey, out);
+            out.writeLong(w.value);
+            out.writeLong(w.version);
+            out.writeBoolean(w.monotone);
+            out.writeBoolean(w.restoresMissing);
+            out.writeLong(w.expireAtMillis);
+            out.writeLong(w.windowStart);
+            writeStrings(w.users, out);
+            writeStrings(w.members, out);
+            out.writeInt(w.scores == null ? -1 : w.scores.length);
+            if (w.scores != null) for (double d : w.scores) out.writeDouble(d);
+            out.writeInt(w.sketch == null ? -1 : w.sketch.length);
+            if (w.sketch != null) out.write(w.sketch);
+        }
+
+        @Override
+        public RedisWrite deserialize(DataInputView in) throws IOException {
+            RedisWrite w = new RedisWrite();
+            w.kind = in.readByte();
+            w.key = StringValue.readString(in);
+            w.versionKey = StringValue.readString(in);
+            w.value = in.readLong();
+            w.version = in.readLong();
+            w.monotone = in.readBoolean();
+            w.restoresMissing = in.readBoolean();
+            w.expireAtMillis = in.readLong();
+            w.windowStart = in.readLong();
+            w.users = readStrings(in);
+            w.members = readStrings(in);
+            int n = in.readInt();
+            if (n >= 0) {
+                w.scores = new double[n];
+                for (int i = 0; i < n; i++) w.scores[i] = in.readDouble();
+            }
+            n = in.readInt();
+            if (n >= 0) {
+                w.sketch = new byte[n];
+                in.readFully(w.sketch);
+            }
+            return w;
+        }
+
+        private static void writeStrings(String[] strings, DataOutputView out) throws IOException {
+            out.writeInt(strings == null ? -1 : strings.length);
+            if (strings != null) for (String s : strings) StringValue.writeString(s, out);
+        }
+
+        private static String[] readStrings(DataInputView in) throws IOException {
+            int n = in.readInt();
+            if (n < 0) return null;
+            String[] strings = new String[n];
+            for (int i = 0; i < n; i++) strings[i] = StringValue.readString(in);
+            return strings;
+        }
+
+        @Override
+        public RedisWrite deserialize(RedisWrite reuse, DataInputView in) throws IOException {
+            return deserialize(in);
+        }
+
+        @Override
+        public void copy(DataInputView in, DataOutputView out) throws IOException {
+            serialize(deserialize(in), out);
+        }
+
+        @Override
+        public TypeSerializerSnapshot<RedisWrite> snapshotConfiguration() {
+            return new Snapshot();
+        }
+
+        /** No configuration: the snapshot only names the serializer. */
+        public static final class Snapshot extends SimpleTypeSerializerSnapshot<RedisWrite> {
+            public Snapshot() {
+                super(() -> INSTANCE);
+            }
+        }
+    }
+
+    /** Flink's type information for {@link RedisWrite} ({@link HandSerializedTypeInfo}): its {@link Serializer}. */
+    public static final class Info extends HandSerializedTypeInfo<RedisWrite> {
+        private static final long serialVersionUID = 1L;
+        public static final Info INSTANCE = new Info();
+
+        /** What the {@code @TypeInfo} annotation names. */
+        public static final class Factory extends TypeInfoFactory<RedisWrite> {
+            @Override
+            public TypeInformation<RedisWrite> createTypeInfo(
+                    Type t, Map<String, TypeInformation<?>> genericParameters) {
+                return INSTANCE;
+            }
+        }
+
+        private Info() {
+            super(RedisWrite.class);
+        }
+
+        @Override
+        public TypeSerializer<RedisWrite> createSerializer(SerializerConfig config) {
+            return Serializer.INSTANCE;
+        }
     }
 }

@@ -3,6 +3,7 @@ package io.rollcount.job.model;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rollcount.job.ops.RouteEvents;
+import io.rollcount.job.redis.RedisWrite;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.apache.flink.api.common.serialization.SerializerConfigImpl;
@@ -15,7 +16,8 @@ import org.apache.flink.core.memory.DataOutputSerializer;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@link EventSerializer}, {@link PartialSum.Serializer}, {@link TrendWeight.Serializer} and {@link CounterUpdate.Serializer}: what Flink picks for the types (no POJO or Kryo
+ * {@link EventSerializer}, {@link PartialSum.Serializer}, {@link TrendWeight.Serializer}, {@link CounterUpdate.Serializer}
+ * and {@link RedisWrite.Serializer}: what Flink picks for the types (no POJO or Kryo
  * serializer), round trips of every shape of record, the byte-wise copy, and the serializer snapshots.
  */
 class ShuffleSerializersTest {
@@ -47,6 +49,7 @@ class ShuffleSerializersTest {
         assertThat(TypeInformation.of(TrendWeight.class)).isSameAs(TrendWeight.Info.INSTANCE);
         assertThat(TypeInformation.of(PartialSum.class)).isSameAs(PartialSum.Info.INSTANCE);
         assertThat(TypeInformation.of(CounterUpdate.class)).isSameAs(CounterUpdate.Info.INSTANCE);
+        assertThat(TypeInformation.of(RedisWrite.class)).isSameAs(RedisWrite.Info.INSTANCE);
         assertThat(TypeInformation.of(Event.class).createSerializer(new SerializerConfigImpl()))
                 .isSameAs(EventSerializer.INSTANCE);
     }
@@ -123,12 +126,56 @@ class ShuffleSerializersTest {
     }
 
     @Test
+    void redisWritesOfEveryKindComeBackEqualAndAreNotCopied() throws Exception {
+        long start = 1_764_000_000_000L;
+        List<RedisWrite> writes = List.of(
+                RedisWrite.count("rc:{post:1}:total", "rc:{post:1}:_v:total", -3, 12, false, RedisWrite.NO_WINDOW, 0),
+                RedisWrite.count(
+                                "rc:{post:1}:5m:1764000000000",
+                                "rc:{post:1}:_v:5m:1764000000000",
+                                40,
+                                9,
+                                true,
+                                start,
+                                start + 5)
+                        .restoringMissing(),
+                RedisWrite.users("rc:{post:1}:u:1h:1764000000000", new String[] {"u1", "ü2", ""}, start, start + 7),
+                RedisWrite.users("rc:{post:1}:u:all", new String[] {"u1"}, RedisWrite.NO_WINDOW, 0),
+                RedisWrite.sketch(
+                        "rc:{post:1}:u:1d:1764000000000", new byte[] {'H', 'Y', 'L', 'L', 1}, start, start + 9),
+                RedisWrite.max("rc:meta:watermark", start),
+                RedisWrite.zset(
+                        "rc:trending:post",
+                        "rc:_v:{rc:trending:post}",
+                        77,
+                        new String[] {"post:1", "post:2"},
+                        new double[] {2.5, -0.0},
+                        RedisWrite.NO_WINDOW,
+                        start + 11),
+                RedisWrite.zset(
+                        "rc:top:_all:1m:1764000000000",
+                        "rc:_v:{rc:top:_all:1m:1764000000000}",
+                        78,
+                        new String[0],
+                        new double[0],
+                        start,
+                        start + 12));
+        for (RedisWrite w : writes) {
+            assertThat(roundTrip(RedisWrite.Serializer.INSTANCE, w))
+                    .as(w.toString())
+                    .isEqualTo(w);
+            assertThat(RedisWrite.Serializer.INSTANCE.copy(w)).isSameAs(w);
+        }
+    }
+
+    @Test
     void snapshotsRestoreTheSameSerializer() throws Exception {
         for (TypeSerializer<?> s : List.<TypeSerializer<?>>of(
                 EventSerializer.INSTANCE,
                 PartialSum.Serializer.INSTANCE,
                 TrendWeight.Serializer.INSTANCE,
-                CounterUpdate.Serializer.INSTANCE)) {
+                CounterUpdate.Serializer.INSTANCE,
+                RedisWrite.Serializer.INSTANCE)) {
             check(s);
         }
     }
