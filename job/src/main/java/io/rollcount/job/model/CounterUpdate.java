@@ -12,7 +12,6 @@ import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeutils.SimpleTypeSerializerSnapshot;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
-import org.apache.flink.api.common.typeutils.base.TypeSerializerSingleton;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
 import org.apache.flink.types.StringValue;
@@ -148,33 +147,13 @@ public final class CounterUpdate {
      * Kind, counter (as Flink writes strings), resolution (its ordinal, -1 for none), window start, then
      * what the kind carries and the expiry; immutable, so copies are the record itself.
      */
-    public static final class Serializer extends TypeSerializerSingleton<CounterUpdate> {
+    public static final class Serializer extends ImmutableRecordSerializer<CounterUpdate> {
         private static final long serialVersionUID = 1L;
         public static final Serializer INSTANCE = new Serializer();
 
         @Override
-        public boolean isImmutableType() {
-            return true;
-        }
-
-        @Override
         public CounterUpdate createInstance() {
             return total("", 0, 0, false);
-        }
-
-        @Override
-        public CounterUpdate copy(CounterUpdate from) {
-            return from;
-        }
-
-        @Override
-        public CounterUpdate copy(CounterUpdate from, CounterUpdate reuse) {
-            return from;
-        }
-
-        @Override
-        public int getLength() {
-            return -1;
         }
 
         @Override
@@ -230,16 +209,6 @@ public final class CounterUpdate {
                 default -> throw new IOException("unknown counter update kind " + kind);
             }
             return new CounterUpdate(kind, counter, r, start, value, events, negative, users, sketch, in.readLong());
-        }
-
-        @Override
-        public CounterUpdate deserialize(CounterUpdate reuse, DataInputView in) throws IOException {
-            return deserialize(in);
-        }
-
-        @Override
-        public void copy(DataInputView in, DataOutputView out) throws IOException {
-            serialize(deserialize(in), out);
         }
 
         @Override

@@ -1,6 +1,7 @@
 package io.rollcount.job.redis;
 
 import io.rollcount.job.model.HandSerializedTypeInfo;
+import io.rollcount.job.model.ImmutableRecordSerializer;
 import java.io.IOException;
 import java.lang.reflect.Type;
 import java.util.Arrays;
@@ -13,7 +14,6 @@ import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeutils.SimpleTypeSerializerSnapshot;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
-import org.apache.flink.api.common.typeutils.base.TypeSerializerSingleton;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
 import org.apache.flink.types.StringValue;
@@ -197,33 +197,13 @@ public class RedisWrite {
      * an array as its length, -1 for null, then its elements); {@link #copy} is the write itself (see the class
      * comment).
      */
-    public static final class Serializer extends TypeSerializerSingleton<RedisWrite> {
+    public static final class Serializer extends ImmutableRecordSerializer<RedisWrite> {
         private static final long serialVersionUID = 1L;
         public static final Serializer INSTANCE = new Serializer();
 
         @Override
-        public boolean isImmutableType() {
-            return true;
-        }
-
-        @Override
         public RedisWrite createInstance() {
             return new RedisWrite();
-        }
-
-        @Override
-        public RedisWrite copy(RedisWrite from) {
-            return from;
-        }
-
-        @Override
-        public RedisWrite copy(RedisWrite from, RedisWrite reuse) {
-            return from;
-        }
-
-        @Override
-        public int getLength() {
-            return -1;
         }
 
         @Override
@@ -283,16 +263,6 @@ public class RedisWrite {
             String[] strings = new String[n];
             for (int i = 0; i < n; i++) strings[i] = StringValue.readString(in);
             return strings;
-        }
-
-        @Override
-        public RedisWrite deserialize(RedisWrite reuse, DataInputView in) throws IOException {
-            return deserialize(in);
-        }
-
-        @Override
-        public void copy(DataInputView in, DataOutputView out) throws IOException {
-            serialize(deserialize(in), out);
         }
 
         @Override

@@ -16,8 +16,8 @@ import org.apache.flink.core.memory.DataOutputSerializer;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@link EventSerializer}, {@link PartialSum.Serializer}, {@link TrendWeight.Serializer}, {@link CounterUpdate.Serializer}
- * and {@link RedisWrite.Serializer}: what Flink picks for the types (no POJO or Kryo
+ * {@link EventSerializer}, {@link PartialSum.Serializer}, {@link TrendWeight.Serializer}, and the serializers of the
+ * records passed on without a copy ({@link CounterUpdate}, {@link RedisWrite}, {@link WindowSum}, {@link Rollup}): what Flink picks for the types (no POJO or Kryo
  * serializer), round trips of every shape of record, the byte-wise copy, and the serializer snapshots.
  */
 class ShuffleSerializersTest {
@@ -50,6 +50,8 @@ class ShuffleSerializersTest {
         assertThat(TypeInformation.of(PartialSum.class)).isSameAs(PartialSum.Info.INSTANCE);
         assertThat(TypeInformation.of(CounterUpdate.class)).isSameAs(CounterUpdate.Info.INSTANCE);
         assertThat(TypeInformation.of(RedisWrite.class)).isSameAs(RedisWrite.Info.INSTANCE);
+        assertThat(TypeInformation.of(WindowSum.class)).isSameAs(WindowSum.Info.INSTANCE);
+        assertThat(TypeInformation.of(Rollup.class)).isSameAs(Rollup.Info.INSTANCE);
         assertThat(TypeInformation.of(Event.class).createSerializer(new SerializerConfigImpl()))
                 .isSameAs(EventSerializer.INSTANCE);
     }
@@ -169,13 +171,31 @@ class ShuffleSerializersTest {
     }
 
     @Test
+    void windowSumsAndRollupsComeBackEqualAndAreNotCopied() throws Exception {
+        long start = 1_764_000_000_000L;
+        WindowSum sum = new WindowSum("post:ü1", "1h", start, -42);
+        assertThat(roundTrip(WindowSum.Serializer.INSTANCE, sum)).isEqualTo(sum);
+        assertThat(WindowSum.Serializer.INSTANCE.copy(sum)).isSameAs(sum);
+        for (Rollup r : List.of(
+                new Rollup("post:1", "1m", start, start + 60_000, 7, 9, null, 0),
+                new Rollup("post:ü1", "1d", start, start + 86_400_000, -3, 12, 5L, 2))) {
+            assertThat(roundTrip(Rollup.Serializer.INSTANCE, r))
+                    .as(r.toString())
+                    .isEqualTo(r);
+            assertThat(Rollup.Serializer.INSTANCE.copy(r)).isSameAs(r);
+        }
+    }
+
+    @Test
     void snapshotsRestoreTheSameSerializer() throws Exception {
         for (TypeSerializer<?> s : List.<TypeSerializer<?>>of(
                 EventSerializer.INSTANCE,
                 PartialSum.Serializer.INSTANCE,
                 TrendWeight.Serializer.INSTANCE,
                 CounterUpdate.Serializer.INSTANCE,
-                RedisWrite.Serializer.INSTANCE)) {
+                RedisWrite.Serializer.INSTANCE,
+                WindowSum.Serializer.INSTANCE,
+                Rollup.Serializer.INSTANCE)) {
             check(s);
         }
     }
