@@ -173,10 +173,7 @@ class ShuffleSerializersTest {
         for (Rollup r : List.of(
                 new Rollup("post:1", "1m", start, start + 60_000, 7, 9, null, 0),
                 new Rollup("post:ü1", "1d", start, start + 86_400_000, -3, 12, 5L, 2))) {
-            assertThat(roundTrip(Rollup.Serializer.INSTANCE, r))
-                    .as(r.toString())
-                    .isEqualTo(r);
-            assertThat(Rollup.Serializer.INSTANCE.copy(r)).isSameAs(r);
+            passedOnUncopied(Rollup.Serializer.INSTANCE, r);
         }
     }
 
