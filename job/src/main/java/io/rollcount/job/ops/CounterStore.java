@@ -17,7 +17,6 @@ import org.apache.flink.api.common.state.StateDescriptor;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
-import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.SimpleCounter;
@@ -119,8 +118,7 @@ final class CounterStore {
     static CounterStore open(
             long budgetBytes, KeyedStates states, KeyedStateBackend<String> backend, KeyContext keyContext)
             throws Exception {
-        ValueStateDescriptor<CounterState> counter =
-                new ValueStateDescriptor<>("counter", TypeInformation.of(CounterState.class));
+        ValueStateDescriptor<CounterState> counter = new ValueStateDescriptor<>("counter", CounterState.Info.INSTANCE);
         return new CounterStore(
                 budgetBytes,
                 counter,
