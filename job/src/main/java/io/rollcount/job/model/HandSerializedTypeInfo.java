@@ -5,9 +5,10 @@ import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 
 /**
- * Flink's type information for a class with a hand-written serializer ({@link EventTypeInfo},
- * {@link TrendWeight.Info}, {@link CounterUpdate.Info}): one opaque field, not a key type, its serializer what {@link #createSerializer} of
- * the subclass returns. Two instances are equal when they are of the same class.
+ * Flink's type information for a class with a hand-written serializer ({@link EventTypeInfo}, and the {@code Info}
+ * of {@link PartialSum}, {@link TrendWeight}, {@link CounterUpdate}, {@link WindowSum}, {@link Rollup}, the Redis
+ * writes and the counting operator's state): one opaque field, not a key type, its serializer what
+ * {@link #createSerializer} of the subclass returns. Two instances are equal when they are of the same class.
  */
 public abstract class HandSerializedTypeInfo<T> extends TypeInformation<T> {
     private static final long serialVersionUID = 1L;
