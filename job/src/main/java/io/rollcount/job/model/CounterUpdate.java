@@ -5,12 +5,10 @@ import java.lang.reflect.Type;
 import java.util.Arrays;
 import java.util.Map;
 import java.util.Objects;
-import org.apache.flink.api.common.serialization.SerializerConfig;
 import org.apache.flink.api.common.typeinfo.TypeInfo;
 import org.apache.flink.api.common.typeinfo.TypeInfoFactory;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeutils.SimpleTypeSerializerSnapshot;
-import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
@@ -239,12 +237,7 @@ public final class CounterUpdate {
         }
 
         private Info() {
-            super(CounterUpdate.class);
-        }
-
-        @Override
-        public TypeSerializer<CounterUpdate> createSerializer(SerializerConfig config) {
-            return Serializer.INSTANCE;
+            super(CounterUpdate.class, Serializer.INSTANCE);
         }
     }
 }

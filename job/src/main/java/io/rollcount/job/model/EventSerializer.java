@@ -3,7 +3,6 @@ package io.rollcount.job.model;
 import java.io.IOException;
 import org.apache.flink.api.common.typeutils.SimpleTypeSerializerSnapshot;
 import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
-import org.apache.flink.api.common.typeutils.base.TypeSerializerSingleton;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
 import org.apache.flink.types.StringValue;
@@ -15,7 +14,7 @@ import org.apache.flink.types.StringValue;
  * and source only where the input had them (they stay while a dead letter may still need them: a late
  * event is dead-lettered downstream with its raw input). Events are never kept in state.
  */
-public final class EventSerializer extends TypeSerializerSingleton<Event> {
+public final class EventSerializer extends HandSerializer<Event> {
     private static final long serialVersionUID = 1L;
 
     public static final EventSerializer INSTANCE = new EventSerializer();
@@ -56,16 +55,6 @@ public final class EventSerializer extends TypeSerializerSingleton<Event> {
         e.key = from.key == null ? null : from.key.clone();
         e.source = from.source;
         return e;
-    }
-
-    @Override
-    public Event copy(Event from, Event reuse) {
-        return copy(from);
-    }
-
-    @Override
-    public int getLength() {
-        return -1;
     }
 
     @Override
@@ -114,16 +103,6 @@ public final class EventSerializer extends TypeSerializerSingleton<Event> {
         if ((flags & KEY) != 0) e.key = readBytes(in);
         if ((flags & SOURCE) != 0) e.source = StringValue.readString(in);
         return e;
-    }
-
-    @Override
-    public Event deserialize(Event reuse, DataInputView in) throws IOException {
-        return deserialize(in);
-    }
-
-    @Override
-    public void copy(DataInputView in, DataOutputView out) throws IOException {
-        serialize(deserialize(in), out);
     }
 
     private static void writeBytes(byte[] b, DataOutputView out) throws IOException {

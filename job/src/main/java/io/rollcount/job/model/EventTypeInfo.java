@@ -2,10 +2,8 @@ package io.rollcount.job.model;
 
 import java.lang.reflect.Type;
 import java.util.Map;
-import org.apache.flink.api.common.serialization.SerializerConfig;
 import org.apache.flink.api.common.typeinfo.TypeInfoFactory;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
-import org.apache.flink.api.common.typeutils.TypeSerializer;
 
 /**
  * Flink's type information for {@link Event} ({@link HandSerializedTypeInfo}): its hand-written {@link EventSerializer}. {@link Event} names
@@ -26,11 +24,6 @@ public final class EventTypeInfo extends HandSerializedTypeInfo<Event> {
     }
 
     private EventTypeInfo() {
-        super(Event.class);
-    }
-
-    @Override
-    public TypeSerializer<Event> createSerializer(SerializerConfig config) {
-        return EventSerializer.INSTANCE;
+        super(Event.class, EventSerializer.INSTANCE);
     }
 }

@@ -7,20 +7,24 @@ import org.apache.flink.api.common.typeutils.TypeSerializer;
 /**
  * Flink's type information for a class with a hand-written serializer ({@link EventTypeInfo}, and the {@code Info}
  * of {@link PartialSum}, {@link TrendWeight}, {@link CounterUpdate}, {@link WindowSum}, {@link Rollup}, the Redis
- * writes and the counting operator's state): one opaque field, not a key type, its serializer what
- * {@link #createSerializer} of the subclass returns. Two instances are equal when they are of the same class.
+ * writes and the counting operator's state): one opaque field, not a key type, the serializer it is made with.
+ * Two instances are equal when they are of the same class.
  */
 public abstract class HandSerializedTypeInfo<T> extends TypeInformation<T> {
     private static final long serialVersionUID = 1L;
 
     private final Class<T> type;
+    private final TypeSerializer<T> serializer;
 
-    protected HandSerializedTypeInfo(Class<T> type) {
+    protected HandSerializedTypeInfo(Class<T> type, TypeSerializer<T> serializer) {
         this.type = type;
+        this.serializer = serializer;
     }
 
     @Override
-    public abstract TypeSerializer<T> createSerializer(SerializerConfig config);
+    public final TypeSerializer<T> createSerializer(SerializerConfig config) {
+        return serializer;
+    }
 
     @Override
     public final boolean isBasicType() {

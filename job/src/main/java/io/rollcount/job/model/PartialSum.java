@@ -4,14 +4,11 @@ import java.io.IOException;
 import java.lang.reflect.Type;
 import java.util.Map;
 import java.util.Objects;
-import org.apache.flink.api.common.serialization.SerializerConfig;
 import org.apache.flink.api.common.typeinfo.TypeInfo;
 import org.apache.flink.api.common.typeinfo.TypeInfoFactory;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeutils.SimpleTypeSerializerSnapshot;
-import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
-import org.apache.flink.api.common.typeutils.base.TypeSerializerSingleton;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
 import org.apache.flink.types.StringValue;
@@ -106,7 +103,7 @@ public class PartialSum {
      * there are users, their number as an int and each user as a string. Copies are deep where the record
      * is mutable (the users array is shared: it is never changed once the partial is emitted).
      */
-    public static final class Serializer extends TypeSerializerSingleton<PartialSum> {
+    public static final class Serializer extends HandSerializer<PartialSum> {
         private static final long serialVersionUID = 1L;
         public static final Serializer INSTANCE = new Serializer();
 
@@ -132,16 +129,6 @@ public class PartialSum {
             p.trend = from.trend;
             p.users = from.users == null ? NO_USERS : from.users;
             return p;
-        }
-
-        @Override
-        public PartialSum copy(PartialSum from, PartialSum reuse) {
-            return copy(from);
-        }
-
-        @Override
-        public int getLength() {
-            return -1;
         }
 
         @Override
@@ -173,11 +160,6 @@ public class PartialSum {
                 p.users = users;
             }
             return p;
-        }
-
-        @Override
-        public PartialSum deserialize(PartialSum reuse, DataInputView in) throws IOException {
-            return deserialize(in);
         }
 
         @Override
@@ -221,12 +203,7 @@ public class PartialSum {
         }
 
         private Info() {
-            super(PartialSum.class);
-        }
-
-        @Override
-        public TypeSerializer<PartialSum> createSerializer(SerializerConfig config) {
-            return Serializer.INSTANCE;
+            super(PartialSum.class, Serializer.INSTANCE);
         }
     }
 }

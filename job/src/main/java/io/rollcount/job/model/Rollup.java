@@ -4,12 +4,10 @@ import java.io.IOException;
 import java.lang.reflect.Type;
 import java.util.Map;
 import java.util.Objects;
-import org.apache.flink.api.common.serialization.SerializerConfig;
 import org.apache.flink.api.common.typeinfo.TypeInfo;
 import org.apache.flink.api.common.typeinfo.TypeInfoFactory;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeutils.SimpleTypeSerializerSnapshot;
-import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
@@ -137,12 +135,7 @@ public class Rollup {
         }
 
         private Info() {
-            super(Rollup.class);
-        }
-
-        @Override
-        public TypeSerializer<Rollup> createSerializer(SerializerConfig config) {
-            return Serializer.INSTANCE;
+            super(Rollup.class, Serializer.INSTANCE);
         }
     }
 }

@@ -3,14 +3,11 @@ package io.rollcount.job.model;
 import java.io.IOException;
 import java.lang.reflect.Type;
 import java.util.Map;
-import org.apache.flink.api.common.serialization.SerializerConfig;
 import org.apache.flink.api.common.typeinfo.TypeInfo;
 import org.apache.flink.api.common.typeinfo.TypeInfoFactory;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeutils.SimpleTypeSerializerSnapshot;
-import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
-import org.apache.flink.api.common.typeutils.base.TypeSerializerSingleton;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
 import org.apache.flink.types.StringValue;
@@ -44,33 +41,13 @@ public final class TrendWeight {
     }
 
     /** Counter as Flink writes strings, then bucket and weight; immutable, so copies are the record itself. */
-    public static final class Serializer extends TypeSerializerSingleton<TrendWeight> {
+    public static final class Serializer extends ImmutableRecordSerializer<TrendWeight> {
         private static final long serialVersionUID = 1L;
         public static final Serializer INSTANCE = new Serializer();
 
         @Override
-        public boolean isImmutableType() {
-            return true;
-        }
-
-        @Override
         public TrendWeight createInstance() {
             return new TrendWeight("", 0, 0);
-        }
-
-        @Override
-        public TrendWeight copy(TrendWeight from) {
-            return from;
-        }
-
-        @Override
-        public TrendWeight copy(TrendWeight from, TrendWeight reuse) {
-            return from;
-        }
-
-        @Override
-        public int getLength() {
-            return -1;
         }
 
         @Override
@@ -83,11 +60,6 @@ public final class TrendWeight {
         @Override
         public TrendWeight deserialize(DataInputView in) throws IOException {
             return new TrendWeight(StringValue.readString(in), in.readLong(), in.readDouble());
-        }
-
-        @Override
-        public TrendWeight deserialize(TrendWeight reuse, DataInputView in) throws IOException {
-            return deserialize(in);
         }
 
         @Override
@@ -125,12 +97,7 @@ public final class TrendWeight {
         }
 
         private Info() {
-            super(TrendWeight.class);
-        }
-
-        @Override
-        public TypeSerializer<TrendWeight> createSerializer(SerializerConfig config) {
-            return Serializer.INSTANCE;
+            super(TrendWeight.class, Serializer.INSTANCE);
         }
     }
 }

@@ -4,12 +4,10 @@ import java.io.IOException;
 import java.lang.reflect.Type;
 import java.util.Map;
 import java.util.Objects;
-import org.apache.flink.api.common.serialization.SerializerConfig;
 import org.apache.flink.api.common.typeinfo.TypeInfo;
 import org.apache.flink.api.common.typeinfo.TypeInfoFactory;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeutils.SimpleTypeSerializerSnapshot;
-import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
@@ -108,12 +106,7 @@ public class WindowSum {
         }
 
         private Info() {
-            super(WindowSum.class);
-        }
-
-        @Override
-        public TypeSerializer<WindowSum> createSerializer(SerializerConfig config) {
-            return Serializer.INSTANCE;
+            super(WindowSum.class, Serializer.INSTANCE);
         }
     }
 }

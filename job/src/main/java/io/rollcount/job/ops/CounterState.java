@@ -1,20 +1,18 @@
 package io.rollcount.job.ops;
 
 import io.rollcount.job.model.HandSerializedTypeInfo;
+import io.rollcount.job.model.HandSerializer;
 import io.rollcount.job.model.Resolution;
 import java.io.IOException;
 import java.lang.reflect.Type;
 import java.util.Arrays;
 import java.util.Map;
-import org.apache.flink.api.common.serialization.SerializerConfig;
 import org.apache.flink.api.common.typeinfo.TypeInfo;
 import org.apache.flink.api.common.typeinfo.TypeInfoFactory;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeutils.SimpleTypeSerializerSnapshot;
-import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.common.typeutils.TypeSerializerSchemaCompatibility;
 import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
-import org.apache.flink.api.common.typeutils.base.TypeSerializerSingleton;
 import org.apache.flink.api.java.typeutils.runtime.PojoSerializerSnapshot;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
@@ -160,7 +158,7 @@ public class CounterState {
      * Flink's POJO serializer (earlier versions) is migrated on restore: {@link Snapshot} reports it compatible
      * after migration, so the state backend reads it with that serializer and writes it with this one.
      */
-    public static final class Serializer extends TypeSerializerSingleton<CounterState> {
+    public static final class Serializer extends HandSerializer<CounterState> {
         private static final long serialVersionUID = 1L;
         public static final Serializer INSTANCE = new Serializer();
 
@@ -181,16 +179,6 @@ public class CounterState {
         @Override
         public CounterState copy(CounterState from) {
             return from.copy();
-        }
-
-        @Override
-        public CounterState copy(CounterState from, CounterState reuse) {
-            return from.copy();
-        }
-
-        @Override
-        public int getLength() {
-            return -1;
         }
 
         @Override
@@ -243,16 +231,6 @@ public class CounterState {
         }
 
         @Override
-        public CounterState deserialize(CounterState reuse, DataInputView in) throws IOException {
-            return deserialize(in);
-        }
-
-        @Override
-        public void copy(DataInputView in, DataOutputView out) throws IOException {
-            serialize(deserialize(in), out);
-        }
-
-        @Override
         public TypeSerializerSnapshot<CounterState> snapshotConfiguration() {
             return new Snapshot();
         }
@@ -288,12 +266,7 @@ public class CounterState {
         }
 
         private Info() {
-            super(CounterState.class);
-        }
-
-        @Override
-        public TypeSerializer<CounterState> createSerializer(SerializerConfig config) {
-            return Serializer.INSTANCE;
+            super(CounterState.class, Serializer.INSTANCE);
         }
     }
 }

@@ -7,12 +7,10 @@ import java.lang.reflect.Type;
 import java.util.Arrays;
 import java.util.Map;
 import java.util.Objects;
-import org.apache.flink.api.common.serialization.SerializerConfig;
 import org.apache.flink.api.common.typeinfo.TypeInfo;
 import org.apache.flink.api.common.typeinfo.TypeInfoFactory;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeutils.SimpleTypeSerializerSnapshot;
-import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
@@ -293,12 +291,7 @@ public class RedisWrite {
         }
 
         private Info() {
-            super(RedisWrite.class);
-        }
-
-        @Override
-        public TypeSerializer<RedisWrite> createSerializer(SerializerConfig config) {
-            return Serializer.INSTANCE;
+            super(RedisWrite.class, Serializer.INSTANCE);
         }
     }
 }
