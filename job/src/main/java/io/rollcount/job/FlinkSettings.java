@@ -15,18 +15,29 @@ import org.apache.flink.state.rocksdb.RocksDBOptions;
  * unless the job's option is given ({@link #configuration(JobSettings, ReadableConfig)}).
  */
 public final class FlinkSettings {
+    /**
+     * RocksDB's background jobs per state (flushes and compactions, {@code state.backend.rocksdb.thread.num}),
+     * where the cluster sets none: 4, not Flink's 2. RocksDB sizes its process-wide thread pools from the
+     * largest of these: 2 gives one compaction thread for every operator's RocksDB in the TaskManager, and a
+     * checkpoint's memtable flush waits while a state's level 0 is full; 4 gives three. With one, the window
+     * top-K's checkpoints (a few kilobytes of state) waited 40 to 47 s behind the counters' and the
+     * deduplication's compactions in {@code bench growth --scenario tail} at 16M counters.
+     */
+    static final int BACKGROUND_JOBS = 4;
+
     private FlinkSettings() {}
 
     /**
      * The job's Flink settings for a run that brings its own Flink (a MiniCluster: {@code ./rollcount run}, the
-     * demo, the benchmarks): {@link #ownSettings}, RocksDB with incremental checkpoints and the memtable Bloom
-     * filters ({@link MemtableBloomFilters}), checkpoints every
+     * demo, the benchmarks): {@link #ownSettings}, RocksDB with incremental checkpoints, the memtable Bloom
+     * filters ({@link MemtableBloomFilters}) and {@value #BACKGROUND_JOBS} background jobs, checkpoints every
      * {@code --checkpoint.interval} (10 s where not given), retained on cancellation.
      */
     public static Configuration configuration(JobSettings settings) {
         Configuration conf = ownSettings(settings);
         conf.set(StateBackendOptions.STATE_BACKEND, "rocksdb");
         conf.set(RocksDBOptions.OPTIONS_FACTORY, MemtableBloomFilters.class.getName());
+        conf.set(RocksDBConfigurableOptions.MAX_BACKGROUND_THREADS, BACKGROUND_JOBS);
         conf.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, true);
         conf.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, settings.checkpointInterval);
         conf.set(
@@ -41,8 +52,9 @@ public final class FlinkSettings {
      * checkpoint retention, restart strategy, parallelism, a RocksDB options factory) stays the cluster's unless
      * the job's option is given;
      * where neither sets a checkpoint interval the job sets 10 s ({@link JobSettings#DEFAULT_CHECKPOINT_INTERVAL}),
-     * where neither sets a state backend, RocksDB with incremental checkpoints, and where the cluster sets no RocksDB
-     * options factory, {@link MemtableBloomFilters}. {@link #ownSettings} are the
+     * where neither sets a state backend, RocksDB with incremental checkpoints, where the cluster sets no RocksDB
+     * options factory, {@link MemtableBloomFilters}, and where it sets no {@code state.backend.rocksdb.thread.num},
+     * {@value #BACKGROUND_JOBS}. {@link #ownSettings} are the
      * job's in any case. A cluster set to at-least-once checkpoints is refused with an
      * {@link IllegalArgumentException} of one line: the job's outputs are exactly-once only with exactly-once
      * checkpoints.
@@ -72,6 +84,8 @@ public final class FlinkSettings {
         // a cluster's own RocksDB options factory holds: the memtable Bloom filters are a speed, not exactness
         if (cluster.getOptional(RocksDBOptions.OPTIONS_FACTORY).isEmpty())
             conf.set(RocksDBOptions.OPTIONS_FACTORY, MemtableBloomFilters.class.getName());
+        if (cluster.getOptional(RocksDBConfigurableOptions.MAX_BACKGROUND_THREADS)
+                .isEmpty()) conf.set(RocksDBConfigurableOptions.MAX_BACKGROUND_THREADS, BACKGROUND_JOBS);
         if (cluster.getOptional(CheckpointingOptions.EXTERNALIZED_CHECKPOINT_RETENTION)
                 .isEmpty()) {
             conf.set(

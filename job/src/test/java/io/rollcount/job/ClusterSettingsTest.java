@@ -83,4 +83,15 @@ class ClusterSettingsTest {
         cluster.set(factory, "com.example.TheirOptions");
         assertThat(effective(cluster).get(factory)).isEqualTo("com.example.TheirOptions");
     }
+
+    @Test
+    void fourRocksDbBackgroundJobsUnlessTheClusterSetsItsOwn() {
+        var jobs = org.apache.flink.state.rocksdb.RocksDBConfigurableOptions.MAX_BACKGROUND_THREADS;
+        assertThat(FlinkSettings.configuration(JobSettingsTest.parse()).get(jobs))
+                .isEqualTo(4);
+        assertThat(effective(new Configuration()).get(jobs)).isEqualTo(4);
+        Configuration cluster = new Configuration();
+        cluster.set(jobs, 8);
+        assertThat(effective(cluster).get(jobs)).isEqualTo(8);
+    }
 }
