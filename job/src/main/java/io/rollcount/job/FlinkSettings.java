@@ -18,10 +18,10 @@ public final class FlinkSettings {
     /**
      * RocksDB's background jobs per state (flushes and compactions, {@code state.backend.rocksdb.thread.num}),
      * where the cluster sets none: 4, not Flink's 2. RocksDB sizes its process-wide thread pools from the
-     * largest of these: 2 gives one compaction thread for every operator's RocksDB in the TaskManager, and a
-     * checkpoint's memtable flush waits while a state's level 0 is full; 4 gives three. With one, the window
-     * top-K's checkpoints (a few kilobytes of state) waited 40 to 47 s behind the counters' and the
-     * deduplication's compactions in {@code bench growth --scenario tail} at 16M counters.
+     * largest of these: 2 gives one compaction thread for every operator's RocksDB in the TaskManager, 4 gives
+     * three. A checkpoint's memtable flush waits while its state's level 0 is full, so with one compaction thread
+     * a small state's checkpoint (the window top-K's, kilobytes) waits for its level-0 compaction behind the
+     * counters' and the deduplication's, tens of seconds at millions of counters.
      */
     static final int BACKGROUND_JOBS = 4;
 
