@@ -115,8 +115,8 @@ class RunCommandMetricsIT {
                     "--checkpoint.dir",
                     dir.resolve("chk").toUri().toString()));
 
-            // Scrape as Prometheus does until every Rollcount metric shows, counted events among them (or the run
-            // ends).
+            // Scrape as Prometheus does until every Rollcount metric shows, counted events and a dead letter's
+            // reason among them (or the run ends): the reason's counter exists only from its first dead letter on.
             HttpClient http = HttpClient.newBuilder()
                     .connectTimeout(Duration.ofSeconds(2))
                     .build();
@@ -132,7 +132,8 @@ class RunCommandMetricsIT {
                     if (r.statusCode() == 200 && r.body().contains("rollcount_")) {
                         last.set(r.body());
                         if (missing(r.body()).isEmpty()
-                                && r.body().matches("(?s).*rollcount_eventsCounted\\{[^}]*} [1-9].*")) break;
+                                && r.body().matches("(?s).*rollcount_eventsCounted\\{[^}]*} [1-9].*")
+                                && INVALID_JSON.matcher(r.body()).find()) break;
                     }
                 } catch (java.io.IOException notYet) {
                     // the MiniCluster's reporter is not up yet
@@ -151,16 +152,17 @@ class RunCommandMetricsIT {
                     .as("Rollcount metrics missing from the last scrape while the job ran")
                     .isEmpty();
             assertThat(body).as("counted events").containsPattern("rollcount_eventsCounted\\{[^}]*} [1-9]");
-            assertThat(body)
-                    .as("dead letters labelled by reason")
-                    .containsPattern(
-                            "(?m)^flink_taskmanager_job_task_operator_rollcount_reason_deadLetters\\{.*reason=\"invalid_json\"");
+            assertThat(body).as("dead letters labelled by reason").containsPattern(INVALID_JSON);
             assertThat(body)
                     .as("latency quantiles")
                     .containsPattern("rollcount_redisWriteLatencyMs\\{.*quantile=\"0\\.99\"");
             RedisTestSupport.deleteAll(redis.jedis, redis.prefix);
         }
     }
+
+    /** The dead letters of reason invalid_json, as the reporter labels them. */
+    private static final java.util.regex.Pattern INVALID_JSON = java.util.regex.Pattern.compile(
+            "(?m)^flink_taskmanager_job_task_operator_rollcount_reason_deadLetters\\{.*reason=\"invalid_json\"");
 
     private static final String[] NAMES = {
         "eventsRead",
