@@ -12,13 +12,10 @@ import org.apache.flink.util.function.ThrowingConsumer;
  *
  * <p>A watermark that crosses a 1h or 1d boundary makes every counter with a window there due at once,
  * millions at the scale this job is built for, each a RocksDB read. That work is done in slices of at most
- * {@code sliceMillis} on the task's mailbox thread, each followed by as long for the records (a slice is a
- * mail, and the task reads its input only while no mail is waiting: a next slice due at once would leave the
- * records about a millisecond in twenty), so that the records queued ahead of a checkpoint barrier, and then
- * the barrier, get through while the work goes on rather than after it. The watermark (with the last status
- * that came in meanwhile) is held back until the last slice: downstream sees it only after every window it
- * closes went out. A later watermark while slices are pending only moves the target. The end of input
- * ({@code Long.MAX_VALUE}) and {@link #finish} drain at once.
+ * {@code sliceMillis} on the task's mailbox thread, so that records and checkpoint barriers pass between them,
+ * and the watermark (with the last status that came in meanwhile) is held back until the last slice:
+ * downstream sees it only after every window it closes went out. A later watermark while slices are pending
+ * only moves the target. The end of input ({@code Long.MAX_VALUE}) and {@link #finish} drain at once.
  */
 final class DueWork {
     /** What is due of one counter. */
@@ -99,10 +96,7 @@ final class DueWork {
         releaseHeld();
     }
 
-    /**
-     * One slice of the due counters; if some remain, the next {@code sliceMillis} later (the records' turn),
-     * else the held watermark goes on.
-     */
+    /** One slice of the due counters; the next is scheduled if some remain, else the held watermark goes on. */
     private void slice() throws Exception {
         sliceScheduled = false;
         if (heldMark == null) return;
@@ -110,7 +104,7 @@ final class DueWork {
             releaseHeld();
         } else {
             sliceScheduled = true;
-            time.registerTimer(time.getCurrentProcessingTime() + sliceMillis, t -> slice());
+            time.registerTimer(time.getCurrentProcessingTime(), t -> slice());
         }
     }
 
