@@ -34,16 +34,8 @@ public final class FlinkSettings {
      * {@code --checkpoint.interval} (10 s where not given), retained on cancellation.
      */
     public static Configuration configuration(JobSettings settings) {
-        Configuration conf = ownSettings(settings);
-        conf.set(StateBackendOptions.STATE_BACKEND, "rocksdb");
-        conf.set(RocksDBOptions.OPTIONS_FACTORY, MemtableBloomFilters.class.getName());
-        conf.set(RocksDBConfigurableOptions.MAX_BACKGROUND_THREADS, BACKGROUND_JOBS);
-        conf.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, true);
-        conf.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, settings.checkpointInterval);
-        conf.set(
-                CheckpointingOptions.EXTERNALIZED_CHECKPOINT_RETENTION,
-                org.apache.flink.configuration.ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION);
-        return conf;
+        // a MiniCluster is a cluster that sets none of them
+        return configuration(settings, new Configuration());
     }
 
     /**
