@@ -120,6 +120,9 @@ public final class ChaosRun implements AutoCloseable {
     private volatile String job;
     private volatile int parallelism = 2;
     private volatile long lastTs;
+    /** How long the check waits for Redis to equal the truth and the job's watermark to pass the last event. */
+    private static final int CATCH_UP_SECONDS = 240;
+
     private volatile long maxLag;
     private long startNanos;
 
@@ -222,6 +225,27 @@ public final class ChaosRun implements AutoCloseable {
         tick();
         log("stream ended: " + produced.get() + " records produced; checking");
         return verifyAndReport(schedule);
+    }
+
+    /**
+     * Where the job's watermark ({@code meta:watermark}) stood against the last event's time when the Redis check
+     * ended, after {@code seconds}.
+     */
+    private String catchUp(long watermark, double seconds) {
+        if (watermark >= lastTs)
+            return String.format(
+                    Locale.ROOT, "caught up: watermark past the last event after %.0f s of checking", seconds);
+        return String.format(
+                Locale.ROOT,
+                "not caught up after %.0f s of checking: watermark %s, %s behind the last event (%d)",
+                seconds,
+                watermark == Long.MIN_VALUE
+                        ? "none"
+                        : Instant.ofEpochMilli(watermark).toString(),
+                watermark == Long.MIN_VALUE
+                        ? "wholly"
+                        : String.format(Locale.ROOT, "%.1f s", (lastTs - watermark) / 1e3),
+                lastTs);
     }
 
     private static void sleepUntil(long nanos) throws InterruptedException {
@@ -582,7 +606,8 @@ public final class ChaosRun implements AutoCloseable {
         Map<String, Long> expected = truth.redisKeys(PREFIX);
         List<String> wrongKeys = List.of();
         long watermark = Long.MIN_VALUE;
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(240);
+        long checkStart = System.nanoTime();
+        long deadline = checkStart + TimeUnit.SECONDS.toNanos(CATCH_UP_SECONDS);
         try (Jedis j = new Jedis("127.0.0.1", redis.port, 10_000)) {
             while (true) {
                 List<String> w = ClusterTruth.wrongKeys(expected, ClusterTruth.redisCounts(j, PREFIX));
@@ -595,6 +620,11 @@ public final class ChaosRun implements AutoCloseable {
             if (j.exists(sentinel)) problems.add("an attack id wrote the key " + sentinel);
         }
         polling.set(false);
+        // A job still behind at the deadline shows as wrong and lost counts too: say so, so that a slow catch-up
+        // is told apart from a wrong state.
+        String catchUp = catchUp(watermark, (System.nanoTime() - checkStart) / 1e9);
+        log(catchUp);
+        if (watermark < lastTs) problems.add(catchUp);
         if (!wrongKeys.isEmpty())
             problems.add(wrongKeys.size() + " Redis keys wrong, e.g. "
                     + wrongKeys.stream().limit(5).toList());
@@ -694,6 +724,7 @@ public final class ChaosRun implements AutoCloseable {
                 nextAt = p.second() + 30;
             }
         }
+        sb.append('\n').append(catchUp).append('\n');
         sb.append("\nchecks: ")
                 .append(
                         problems.isEmpty()
