@@ -61,6 +61,8 @@ public final class ChaosRun implements AutoCloseable {
     private static final int PARTITIONS = 4;
     private static final String TOPIC = "counter-events";
     private static final String PREFIX = "rc";
+    /** How long the check waits for Redis to equal the truth and the job's watermark to pass the last event. */
+    private static final int CATCH_UP_SECONDS = 240;
 
     /** What a run does. */
     public record Options(
@@ -120,9 +122,6 @@ public final class ChaosRun implements AutoCloseable {
     private volatile String job;
     private volatile int parallelism = 2;
     private volatile long lastTs;
-    /** How long the check waits for Redis to equal the truth and the job's watermark to pass the last event. */
-    private static final int CATCH_UP_SECONDS = 240;
-
     private volatile long maxLag;
     private long startNanos;
 
@@ -235,17 +234,14 @@ public final class ChaosRun implements AutoCloseable {
         if (watermark >= lastTs)
             return String.format(
                     Locale.ROOT, "caught up: watermark past the last event after %.0f s of checking", seconds);
+        if (watermark == Long.MIN_VALUE)
+            return String.format(Locale.ROOT, "not caught up after %.0f s of checking: no watermark", seconds);
         return String.format(
                 Locale.ROOT,
-                "not caught up after %.0f s of checking: watermark %s, %s behind the last event (%d)",
+                "not caught up after %.0f s of checking: watermark %s, %.1f s behind the last event",
                 seconds,
-                watermark == Long.MIN_VALUE
-                        ? "none"
-                        : Instant.ofEpochMilli(watermark).toString(),
-                watermark == Long.MIN_VALUE
-                        ? "wholly"
-                        : String.format(Locale.ROOT, "%.1f s", (lastTs - watermark) / 1e3),
-                lastTs);
+                Instant.ofEpochMilli(watermark),
+                (lastTs - watermark) / 1e3);
     }
 
     private static void sleepUntil(long nanos) throws InterruptedException {
