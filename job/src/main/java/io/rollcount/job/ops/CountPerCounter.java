@@ -212,6 +212,7 @@ public final class CountPerCounter extends AbstractStreamOperator<CounterUpdate>
 
     @Override
     public void processElement(StreamRecord<PartialSum> record) throws Exception {
+        dueWork.record();
         PartialSum p = record.getValue();
         CachedCounter c = counter(p.counter);
         CounterState s = c.state;

@@ -16,6 +16,13 @@ import org.apache.flink.util.function.ThrowingConsumer;
  * and the watermark (with the last status that came in meanwhile) is held back until the last slice:
  * downstream sees it only after every window it closes went out. A later watermark while slices are pending
  * only moves the target. The end of input ({@code Long.MAX_VALUE}) and {@link #finish} drain at once.
+ *
+ * <p>A slice is a mail, and the task reads its input only while no mail waits: a next slice due at once
+ * leaves the records about a millisecond between two slices, and a checkpoint barrier queued behind them
+ * waits for most of the boundary's visits. So where a record came in since the last slice was scheduled
+ * ({@link #record}), the next slice is {@code sliceMillis} later: the records get as long as the due work,
+ * and the barrier passes during the visits, not after them. Where none came (the input is idle), the next
+ * slice is due at once, so an idle job closes its windows at full speed.
  */
 final class DueWork {
     /** What is due of one counter. */
@@ -43,6 +50,8 @@ final class DueWork {
     private WatermarkStatus heldStatus;
     /** A slice of the due counters is scheduled on the mailbox. */
     private boolean sliceScheduled;
+    /** A record came in since the last slice was scheduled (see the class comment). */
+    private boolean recordSince;
 
     /**
      * @param sliceMillis the longest one slice runs; {@code Long.MAX_VALUE}: all at once
@@ -83,6 +92,11 @@ final class DueWork {
         }
     }
 
+    /** A record came in: the records get their turn between the next two slices. */
+    void record() {
+        recordSince = true;
+    }
+
     /** A watermark status: passed on, or held back with the watermark while slices are pending. */
     void status(WatermarkStatus status) throws Exception {
         if (heldMark == null) forwardStatus.accept(status);
@@ -96,7 +110,10 @@ final class DueWork {
         releaseHeld();
     }
 
-    /** One slice of the due counters; the next is scheduled if some remain, else the held watermark goes on. */
+    /**
+     * One slice of the due counters; if some remain, the next is scheduled (after the records' turn where records
+     * come in), else the held watermark goes on.
+     */
     private void slice() throws Exception {
         sliceScheduled = false;
         if (heldMark == null) return;
@@ -104,7 +121,9 @@ final class DueWork {
             releaseHeld();
         } else {
             sliceScheduled = true;
-            time.registerTimer(time.getCurrentProcessingTime(), t -> slice());
+            long recordsTurn = recordSince ? sliceMillis : 0;
+            recordSince = false;
+            time.registerTimer(time.getCurrentProcessingTime() + recordsTurn, t -> slice());
         }
     }
 

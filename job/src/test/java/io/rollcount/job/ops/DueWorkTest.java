@@ -33,7 +33,7 @@ class DueWorkTest {
         assertThat(done).as("the first slice").hasSize(64);
         assertThat(forwarded).as("held while counters are due").isEmpty();
         assertThat(time.getActiveTimerTimestamps())
-                .as("the next slice, at once")
+                .as("no record came in: the next slice at once")
                 .containsExactly(10L);
         work.status(WatermarkStatus.IDLE);
         assertThat(statuses).as("a status is held with the watermark").isEmpty();
@@ -46,6 +46,35 @@ class DueWorkTest {
         assertThat(forwarded).containsExactly(2_000L);
         assertThat(statuses).containsExactly(WatermarkStatus.IDLE);
         assertThat(time.getNumActiveTimers()).as("no slice after the last").isZero();
+    }
+
+    @Test
+    void whereRecordsComeInTheyGetAsLongAsASliceBeforeTheNext() throws Exception {
+        DueWork work = dueWork(SLICE_MILLIS);
+        for (int i = 0; i < COUNTERS; i++) index.add(1_000, "c" + i);
+        time.setCurrentTime(10);
+        work.record();
+
+        work.watermark(new Watermark(1_000));
+        assertThat(done).as("the first slice").hasSize(64);
+        assertThat(time.getActiveTimerTimestamps())
+                .as("the next slice after the records' turn")
+                .containsExactly(10 + SLICE_MILLIS);
+        work.record();
+        time.setCurrentTime(10 + SLICE_MILLIS - 1);
+        assertThat(done).as("the records' turn: no slice").hasSize(64);
+
+        time.setCurrentTime(10 + SLICE_MILLIS);
+        assertThat(done).as("the second slice").hasSize(128);
+        assertThat(time.getActiveTimerTimestamps())
+                .as("a record came in during the turn: another turn")
+                .containsExactly(10 + 2 * SLICE_MILLIS);
+
+        // no record during that turn: the fourth slice at once after the third, both at this time
+        time.setCurrentTime(10 + 2 * SLICE_MILLIS);
+        assertThat(done).hasSize(COUNTERS).doesNotHaveDuplicates();
+        assertThat(forwarded).containsExactly(1_000L);
+        assertThat(time.getNumActiveTimers()).isZero();
     }
 
     @Test
