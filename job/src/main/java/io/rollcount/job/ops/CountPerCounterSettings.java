@@ -22,7 +22,7 @@ import java.io.Serializable;
  *     after its retention) and rolled up; only its uniques are emitted and sketched. A window restored from a
  *     savepoint of a resolution the policies no longer keep is no longer emitted.
  * @param sliceMillis the longest one slice of due counters runs before records and checkpoint barriers get their
- *     turn, as long again where records come in (see {@link DueWork}); {@code Long.MAX_VALUE}: all at once, as an operator
+ *     turn, as long again while records come in (see {@link DueWork}); {@code Long.MAX_VALUE}: all at once, as an operator
  *     test that does not move processing time needs
  */
 public record CountPerCounterSettings(

@@ -19,10 +19,12 @@ import org.apache.flink.util.function.ThrowingConsumer;
  *
  * <p>A slice is a mail, and the task reads its input only while no mail waits: a next slice due at once
  * leaves the records about a millisecond between two slices, and a checkpoint barrier queued behind them
- * waits for most of the boundary's visits. So where a record came in since the last slice was scheduled
- * ({@link #record}), the next slice is {@code sliceMillis} later: the records get as long as the due work,
- * and the barrier passes during the visits, not after them. Where none came (the input is idle), the next
- * slice is due at once, so an idle job closes its windows at full speed.
+ * waits for most of the boundary's visits. So while records come in ({@link #record}: one came within the
+ * last {@value #RECORDS_WITHIN_MILLIS} ms, as the slices see them), the next slice is {@code sliceMillis}
+ * later: the records get as long as the due work, and the barrier passes during the visits, not after them.
+ * The records arrive in bursts (an upstream subtask's buffers), so one gap without a record does not mean an
+ * idle input; once none came for that long, the next slice is due at once, so an idle job closes its windows
+ * at full speed.
  */
 final class DueWork {
     /** What is due of one counter. */
@@ -33,6 +35,9 @@ final class DueWork {
 
     /** How many due counters between two looks at the clock. */
     private static final int SLICE_CHECK = 64;
+
+    /** Records came in within this long before a slice: the records get their turn after it. */
+    static final long RECORDS_WITHIN_MILLIS = 1_000;
 
     private final DueIndex index;
     private final long sliceMillis;
@@ -50,8 +55,10 @@ final class DueWork {
     private WatermarkStatus heldStatus;
     /** A slice of the due counters is scheduled on the mailbox. */
     private boolean sliceScheduled;
-    /** A record came in since the last slice was scheduled (see the class comment). */
+    /** A record came in since the last slice (see the class comment). */
     private boolean recordSince;
+    /** The processing time of the last slice that found {@link #recordSince}. */
+    private long lastRecordsAt = Long.MIN_VALUE;
 
     /**
      * @param sliceMillis the longest one slice runs; {@code Long.MAX_VALUE}: all at once
@@ -92,7 +99,7 @@ final class DueWork {
         }
     }
 
-    /** A record came in: the records get their turn between the next two slices. */
+    /** A record came in: the records get their turn between slices (see the class comment). */
     void record() {
         recordSince = true;
     }
@@ -121,9 +128,11 @@ final class DueWork {
             releaseHeld();
         } else {
             sliceScheduled = true;
-            long recordsTurn = recordSince ? sliceMillis : 0;
+            long now = time.getCurrentProcessingTime();
+            if (recordSince) lastRecordsAt = now;
             recordSince = false;
-            time.registerTimer(time.getCurrentProcessingTime() + recordsTurn, t -> slice());
+            boolean recordsComing = lastRecordsAt != Long.MIN_VALUE && now - lastRecordsAt < RECORDS_WITHIN_MILLIS;
+            time.registerTimer(recordsComing ? now + sliceMillis : now, t -> slice());
         }
     }
 

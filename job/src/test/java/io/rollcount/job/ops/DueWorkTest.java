@@ -49,9 +49,10 @@ class DueWorkTest {
     }
 
     @Test
-    void whereRecordsComeInTheyGetAsLongAsASliceBeforeTheNext() throws Exception {
+    void whileRecordsComeInTheyGetAsLongAsASliceAndOnceNoneCameForASecondTheSlicesFollowAtOnce() throws Exception {
         DueWork work = dueWork(SLICE_MILLIS);
-        for (int i = 0; i < COUNTERS; i++) index.add(1_000, "c" + i);
+        int counters = 5 * 64;
+        for (int i = 0; i < counters; i++) index.add(1_000, "c" + i);
         time.setCurrentTime(10);
         work.record();
 
@@ -60,19 +61,31 @@ class DueWorkTest {
         assertThat(time.getActiveTimerTimestamps())
                 .as("the next slice after the records' turn")
                 .containsExactly(10 + SLICE_MILLIS);
-        work.record();
         time.setCurrentTime(10 + SLICE_MILLIS - 1);
         assertThat(done).as("the records' turn: no slice").hasSize(64);
 
         time.setCurrentTime(10 + SLICE_MILLIS);
         assertThat(done).as("the second slice").hasSize(128);
         assertThat(time.getActiveTimerTimestamps())
-                .as("a record came in during the turn: another turn")
+                .as("no record in that turn, but records came within a second: another turn")
                 .containsExactly(10 + 2 * SLICE_MILLIS);
 
-        // no record during that turn: the fourth slice at once after the third, both at this time
-        time.setCurrentTime(10 + 2 * SLICE_MILLIS);
-        assertThat(done).hasSize(COUNTERS).doesNotHaveDuplicates();
+        work.record();
+        long lastRecords = 10 + 2 * SLICE_MILLIS;
+        time.setCurrentTime(lastRecords);
+        assertThat(done).as("the third slice").hasSize(192);
+
+        long beforeASecond = lastRecords + DueWork.RECORDS_WITHIN_MILLIS - 1;
+        time.setCurrentTime(beforeASecond);
+        assertThat(done).as("the fourth slice").hasSize(256);
+        assertThat(time.getActiveTimerTimestamps())
+                .as("the last record came within a second: a turn")
+                .containsExactly(beforeASecond + SLICE_MILLIS);
+        assertThat(forwarded).isEmpty();
+
+        // a second after the last record: the fifth slice, and the next (which finds none left) at once
+        time.setCurrentTime(beforeASecond + SLICE_MILLIS);
+        assertThat(done).hasSize(counters).doesNotHaveDuplicates();
         assertThat(forwarded).containsExactly(1_000L);
         assertThat(time.getNumActiveTimers()).isZero();
     }
