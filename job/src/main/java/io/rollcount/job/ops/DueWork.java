@@ -118,7 +118,7 @@ final class DueWork {
     }
 
     /**
-     * One slice of the due counters; if some remain, the next is scheduled (after the records' turn where records
+     * One slice of the due counters; if some remain, the next is scheduled (after the records' turn while records
      * come in), else the held watermark goes on.
      */
     private void slice() throws Exception {
