@@ -54,6 +54,12 @@ import org.slf4j.LoggerFactory;
  * time any subtask had put ({@code max-forget-at}, operator state). Run under another operator after a restore,
  * the function keeps no filter and reads the state for every event.
  *
+ * <p>A first-seen pair's put in RocksDB costs more than the rest of the operator when the pairs come in random
+ * order: each searches a large memtable from the top. The operator holds up to {@value #WRITES_HELD} pairs'
+ * times on the heap ({@link KeyOrderedWrites}) and writes them in RocksDB's key order when that many are held
+ * and before every snapshot, so that a snapshot holds every pair seen before its barrier; a lookup reads the held
+ * pairs before the state. Run under another operator, the function writes each pair at once.
+ *
  * <p>A savepoint of the version that kept a timer per pair ("forget-at" and its timers) restores: a pair
  * not in the new state is looked up there too, and its timers clear it as before, so that state drains
  * within one horizon. Those second lookups happen only in a job restored from such a savepoint, until its
@@ -73,6 +79,9 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
     /** The filter's heap per subtask, in MiB. */
     static final int FILTER_MIB = FILTER_SLOTS * 8 >> 20;
 
+    /** The pairs' writes held on the heap per subtask before they are written in key order. */
+    static final int WRITES_HELD = 1 << 15;
+
     /** The seed of a pair's hash in the filter. */
     private static final long HASH_SEED = 0x5EED_D0D0L;
 
@@ -81,6 +90,8 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
     private final Policies policies;
     /** The filter's slots (tests make it small). */
     private final int filterSlots;
+    /** The writes held before they are written in key order (tests make it small). */
+    private final int writesHeld;
 
     /** Flink's identifier of the heap state backend, whose TTL reads may remove entries. */
     private static final String HEAP_BACKEND = "hashmap";
@@ -112,17 +123,22 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
     private transient boolean saidFull;
     /** Keyed-state reads of pairs ({@link RollcountMetrics#DEDUP_STATE_READS}). */
     private transient Counter stateReads;
+    /** The pairs' times not yet in the state; null where each is written at once (not under {@link #operator}). */
+    private transient KeyOrderedWrites held;
+    /** The state backend the held writes go to. */
+    private transient KeyedStateBackend<String> backend;
 
     public DropDuplicates(long horizonMillis) {
-        this(horizonMillis, FILTER_SLOTS);
+        this(horizonMillis, FILTER_SLOTS, WRITES_HELD);
     }
 
-    DropDuplicates(long horizonMillis, int filterSlots) {
+    DropDuplicates(long horizonMillis, int filterSlots, int writesHeld) {
         if (horizonMillis <= 0)
             throw new IllegalArgumentException("dedup horizon must be > 0 ms, got " + horizonMillis);
         this.horizonMillis = horizonMillis;
         this.policies = null;
         this.filterSlots = filterSlots;
+        this.writesHeld = writesHeld;
     }
 
     /**
@@ -135,6 +151,7 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
         this.horizonMillis = max > 0 ? max : 1;
         this.policies = policies;
         this.filterSlots = max > 0 ? FILTER_SLOTS : 0;
+        this.writesHeld = WRITES_HELD;
     }
 
     /** The operator to run this function in: it reads the restored pairs into the filter before the first event. */
@@ -230,6 +247,8 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
 
     @Override
     public void snapshotState(FunctionSnapshotContext ctx) throws Exception {
+        // before the keyed state's snapshot, which Flink takes after this
+        if (held != null && held.size() > 0) held.writeTo(this::put);
         legacyUntilState.update(List.of(legacyUntil));
         maxForgetAtState.update(List.of(maxForgetAt));
     }
@@ -244,19 +263,23 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
             return;
         }
         long watermark = ctx.timerService().currentWatermark();
-        long hash = seen == null ? 0 : hashOf(ctx.getCurrentKey());
+        String key = ctx.getCurrentKey();
+        long hash = seen == null ? 0 : hashOf(key);
         Long at = null;
         if (seen == null || legacyUntil != NONE || seen.mayContain(hash, watermark)) {
-            stateReads.inc();
-            at = forgetAt.value();
-            if (at == null && legacyUntil != NONE) at = legacy(watermark);
+            at = held == null ? null : held.get(key);
+            if (at == null) {
+                stateReads.inc();
+                at = forgetAt.value();
+                if (at == null && legacyUntil != NONE) at = legacy(watermark);
+            }
         }
         if (at != null && watermark < at) {
             duplicates.add(1);
             return;
         }
         long next = saturatedAdd(e.ts, horizon);
-        forgetAt.update(next);
+        remember(key, next);
         if (seen != null && !seen.add(hash, next, watermark) && !saidFull) {
             saidFull = true;
             LOG.info(
@@ -269,6 +292,25 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
         }
         maxForgetAt = Math.max(maxForgetAt, next);
         out.collect(e);
+    }
+
+    /** Puts the pair's time, held or at once; the current key stays the pair's. */
+    private void remember(String key, long at) throws Exception {
+        if (held == null) {
+            forgetAt.update(at);
+            return;
+        }
+        if (held.isFull()) {
+            held.writeTo(this::put);
+            backend.setCurrentKey(key);
+        }
+        held.put(key, at);
+    }
+
+    /** Puts a pair's time in the state (sets the backend's current key). */
+    private void put(String key, long at) throws Exception {
+        backend.setCurrentKey(key);
+        forgetAt.update(at);
     }
 
     /** Keyed-state reads of pairs since open (tests). */
@@ -311,6 +353,11 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
             super.open();
             DropDuplicates f = (DropDuplicates) userFunction;
             if (f.restored) f.rebuild(getKeyedStateBackend());
+            if (f.writesHeld > 0) {
+                f.backend = getKeyedStateBackend();
+                f.held = new KeyOrderedWrites(
+                        f.writesHeld, getRuntimeContext().getTaskInfo().getMaxNumberOfParallelSubtasks());
+            }
         }
     }
 

@@ -19,6 +19,7 @@ import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
 import org.apache.flink.util.Collector;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
@@ -191,6 +192,13 @@ class DropDuplicatesTest {
             assertThat(function(h).lookups())
                     .as("the filter answered for every new id")
                     .isZero();
+            for (int i = 0; i < 10; i++)
+                assertThat(passes(h, event("c" + (i % 13), "id" + i, T0 + 5_000)))
+                        .isFalse();
+            assertThat(function(h).lookups())
+                    .as("a redelivery of a pair held, not yet written: answered on the heap")
+                    .isZero();
+            h.snapshot(1, 1); // writes the held pairs to the state
             for (int i = 0; i < 1_000; i++)
                 assertThat(passes(h, event("c" + (i % 13), "id" + i, T0 + 5_000)))
                         .isFalse();
@@ -236,7 +244,7 @@ class DropDuplicatesTest {
     /** An open harness of DropDuplicates with a filter of 16 slots, restored from {@code snapshot}. */
     private static KeyedOneInputStreamOperatorTestHarness<String, Event, Event> restoredWithSixteenSlots(
             OperatorSubtaskState snapshot, boolean rocksdb) throws Exception {
-        var h = harness(new DropDuplicates(HORIZON, 16), rocksdb);
+        var h = harness(new DropDuplicates(HORIZON, 16, 1), rocksdb);
         h.initializeState(snapshot);
         h.open();
         return h;
@@ -245,7 +253,7 @@ class DropDuplicatesTest {
     @ParameterizedTest(name = "rocksdb={0}")
     @ValueSource(booleans = {false, true})
     void moreRestoredPairsThanSlotsAreLookedUpUntilTheLatestTimeAnySubtaskPutPasses(boolean rocksdb) throws Exception {
-        try (var h = restoredWithSixteenSlots(hundredPairs(new DropDuplicates(HORIZON, 16), rocksdb), rocksdb)) {
+        try (var h = restoredWithSixteenSlots(hundredPairs(new DropDuplicates(HORIZON, 16, 1), rocksdb), rocksdb)) {
             h.processWatermark(new Watermark(T0 + 50));
             for (int i = 0; i < 100; i++)
                 assertThat(passes(h, event("c", "id" + i, T0 + 1_000))).isFalse();
@@ -326,17 +334,29 @@ class DropDuplicatesTest {
         }
     }
 
-    /** Ids, redeliveries and watermarks at random through filters of one bucket, a few, and the default size. */
-    @ParameterizedTest(name = "slots={0}")
-    @ValueSource(ints = {16, 64, DropDuplicates.FILTER_SLOTS})
-    void everyFilterSizeDropsExactlyTheRedeliveriesWithinTheHorizon(int slots) throws Exception {
+    /**
+     * Ids, redeliveries and watermarks at random through filters of one bucket, a few, and the default size, with
+     * one write held, a few, and the default number, and a snapshot and restore now and then.
+     */
+    @ParameterizedTest(name = "slots={0} held={1}")
+    @CsvSource({"16, 1", "64, 7", DropDuplicates.FILTER_SLOTS + ", " + DropDuplicates.WRITES_HELD})
+    void everyFilterSizeDropsExactlyTheRedeliveriesWithinTheHorizon(int slots, int held) throws Exception {
         java.util.SplittableRandom random = new java.util.SplittableRandom(slots);
         java.util.Map<String, Long> forgetAt = new java.util.HashMap<>();
-        try (var h = harness(new DropDuplicates(HORIZON, slots), true)) {
+        var h = harness(new DropDuplicates(HORIZON, slots, held), true);
+        try {
             h.open();
             long watermark = T0 - 1;
             h.processWatermark(new Watermark(watermark));
             for (int step = 0; step < 5_000; step++) {
+                if (random.nextInt(1_000) == 0) {
+                    OperatorSubtaskState snapshot = h.snapshot(step, step);
+                    h.close();
+                    h = harness(new DropDuplicates(HORIZON, slots, held), true);
+                    h.initializeState(snapshot);
+                    h.open();
+                    h.processWatermark(new Watermark(watermark));
+                }
                 if (random.nextInt(50) == 0) {
                     watermark += random.nextInt(20_000);
                     h.processWatermark(new Watermark(watermark));
@@ -350,6 +370,8 @@ class DropDuplicatesTest {
                         .isEqualTo(first);
                 if (first) forgetAt.put(DropDuplicates.keyOf(e), e.ts + HORIZON);
             }
+        } finally {
+            h.close();
         }
     }
 
