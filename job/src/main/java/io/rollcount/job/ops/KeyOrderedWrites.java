@@ -25,12 +25,13 @@ final class KeyOrderedWrites {
         void write(String key, long value) throws Exception;
     }
 
-    /** A held write: the key's group, the key and its value. */
-    private record Write(int group, String key, long value) {}
+    /** A held write: the key's group and length (the order's first two parts, in one long), the key and its value. */
+    private record Write(long groupAndLength, String key, long value) {}
 
-    private static final Comparator<Write> KEY_ORDER = Comparator.comparingInt(Write::group)
-            .thenComparingInt(w -> w.key.length())
-            .thenComparing(Write::key);
+    private static final Comparator<Write> KEY_ORDER = (a, b) -> {
+        int c = Long.compare(a.groupAndLength, b.groupAndLength);
+        return c != 0 ? c : a.key.compareTo(b.key);
+    };
 
     private final int maxParallelism;
     private final Write[] writes;
@@ -58,11 +59,12 @@ final class KeyOrderedWrites {
         int at = slotOf(key);
         if (index[at] != 0) {
             Write w = writes[index[at] - 1];
-            writes[index[at] - 1] = new Write(w.group, key, value);
+            writes[index[at] - 1] = new Write(w.groupAndLength, key, value);
             return;
         }
         if (isFull()) throw new IllegalStateException("full: write out first");
-        writes[size] = new Write(KeyGroupRangeAssignment.assignToKeyGroup(key, maxParallelism), key, value);
+        long group = KeyGroupRangeAssignment.assignToKeyGroup(key, maxParallelism);
+        writes[size] = new Write(group << 32 | key.length(), key, value);
         index[at] = ++size;
     }
 
