@@ -13,7 +13,9 @@ import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
  * in an order as good as any, which only makes them slower).
  *
  * <p>Layout: the held writes in an array in arrival order, a key's latest value replacing its earlier one, and an
- * open-addressing index of their positions by the key's hash, twice as many slots as writes. Bounds: at most
+ * open-addressing index of their positions by the key's hash, at least twice as many slots as writes; {@link
+ * #writeTo} orders them by key group in a second array (a counting sort over the groups) and sorts each group's
+ * writes, a few hundred where a subtask holds tens of thousands, by length and key. Bounds: at most
  * {@code capacity} writes, the caller writing them out when {@link #isFull}; their keys stay referenced until then.
  *
  * <p>Not thread-safe: the owning operator's task thread.
@@ -25,18 +27,24 @@ final class KeyOrderedWrites {
         void write(String key, long value) throws Exception;
     }
 
-    /** A held write: the key's group and length (the order's first two parts, in one long), the key and its value. */
-    private record Write(long groupAndLength, String key, long value) {}
+    /** A held write: the key's group, the key and its value. */
+    private record Write(int group, String key, long value) {}
 
-    private static final Comparator<Write> KEY_ORDER = (a, b) -> {
-        int c = Long.compare(a.groupAndLength, b.groupAndLength);
+    /** The order within a key group. */
+    private static final Comparator<Write> LENGTH_THEN_KEY = (a, b) -> {
+        int c = Integer.compare(a.key.length(), b.key.length());
         return c != 0 ? c : a.key.compareTo(b.key);
     };
 
     private final int maxParallelism;
+    /** The held writes in arrival order. */
     private final Write[] writes;
     /** Positions in {@link #writes} plus one, by the key's hash; 0 is free. */
     private final int[] index;
+    /** {@link #writeTo}'s: the writes by key group, and where each group starts there. */
+    private final Write[] ordered;
+
+    private final int[] groupStarts;
 
     private int size;
 
@@ -46,6 +54,8 @@ final class KeyOrderedWrites {
         this.maxParallelism = maxParallelism;
         this.writes = new Write[capacity];
         this.index = new int[Integer.highestOneBit(capacity) << 2];
+        this.ordered = new Write[capacity];
+        this.groupStarts = new int[maxParallelism + 1];
     }
 
     /** The value held for {@code key}, or {@code null} if none is held (the state has the latest). */
@@ -59,12 +69,11 @@ final class KeyOrderedWrites {
         int at = slotOf(key);
         if (index[at] != 0) {
             Write w = writes[index[at] - 1];
-            writes[index[at] - 1] = new Write(w.groupAndLength, key, value);
+            writes[index[at] - 1] = new Write(w.group, key, value);
             return;
         }
         if (isFull()) throw new IllegalStateException("full: write out first");
-        long group = KeyGroupRangeAssignment.assignToKeyGroup(key, maxParallelism);
-        writes[size] = new Write(group << 32 | key.length(), key, value);
+        writes[size] = new Write(KeyGroupRangeAssignment.assignToKeyGroup(key, maxParallelism), key, value);
         index[at] = ++size;
     }
 
@@ -80,13 +89,31 @@ final class KeyOrderedWrites {
 
     /** Writes every held value to {@code target}, in key order, and holds none. */
     void writeTo(Target target) throws Exception {
-        Arrays.sort(writes, 0, size, KEY_ORDER);
+        orderByGroup();
+        for (int g = 0; g < maxParallelism; g++) {
+            int from = groupStarts[g];
+            int to = groupStarts[g + 1];
+            if (to - from > 1) Arrays.sort(ordered, from, to, LENGTH_THEN_KEY);
+        }
         for (int i = 0; i < size; i++) {
-            target.write(writes[i].key, writes[i].value);
+            target.write(ordered[i].key, ordered[i].value);
+            ordered[i] = null;
             writes[i] = null;
         }
         size = 0;
         Arrays.fill(index, 0);
+    }
+
+    /** Puts the writes into {@link #ordered} by key group (a counting sort), each group's start in {@link #groupStarts}. */
+    private void orderByGroup() {
+        Arrays.fill(groupStarts, 0);
+        for (int i = 0; i < size; i++) groupStarts[writes[i].group + 1]++;
+        for (int g = 0; g < maxParallelism; g++) groupStarts[g + 1] += groupStarts[g];
+        // each group's end, counted down to its start
+        for (int i = size - 1; i >= 0; i--) ordered[--groupStarts[writes[i].group + 1]] = writes[i];
+        // now groupStarts[g + 1] is group g's start: shift down by one
+        System.arraycopy(groupStarts, 1, groupStarts, 0, maxParallelism);
+        groupStarts[maxParallelism] = size;
     }
 
     /** The index slot of {@code key}: the one that holds it, or the free one where it goes. */
