@@ -1,11 +1,8 @@
 package io.rollcount.job.ops;
 
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.Comparator;
 import java.util.Map;
 import java.util.TreeMap;
-import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 
 /**
  * When the counters of one {@link CountPerCounter} subtask are next due (a window closes or its allowed
@@ -27,10 +24,6 @@ import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 final class DueIndex {
     /** One counter due at a time. */
     record Entry(long at, String id) {}
-
-    /** The order of {@code StringSerializer}'s bytes: length, then characters. */
-    static final Comparator<String> SERIALIZED_ORDER =
-            Comparator.comparingInt(String::length).thenComparing(Comparator.naturalOrder());
 
     private final TreeMap<Long, ArrayList<String>> byTime = new TreeMap<>();
     /** The key groups of the keyed state backend (its maximum parallelism), which lead every RocksDB key. */
@@ -64,7 +57,7 @@ final class DueIndex {
             Map.Entry<Long, ArrayList<String>> first = byTime.firstEntry();
             if (first == null || first.getKey() > watermark) return null;
             byTime.pollFirstEntry();
-            draining = inKeyOrder(first.getValue(), keyGroups);
+            draining = RocksDbKeyOrder.sorted(first.getValue(), keyGroups);
             drainingAt = first.getKey();
             next = 0;
         }
@@ -73,29 +66,5 @@ final class DueIndex {
     /** Entries listed (ids may repeat). */
     long size() {
         return size;
-    }
-
-    /**
-     * The ids in the order of their state in RocksDB: key group first (a sort of primitive longs, key group
-     * above the position), then {@link #SERIALIZED_ORDER} within each key group.
-     */
-    static String[] inKeyOrder(ArrayList<String> ids, int keyGroups) {
-        int n = ids.size();
-        long[] order = new long[n];
-        for (int i = 0; i < n; i++) {
-            long group = KeyGroupRangeAssignment.assignToKeyGroup(ids.get(i), keyGroups);
-            order[i] = group << 32 | i;
-        }
-        Arrays.sort(order);
-        String[] sorted = new String[n];
-        int from = 0;
-        for (int i = 0; i < n; i++) {
-            sorted[i] = ids.get((int) order[i]);
-            if (i + 1 == n || order[i + 1] >>> 32 != order[i] >>> 32) {
-                Arrays.sort(sorted, from, i + 1, SERIALIZED_ORDER);
-                from = i + 1;
-            }
-        }
-        return sorted;
     }
 }
