@@ -8,8 +8,9 @@ import java.util.Arrays;
  * writes in arrival order each search it from the top (a put of a new key in a large memtable costs several cache
  * misses; in key order most of the search is skipped). The order is {@link RocksDbKeyOrder}'s.
  *
- * <p>Layout: the held keys and values in two arrays in arrival order, a key's latest value replacing its earlier
- * one, and an open-addressing index of their positions by the key's hash, at least twice as many slots as writes.
+ * <p>Layout: the held writes (key and value) in an array in arrival order, a key's latest value replacing its
+ * earlier one, and an open-addressing index of their positions by the key's hash, at least twice as many slots as
+ * writes.
  * Bounds: at most
  * {@code capacity} writes, the caller writing them out when {@link #isFull}; their keys stay referenced until then.
  *
@@ -22,12 +23,25 @@ final class KeyOrderedWrites {
         void write(String key, long value) throws Exception;
     }
 
-    private final int keyGroups;
-    /** The held keys and their values, in arrival order. */
-    private final String[] keys;
+    /** A held write. */
+    private static final class Write {
+        final String key;
+        long value;
 
-    private final long[] values;
-    /** Positions in {@link #keys} plus one, by the key's hash; 0 is free. */
+        Write(String key, long value) {
+            this.key = key;
+            this.value = value;
+        }
+
+        String key() {
+            return key;
+        }
+    }
+
+    private final int keyGroups;
+    /** The held writes, in arrival order. */
+    private final Write[] writes;
+    /** Positions in {@link #writes} plus one, by the key's hash; 0 is free. */
     private final int[] index;
 
     private int size;
@@ -36,33 +50,31 @@ final class KeyOrderedWrites {
     KeyOrderedWrites(int capacity, int keyGroups) {
         if (capacity < 1) throw new IllegalArgumentException("capacity must be at least 1, got " + capacity);
         this.keyGroups = keyGroups;
-        this.keys = new String[capacity];
-        this.values = new long[capacity];
+        this.writes = new Write[capacity];
         this.index = new int[Integer.highestOneBit(capacity) << 2];
     }
 
     /** The value held for {@code key}, or {@code null} if none is held (the state has the latest). */
     Long get(String key) {
         int p = index[slotOf(key)];
-        return p == 0 ? null : values[p - 1];
+        return p == 0 ? null : writes[p - 1].value;
     }
 
     /** Holds {@code value} for {@code key} in place of any held before; the caller writes out first if full. */
     void put(String key, long value) {
         int at = slotOf(key);
         if (index[at] != 0) {
-            values[index[at] - 1] = value;
+            writes[index[at] - 1].value = value;
             return;
         }
         if (isFull()) throw new IllegalStateException("full: write out first");
-        keys[size] = key;
-        values[size] = value;
+        writes[size] = new Write(key, value);
         index[at] = ++size;
     }
 
     /** Whether another key would not fit. */
     boolean isFull() {
-        return size == keys.length;
+        return size == writes.length;
     }
 
     /** The writes held. */
@@ -72,9 +84,8 @@ final class KeyOrderedWrites {
 
     /** Writes every held value to {@code target}, in key order, and holds none. */
     void writeTo(Target target) throws Exception {
-        for (String key : RocksDbKeyOrder.sorted(Arrays.asList(keys).subList(0, size), keyGroups))
-            target.write(key, values[index[slotOf(key)] - 1]);
-        Arrays.fill(keys, 0, size, null);
+        for (Write w : RocksDbKeyOrder.sorted(writes, size, Write::key, keyGroups)) target.write(w.key, w.value);
+        Arrays.fill(writes, 0, size, null);
         Arrays.fill(index, 0);
         size = 0;
     }
@@ -84,7 +95,7 @@ final class KeyOrderedWrites {
         int mask = index.length - 1;
         for (int at = mix(key.hashCode()) & mask; ; at = (at + 1) & mask) {
             int p = index[at];
-            if (p == 0 || keys[p - 1].equals(key)) return at;
+            if (p == 0 || writes[p - 1].key.equals(key)) return at;
         }
     }
 
