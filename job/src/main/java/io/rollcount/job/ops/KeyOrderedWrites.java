@@ -10,9 +10,8 @@ import java.util.Arrays;
  *
  * <p>Layout: the held writes (key and value) in an array in arrival order, a key's latest value replacing its
  * earlier one, and an open-addressing index of their positions by the key's hash, at least twice as many slots as
- * writes.
- * Bounds: at most
- * {@code capacity} writes, the caller writing them out when {@link #isFull}; their keys stay referenced until then.
+ * writes. Bounds: at most {@code capacity} writes, the caller writing them out when {@link #isFull}; their keys
+ * stay referenced until then.
  *
  * <p>Not thread-safe: the owning operator's task thread.
  */
@@ -31,10 +30,6 @@ final class KeyOrderedWrites {
         Write(String key, long value) {
             this.key = key;
             this.value = value;
-        }
-
-        String key() {
-            return key;
         }
     }
 
@@ -84,7 +79,7 @@ final class KeyOrderedWrites {
 
     /** Writes every held value to {@code target}, in key order, and holds none. */
     void writeTo(Target target) throws Exception {
-        for (Write w : RocksDbKeyOrder.sorted(writes, size, Write::key, keyGroups)) target.write(w.key, w.value);
+        for (Write w : RocksDbKeyOrder.sorted(writes, size, w -> w.key, keyGroups)) target.write(w.key, w.value);
         Arrays.fill(writes, 0, size, null);
         Arrays.fill(index, 0);
         size = 0;
