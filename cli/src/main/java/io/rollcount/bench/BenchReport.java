@@ -24,11 +24,12 @@ final class BenchReport {
      * The run's job CPU per event by kind of thread ({@link ThreadCpu}): a line for people and a
      * {@code RESULT <benchmark>} line with {@code total_us_per_event=}, {@code covered=} (the share of the
      * job's CPU the kinds account for) and one {@code <kind>=} field per kind of at least 0.05 us per event.
-     * Nothing where the threads could not be read (not Linux).
+     * Nothing where the threads could not be read (not Linux). {@code first}: fields (name, value, ...) that go
+     * before them, such as the size of the run.
      */
-    void threads(String benchmark, BenchCluster.Run run, long events) {
+    void threads(String benchmark, BenchCluster.Run run, long events, String... first) {
         if (run.threadCpuNanos.isEmpty() || Double.isNaN(run.jobCpuSeconds)) return;
-        List<String> pairs = new ArrayList<>();
+        List<String> pairs = new ArrayList<>(List.of(first));
         pairs.add("total_us_per_event");
         pairs.add(us(run.jobCpuSeconds * 1e6 / events));
         pairs.add("covered");

@@ -32,7 +32,7 @@ import redis.clients.jedis.Jedis;
  * closes while the events are read).
  *
  * <p>Figures ({@link TailFigures}): job CPU per event ({@link JobCpu}, first event to end of input, as
- * {@code bench growth}); keyed-state reads of count-per-counter per event and its due visits per counter per hour
+ * {@code bench growth}), and by kind of thread ({@link BenchReport#threads}); keyed-state reads of count-per-counter per event and its due visits per counter per hour
  * of event time, from the operator's own metrics {@value RollcountMetrics#COUNTER_STATE_READS} and
  * {@value RollcountMetrics#DUE_VISITS} (exact counts, not sampled; a read of a counter found on the operator's heap
  * is no read); the longest checkpoint triggered after the sources passed the first hour's boundary of event time
@@ -190,6 +190,8 @@ final class TailBench {
                 track.describe(longest),
                 o.kafkaTopicRollups,
                 rollups);
+        new BenchReport(out)
+                .threads("bench.tail.threads", run, ev.count, "counters", String.valueOf(schedule.counters()));
         return new TailFigures(
                 schedule.counters(),
                 ev.count,
