@@ -94,4 +94,14 @@ class ClusterSettingsTest {
         cluster.set(jobs, 8);
         assertThat(effective(cluster).get(jobs)).isEqualTo(8);
     }
+
+    @Test
+    void lz4AtEveryLevelUnlessTheClusterSetsItsOwn() {
+        var levels = org.apache.flink.state.rocksdb.RocksDBConfigurableOptions.COMPRESSION_PER_LEVEL;
+        assertThat(effective(new Configuration()).get(levels))
+                .containsExactly(org.rocksdb.CompressionType.LZ4_COMPRESSION);
+        Configuration cluster = new Configuration();
+        cluster.set(levels, java.util.List.of(org.rocksdb.CompressionType.ZSTD_COMPRESSION));
+        assertThat(effective(cluster).get(levels)).containsExactly(org.rocksdb.CompressionType.ZSTD_COMPRESSION);
+    }
 }

@@ -45,6 +45,8 @@ class MemtableBloomFiltersTest {
             assertThat(dedup).containsPattern("memtable_prefix_bloom_size_ratio=0\\.0050*\\b");
             assertThat(dedup).containsPattern("filter_policy=bloomfilter");
             assertThat(dedup).contains("partition_filters=true");
+            // the job's compression reaches RocksDB (FlinkSettings.COMPRESSION)
+            assertThat(dedup).contains("compression_per_level=kLZ4Compression");
         }
     }
 
