@@ -16,15 +16,21 @@ import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
 /**
- * {@code bench growth --scenario tail} at a small size, against the real Redis and its own Kafka broker: one
- * RESULT bench.tail line with every field, the figures measured (not their values: a size of seconds on a shared
- * machine), and the rollups committed on counter-rollups.
+ * {@code bench growth --scenario tail} at a small size, against the real Redis and its own Kafka broker: a
+ * RESULT bench.tail.threads line with the counting thread's CPU, then one RESULT bench.tail line with every field,
+ * the figures measured (not their values: a size of seconds on a shared machine), and the rollups committed on
+ * counter-rollups.
  */
 class GrowthTailIT {
     private static final Pattern RESULT = Pattern.compile("RESULT bench\\.tail counters=50000 events=(\\d+)"
             + " job_us=([0-9.]+) rocksdb_reads_per_event=([0-9.]+) visits_per_counter_hour=([0-9.]+)"
             + " checkpoint_ms=(-?\\d+) checkpoint_bytes=(-?\\d+) redis_us=([0-9.]+) redis_bytes_per_counter=(-?\\d+)"
             + " redis=written");
+    /** The job's CPU by kind of thread, before the size's figures; the counting thread is always there. */
+    private static final Pattern THREADS = Pattern.compile(
+            "^RESULT bench\\.tail\\.threads counters=50000 total_us_per_event=([0-9.]+) covered=[0-9.]+ .*"
+                    + "\\bcount_per_count=([0-9.]+)");
+
     private static final Pattern ROLLUPS = Pattern.compile("rollups on counter-rollups: (\\d+) records");
 
     @Test
@@ -42,9 +48,15 @@ class GrowthTailIT {
         List<String> results = Arrays.stream(text.split("\n"))
                 .filter(l -> l.startsWith("RESULT "))
                 .toList();
-        assertThat(results).as(text).hasSize(1);
-        Matcher m = RESULT.matcher(results.get(0));
-        assertThat(m.matches()).as(results.get(0)).isTrue();
+        assertThat(results).as(text).hasSize(2);
+        Matcher threads = THREADS.matcher(results.get(0));
+        assertThat(threads.find()).as(results.get(0)).isTrue();
+        assertThat(Double.parseDouble(threads.group(1)))
+                .as("total_us_per_event")
+                .isPositive();
+        assertThat(Double.parseDouble(threads.group(2))).as("count_per_count").isPositive();
+        Matcher m = RESULT.matcher(results.get(1));
+        assertThat(m.matches()).as(results.get(1)).isTrue();
         assertThat(Long.parseLong(m.group(1))).isEqualTo(new TailSchedule(50_000, 1.5, 2, 2).events());
         assertThat(Double.parseDouble(m.group(2))).as("job_us").isPositive();
         assertThat(Double.parseDouble(m.group(3))).as("rocksdb_reads_per_event").isPositive();
