@@ -49,6 +49,12 @@ public final class CounterUpdate {
     public final boolean negative;
     /** USERS: the users, distinct. */
     public final String[] users;
+    /**
+     * USERS: the Redis HyperLogLog hash of each of {@link #users} where the counting operator had them, else
+     * null. Not serialized (a deserialized update has none) and not part of {@link #equals}: the Redis sink
+     * hashes users itself where it needs hashes and finds none.
+     */
+    public final long[] userHashes;
     /** SKETCH: the HyperLogLog's bytes as Redis stores them. */
     public final byte[] sketch;
     /** The window's absolute expiry (epoch ms: its end plus its retention), the same for every update of it; 0: none. */
@@ -63,6 +69,7 @@ public final class CounterUpdate {
             long events,
             boolean negative,
             String[] users,
+            long[] userHashes,
             byte[] sketch,
             long expireAtMillis) {
         this.kind = kind;
@@ -73,35 +80,47 @@ public final class CounterUpdate {
         this.events = events;
         this.negative = negative;
         this.users = users;
+        this.userHashes = userHashes;
         this.sketch = sketch;
         this.expireAtMillis = expireAtMillis;
     }
 
     /** The counter's all-time total (no expiry). */
     public static CounterUpdate total(String counter, long value, long events, boolean negative) {
-        return new CounterUpdate(COUNT, counter, null, NO_WINDOW, value, events, negative, null, null, 0);
+        return new CounterUpdate(COUNT, counter, null, NO_WINDOW, value, events, negative, null, null, null, 0);
     }
 
     /** The sum of the counter's window of {@code r} starting at {@code start}. */
     public static CounterUpdate window(
             String counter, Resolution r, long start, long value, long events, boolean negative, long expireAtMillis) {
-        return new CounterUpdate(COUNT, counter, r, start, value, events, negative, null, null, expireAtMillis);
+        return new CounterUpdate(COUNT, counter, r, start, value, events, negative, null, null, null, expireAtMillis);
     }
 
     /** Users seen in the counter's window of {@code r} starting at {@code start}. */
     public static CounterUpdate windowUsers(
             String counter, Resolution r, long start, String[] users, long expireAtMillis) {
-        return new CounterUpdate(USERS, counter, r, start, 0, 0, false, users, null, expireAtMillis);
+        return windowUsers(counter, r, start, users, null, expireAtMillis);
+    }
+
+    /** Users seen in the window, with their Redis HyperLogLog hashes ({@link #userHashes}). */
+    public static CounterUpdate windowUsers(
+            String counter, Resolution r, long start, String[] users, long[] hashes, long expireAtMillis) {
+        return new CounterUpdate(USERS, counter, r, start, 0, 0, false, users, hashes, null, expireAtMillis);
     }
 
     /** Users seen by the counter, for its all-time uniques (no expiry). */
     public static CounterUpdate allTimeUsers(String counter, String[] users) {
-        return new CounterUpdate(USERS, counter, null, NO_WINDOW, 0, 0, false, users, null, 0);
+        return allTimeUsers(counter, users, null);
+    }
+
+    /** Users seen by the counter, with their Redis HyperLogLog hashes ({@link #userHashes}). */
+    public static CounterUpdate allTimeUsers(String counter, String[] users, long[] hashes) {
+        return new CounterUpdate(USERS, counter, null, NO_WINDOW, 0, 0, false, users, hashes, null, 0);
     }
 
     /** The whole unique-users sketch of the counter's window of {@code r} starting at {@code start}. */
     public static CounterUpdate sketch(String counter, Resolution r, long start, byte[] sketch, long expireAtMillis) {
-        return new CounterUpdate(SKETCH, counter, r, start, 0, 0, false, null, sketch, expireAtMillis);
+        return new CounterUpdate(SKETCH, counter, r, start, 0, 0, false, null, null, sketch, expireAtMillis);
     }
 
     /** Whether this is the all-time total or all-time uniques (no window). */
@@ -206,7 +225,8 @@ public final class CounterUpdate {
                 }
                 default -> throw new IOException("unknown counter update kind " + kind);
             }
-            return new CounterUpdate(kind, counter, r, start, value, events, negative, users, sketch, in.readLong());
+            return new CounterUpdate(
+                    kind, counter, r, start, value, events, negative, users, null, sketch, in.readLong());
         }
 
         @Override

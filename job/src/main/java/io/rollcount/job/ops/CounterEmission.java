@@ -119,7 +119,10 @@ final class CounterEmission {
         return n;
     }
 
-    /** The partial's users: emitted at once, and added to the sketches of its 1h and 1d windows. */
+    /**
+     * The partial's users: emitted at once with their Redis HyperLogLog hashes (hashed once here, for the
+     * sketches and the Redis sink's buffer), and added to the sketches of its 1h and 1d windows.
+     */
     void users(CachedCounter c, PartialSum p) throws Exception {
         CounterState s = c.state;
         NamespacePolicy policy = c.policy;
@@ -127,17 +130,20 @@ final class CounterEmission {
         for (Resolution r : UNIQUE_RESOLUTIONS) {
             if (!policy.uniques(r)) continue;
             long start = r.windowStart(p.bucket);
-            emit(CounterUpdate.windowUsers(c.id, r, start, p.users, policy.expireAtMillis(r, start)));
+            if (hashes == null) hashes = hashes(p.users);
+            emit(CounterUpdate.windowUsers(c.id, r, start, p.users, hashes, policy.expireAtMillis(r, start)));
             // The sketch in state serves the rollups' uniques of the window: kept only where its window sum is.
             if (!policy.keeps(r)) continue;
             int i = s.find(r, start);
             // a window's sketch exists only once it has had users: a first user's window is not read for one
             boolean mayExist = s.has(i, CounterState.HAS_USERS);
             s.set(i, CounterState.HAS_USERS);
-            if (hashes == null) hashes = hashes(p.users);
             store.addHashes(c, sketchName(c, r, start), hashes, mayExist);
         }
-        if (policy.uniquesAll()) emit(CounterUpdate.allTimeUsers(c.id, p.users));
+        if (policy.uniquesAll()) {
+            if (hashes == null) hashes = hashes(p.users);
+            emit(CounterUpdate.allTimeUsers(c.id, p.users, hashes));
+        }
     }
 
     /** Drops the sketch of window {@code i}, if it has one (the window is final). */

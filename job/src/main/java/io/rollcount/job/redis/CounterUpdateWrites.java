@@ -47,13 +47,14 @@ public final class CounterUpdateWrites implements MapFunction<CounterUpdate, Red
                         u.allTime() ? 0 : u.expireAtMillis);
             }
             case CounterUpdate.USERS ->
-                u.allTime()
-                        ? RedisWrite.users(base + RedisKeys.UNIQUES_ALL, u.users, RedisWrite.NO_WINDOW, 0)
-                        : RedisWrite.users(
-                                base + RedisKeys.uniquesSuffix(u.resolution, u.windowStart),
-                                u.users,
-                                u.windowStart,
-                                u.expireAtMillis);
+                (u.allTime()
+                                ? RedisWrite.users(base + RedisKeys.UNIQUES_ALL, u.users, RedisWrite.NO_WINDOW, 0)
+                                : RedisWrite.users(
+                                        base + RedisKeys.uniquesSuffix(u.resolution, u.windowStart),
+                                        u.users,
+                                        u.windowStart,
+                                        u.expireAtMillis))
+                        .withUserHashes(u.userHashes);
             case CounterUpdate.SKETCH ->
                 RedisWrite.sketch(
                         base + RedisKeys.uniquesSuffix(u.resolution, u.windowStart),

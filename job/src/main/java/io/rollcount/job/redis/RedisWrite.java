@@ -76,6 +76,11 @@ public class RedisWrite {
     public long windowStart = NO_WINDOW;
     /** USERS: the distinct users to PFADD. */
     public String[] users;
+    /**
+     * USERS: the Redis HyperLogLog hash of each of {@link #users}, where the writer had them ({@link
+     * #withUserHashes}), else null; not serialized and not part of {@link #equals}.
+     */
+    public long[] userHashes;
     /** ZSET: members and their scores, best first. */
     public String[] members;
 
@@ -119,6 +124,12 @@ public class RedisWrite {
         w.windowStart = windowStart;
         w.expireAtMillis = expireAtMillis;
         return w;
+    }
+
+    /** This write, with {@code hashes} as its users' Redis HyperLogLog hashes ({@link #userHashes}). */
+    public RedisWrite withUserHashes(long[] hashes) {
+        userHashes = hashes;
+        return this;
     }
 
     public static RedisWrite sketch(String key, byte[] sketch, long windowStart, long expireAtMillis) {

@@ -3,6 +3,7 @@ package io.rollcount.job.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rollcount.job.redis.internal.RedisWriteBuffer;
+import io.rollcount.sketches.RedisHyperLogLog;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -91,5 +92,55 @@ class RedisWriteBufferTest {
         buffer.add(RedisWrite.count("rc:{a}:1m:60", "rc:{a}:_v:1m:60", 3, 3, true, 60_000, 1)
                 .restoringMissing());
         assertThat(buffer.drain().get(0).restoresMissing).isTrue();
+    }
+
+    @Test
+    void usersOfOneRedisHyperLogLogHashGoOutOnceAndHashesGivenOrNotAgree() {
+        // two users whose hashes are equal set the same register of Redis's HyperLogLog: one of them is sent
+        RedisWriteBuffer buffer = new RedisWriteBuffer();
+        buffer.add(RedisWrite.users("rc:{a}:u:all", new String[] {"u1", "u2"}, RedisWrite.NO_WINDOW, 0)
+                .withUserHashes(new long[] {7, 9}));
+        buffer.add(RedisWrite.users("rc:{a}:u:all", new String[] {"u3", "u2", "u4"}, RedisWrite.NO_WINDOW, 0)
+                .withUserHashes(new long[] {7, 9, 0}));
+        assertThat(buffer.drain().get(0).users).containsExactly("u1", "u2", "u4");
+
+        // without hashes the buffer hashes as Redis does: the same users go out as with Redis's hashes given
+        String[] first = {"alice", "bob"};
+        String[] second = {"bob", "carol", "alice", "dave"};
+        buffer.add(RedisWrite.users("rc:{b}:u:all", first, RedisWrite.NO_WINDOW, 0));
+        buffer.add(RedisWrite.users("rc:{b}:u:all", second, RedisWrite.NO_WINDOW, 0));
+        buffer.add(
+                RedisWrite.users("rc:{c}:u:all", first, RedisWrite.NO_WINDOW, 0).withUserHashes(redisHashes(first)));
+        buffer.add(RedisWrite.users("rc:{c}:u:all", second, RedisWrite.NO_WINDOW, 0)
+                .withUserHashes(redisHashes(second)));
+        List<RedisWrite> out = buffer.drain();
+        assertThat(out.get(0).users).containsExactly("alice", "bob", "carol", "dave");
+        assertThat(out.get(1).users).containsExactly(out.get(0).users);
+    }
+
+    @Test
+    void writesAreHeldAsTheyCameAndACoalescedUsersKeyGoesOutAsANewWrite() {
+        RedisWriteBuffer buffer = new RedisWriteBuffer();
+        RedisWrite count = RedisWrite.count("rc:{a}:total", "rc:{a}:_v:total", 3, 3, true, RedisWrite.NO_WINDOW, 0);
+        RedisWrite once = RedisWrite.users("rc:{a}:u:all", new String[] {"u1"}, RedisWrite.NO_WINDOW, 0);
+        String[] firstUsers = {"u1", "u2"};
+        RedisWrite first = RedisWrite.users("rc:{b}:u:1h:0", firstUsers, 0, 3_600_000);
+        RedisWrite second = RedisWrite.users("rc:{b}:u:1h:0", new String[] {"u3"}, 0, 3_600_000);
+        for (RedisWrite w : List.of(count, once, first, second)) buffer.add(w);
+        List<RedisWrite> out = buffer.drain();
+        assertThat(out.get(0)).isSameAs(count);
+        assertThat(out.get(1)).isSameAs(once);
+        RedisWrite merged = out.get(2);
+        assertThat(merged).isNotSameAs(first).isNotSameAs(second);
+        assertThat(merged.users).containsExactly("u1", "u2", "u3");
+        assertThat(merged.windowStart).isZero();
+        assertThat(merged.expireAtMillis).isEqualTo(3_600_000);
+        assertThat(first.users).isSameAs(firstUsers).containsExactly("u1", "u2");
+    }
+
+    private static long[] redisHashes(String[] users) {
+        long[] out = new long[users.length];
+        for (int i = 0; i < users.length; i++) out[i] = RedisHyperLogLog.hash(users[i]);
+        return out;
     }
 }

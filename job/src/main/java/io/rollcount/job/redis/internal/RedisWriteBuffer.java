@@ -1,8 +1,9 @@
 package io.rollcount.job.redis.internal;
 
 import io.rollcount.job.redis.RedisWrite;
+import io.rollcount.sketches.RedisHyperLogLog;
 import java.util.ArrayList;
-import java.util.HashSet;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -12,20 +13,58 @@ import java.util.Map;
  * the latest state of each key once per flush instead of every intermediate value:
  * <ul>
  *   <li>COUNT: the write with the highest version (the last one on a tie);
- *   <li>USERS: the set of distinct users of every write of the key since its last flush (one {@code PFADD});
+ *   <li>USERS: the users of every write of the key since its last flush, one per Redis HyperLogLog hash
+ *       (one {@code PFADD}; see {@link DistinctUsers});
  *   <li>MAX: the largest value;
  *   <li>ZSET: the write with the highest version (the last one on a tie);
  *   <li>SKETCH: the last one (a later sketch of the same window holds every user of an earlier one); held
  *       apart from the key's USERS, as a {@code PFMERGE} and a {@code PFADD} commute.
  * </ul>
  * {@link #drain} gives the writes in the order of their keys' first write, MAX writes (the watermark) last.
+ *
+ * <p>A write is held as it came (writes are not changed once emitted); the buffer builds a new one only
+ * for a USERS key written more than once.
  */
 public final class RedisWriteBuffer {
 
     private static final class Entry {
         RedisWrite write;
         /** USERS: the distinct users of the key's writes once it has a second one; null while it has one. */
-        HashSet<String> users;
+        DistinctUsers users;
+    }
+
+    /**
+     * A USERS key's users, one per Redis HyperLogLog hash (MurmurHash64A of the user's UTF-8 bytes, seed
+     * 0xadc83b19, as {@code PFADD} hashes it): Redis sets the register and count a user's hash gives, so two
+     * users of one hash change a HyperLogLog exactly as either alone does, and sending one is exact. The hashes
+     * sit in a {@link LongHashSet} (no node per user), the users in an array in the order first seen.
+     */
+    static final class DistinctUsers {
+        private final LongHashSet hashes;
+        private String[] users;
+        private int size;
+
+        DistinctUsers(int expected) {
+            hashes = new LongHashSet(expected);
+            users = new String[Math.max(4, expected)];
+        }
+
+        /** Adds the users of a write ({@code hashes} theirs, or null); returns the bytes of those added. */
+        long addAll(String[] more, long[] moreHashes) {
+            long added = 0;
+            for (int i = 0; i < more.length; i++) {
+                long h = moreHashes != null ? moreHashes[i] : RedisHyperLogLog.hash(more[i]);
+                if (!hashes.add(h)) continue;
+                if (size == users.length) users = Arrays.copyOf(users, size * 2);
+                users[size++] = more[i];
+                added += bytesOf(more[i]);
+            }
+            return added;
+        }
+
+        String[] toArray() {
+            return Arrays.copyOf(users, size);
+        }
     }
 
     private Map<String, Entry> byKey = new LinkedHashMap<>();
@@ -52,14 +91,14 @@ public final class RedisWriteBuffer {
         return c;
     }
 
-    /** Adds {@code w} (copied: the caller may reuse its object; its arrays are read, never changed). */
+    /** Adds {@code w}, held as it is: the caller does not change it afterwards (its arrays are read, never changed). */
     public void add(RedisWrite w) {
         validate(w);
         String slot = w.kind == RedisWrite.SKETCH ? "\0" + w.key : w.key;
         Entry fresh = new Entry();
         Entry e = byKey.putIfAbsent(slot, fresh); // one lookup: most keys are new in a flush
         if (e == null) {
-            fresh.write = copy(w);
+            fresh.write = w;
             if (w.kind == RedisWrite.USERS) {
                 bytes += bytesOf(w.users);
             } else if (w.kind == RedisWrite.ZSET) {
@@ -77,17 +116,17 @@ public final class RedisWriteBuffer {
         coalesced++;
         switch (w.kind) {
             case RedisWrite.COUNT -> {
-                if (w.version >= old.version) e.write = copy(w);
+                if (w.version >= old.version) e.write = w;
             }
             case RedisWrite.MAX -> {
-                if (w.value > old.value) e.write = copy(w);
+                if (w.value > old.value) e.write = w;
             }
-            case RedisWrite.USERS -> addUsers(e, w.users);
-            case RedisWrite.SKETCH -> e.write = copy(w);
+            case RedisWrite.USERS -> addUsers(e, w);
+            case RedisWrite.SKETCH -> e.write = w;
             case RedisWrite.ZSET -> {
                 if (w.version >= old.version) {
                     bytes += sizeOf(w) - sizeOf(old);
-                    e.write = copy(w);
+                    e.write = w;
                 }
             }
             default -> throw new IllegalArgumentException("unknown RedisWrite kind " + w.kind + " for key " + w.key);
@@ -98,20 +137,14 @@ public final class RedisWriteBuffer {
      * A second write of a USERS key: the set of both starts here, from the first write's array (held as it
      * came while the key had one write, which is most keys: a set per key cost more than its users).
      */
-    private void addUsers(Entry e, String[] users) {
+    private void addUsers(Entry e, RedisWrite w) {
         if (e.users == null) {
-            String[] first = e.write.users;
-            e.users = new HashSet<>(Math.max(4, (first.length + users.length) * 2));
-            bytes -= bytesOf(first);
-            addDistinct(e.users, first);
+            RedisWrite first = e.write;
+            e.users = new DistinctUsers((first.users.length + w.users.length) * 2);
+            bytes -= bytesOf(first.users);
+            bytes += e.users.addAll(first.users, first.userHashes);
         }
-        addDistinct(e.users, users);
-    }
-
-    private void addDistinct(HashSet<String> set, String[] users) {
-        for (String u : users) {
-            if (set.add(u)) bytes += bytesOf(u);
-        }
+        bytes += e.users.addAll(w.users, w.userHashes);
     }
 
     /** Empties the buffer: every key's write once, in the order of the keys' first write, MAX writes last. */
@@ -120,7 +153,7 @@ public final class RedisWriteBuffer {
         List<RedisWrite> last = new ArrayList<>(1);
         for (Entry e : byKey.values()) {
             RedisWrite w = e.write;
-            if (w.kind == RedisWrite.USERS && e.users != null) w.users = e.users.toArray(new String[0]);
+            if (e.users != null) w = RedisWrite.users(w.key, e.users.toArray(), w.windowStart, w.expireAtMillis);
             (w.kind == RedisWrite.MAX ? last : out).add(w);
         }
         out.addAll(last);
@@ -199,23 +232,5 @@ public final class RedisWriteBuffer {
 
     private static long bytesOf(String s) {
         return s.length() + 16;
-    }
-
-    private static RedisWrite copy(RedisWrite w) {
-        RedisWrite c = new RedisWrite();
-        c.kind = w.kind;
-        c.key = w.key;
-        c.versionKey = w.versionKey;
-        c.value = w.value;
-        c.version = w.version;
-        c.monotone = w.monotone;
-        c.restoresMissing = w.restoresMissing;
-        c.expireAtMillis = w.expireAtMillis;
-        c.windowStart = w.windowStart;
-        c.users = w.users;
-        c.members = w.members;
-        c.scores = w.scores;
-        c.sketch = w.sketch;
-        return c;
     }
 }
