@@ -31,17 +31,17 @@ import redis.clients.jedis.Jedis;
  * counter per hour of event time by default, two hours of event time, so every 5 s, 1 m, 5 m and 1 h window
  * closes while the events are read).
  *
- * <p>Figures ({@link TailFigures}): job CPU per event ({@link JobCpu}, first event to end of input, as
- * {@code bench growth}), and by kind of thread ({@link BenchReport#threads}); keyed-state reads of count-per-counter per event and its due visits per counter per hour
- * of event time, from the operator's own metrics {@value RollcountMetrics#COUNTER_STATE_READS} and
- * {@value RollcountMetrics#DUE_VISITS} (exact counts, not sampled; a read of a counter found on the operator's heap
- * is no read); the longest checkpoint triggered after the sources passed the first hour's boundary of event time
- * (the hour's windows closing: every counter touched in it due) and completed while the events were read (not
- * held by the end of input's drain of every window), with the bytes it uploaded (its incremental size) and where
- * its slowest subtask's time went; where a run of seconds took none there, the longest completed while they were read;
- * Redis's CPU per event ({@code INFO cpu}) and {@code used_memory} growth per counter over the run. A size whose
- * Redis keys would not fit ({@link RedisRoom}), or every size with {@code --no-redis}, discards the Redis writes
- * instead (its Redis figures -1, {@code redis=discarded}).
+ * <p>Figures ({@link TailFigures}): job CPU per event ({@link JobCpu}, first event to end of input, as {@code bench
+ * growth}), and by kind of thread ({@link BenchReport#threads}); keyed-state reads of count-per-counter per event
+ * and its due visits per counter per hour of event time, from the operator's own metrics {@value
+ * RollcountMetrics#COUNTER_STATE_READS} and {@value RollcountMetrics#DUE_VISITS} (exact counts, not sampled; a read
+ * of a counter found on the operator's heap is no read); the longest checkpoint triggered after the sources passed
+ * the first hour's boundary of event time (the hour's windows closing: every counter touched in it due) and
+ * completed while the events were read (not held by the end of input's drain of every window), with the bytes it
+ * uploaded (its incremental size) and where its slowest subtask's time went; where a run of seconds took none
+ * there, the longest completed while they were read; Redis's CPU per event ({@code INFO cpu}) and {@code
+ * used_memory} growth per counter over the run. A size whose Redis keys would not fit ({@link RedisRoom}), or every
+ * size with {@code --no-redis}, discards the Redis writes instead (its Redis figures -1, {@code redis=discarded}).
  */
 final class TailBench {
     private final List<Long> sizes;

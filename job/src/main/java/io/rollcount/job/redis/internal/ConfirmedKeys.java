@@ -6,8 +6,9 @@ import io.rollcount.sketches.RedisHyperLogLog;
  * The keys a {@link MarkGuard} no longer guards: those where one guarded write was applied (Redis was not
  * ahead of this writer), kept as 64-bit hashes of the key (MurmurHash64A of its UTF-8 bytes) in a
  * {@link LongHashSet}. It holds at most {@code maxKeys} keys: beyond, a further key is not added and simply
- * stays guarded, which costs a script call per write of it but never correctness. Two keys with the same hash would let the second go unguarded:
- * at 64 bits and a few million keys, a chance of about 10^-6 over a writer's life.
+ * stays guarded, which costs a script call per write of it but never correctness. Two keys with the same hash
+ * would let the second go unguarded: at 64 bits and a few million keys, a chance of about 10^-6 over a
+ * writer's life.
  */
 public final class ConfirmedKeys {
     private final LongHashSet hashes = new LongHashSet(512);

@@ -9,8 +9,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The writes a {@code RedisSinkWriter} holds (on the task's mailbox thread) between flushes, coalesced per key, so that Redis receives
- * the latest state of each key once per flush instead of every intermediate value:
+ * The writes a {@code RedisSinkWriter} holds (on the task's mailbox thread) between flushes, coalesced per key,
+ * so that Redis receives the latest state of each key once per flush instead of every intermediate value:
  * <ul>
  *   <li>COUNT: the write with the highest version (the last one on a tie);
  *   <li>USERS: the users of every write of the key since its last flush, one per Redis HyperLogLog hash
