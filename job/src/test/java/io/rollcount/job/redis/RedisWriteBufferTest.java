@@ -1,6 +1,7 @@
 package io.rollcount.job.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.rollcount.job.redis.internal.RedisWriteBuffer;
 import io.rollcount.sketches.RedisHyperLogLog;
@@ -116,6 +117,12 @@ class RedisWriteBufferTest {
         List<RedisWrite> out = buffer.drain();
         assertThat(out.get(0).users).containsExactly("alice", "bob", "carol", "dave");
         assertThat(out.get(1).users).containsExactly(out.get(0).users);
+
+        // hashes that do not match the users one for one are refused, not trusted
+        assertThatThrownBy(() -> buffer.add(RedisWrite.users("rc:{d}:u:all", first, RedisWrite.NO_WINDOW, 0)
+                        .withUserHashes(new long[] {1})))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("USERS write with 2 users but 1 hashes for key rc:{d}:u:all");
     }
 
     @Test

@@ -32,8 +32,8 @@ public final class ConfirmedKeys {
 
     /** Adds the hash unless the set is full; returns whether it is in the set now. */
     public boolean add(long h) {
-        if (hashes.contains(h)) return true;
-        if (hashes.size() >= maxKeys) return false;
-        return hashes.add(h);
+        if (hashes.size() >= maxKeys) return hashes.contains(h);
+        hashes.add(h);
+        return true;
     }
 }

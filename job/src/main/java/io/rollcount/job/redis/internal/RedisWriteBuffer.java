@@ -201,6 +201,9 @@ public final class RedisWriteBuffer {
             case RedisWrite.USERS -> {
                 if (w.users == null || w.users.length == 0)
                     throw new IllegalArgumentException("USERS write without users for key " + w.key);
+                if (w.userHashes != null && w.userHashes.length != w.users.length)
+                    throw new IllegalArgumentException("USERS write with " + w.users.length + " users but "
+                            + w.userHashes.length + " hashes for key " + w.key);
             }
             case RedisWrite.ZSET -> {
                 int n = w.members == null ? 0 : w.members.length;
