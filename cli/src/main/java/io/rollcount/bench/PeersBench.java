@@ -75,8 +75,8 @@ final class PeersBench {
         BenchEvents warm =
                 runs.events(workload, Math.max(warmup, JobBench.PARALLELISM)).withEventIdOnEvery();
         out.printf(
-                "bench peers: %s, %,d events per variant after a warm-up of %,d, %d round(s), Kafka mode (broker in a child JVM), parallelism %d, Redis %s prefix %s%n",
-                workload, ev.count, warmup, rounds, JobBench.PARALLELISM, runs.redisUrl, runs.prefix);
+                "bench peers: %s, %,d events per variant after a warm-up of %,d, users from %,d, %d round(s), Kafka mode (broker in a child JVM), parallelism %d, Redis %s prefix %s%n",
+                workload, ev.count, warmup, ev.users, rounds, JobBench.PARALLELISM, runs.redisUrl, runs.prefix);
         Set<String> sample = ExactSums.sampleCounters(ev, SAMPLE_COUNTERS);
         Map<String, Long> expected = ExactSums.expected(ev, sample, runs.keys);
         long distinct = BenchRuns.distinctCounters(ev);

@@ -51,6 +51,14 @@ final class PeersCommand implements Callable<Integer> {
     int rounds;
 
     @Option(
+            names = "--users",
+            defaultValue = "100000",
+            paramLabel = "N",
+            description =
+                    "Distinct users the events draw theirs from, uniformly (default: ${DEFAULT-VALUE}; fewer: more repeat users per counter).")
+    int users;
+
+    @Option(
             names = "--redis",
             paramLabel = "URL",
             description = "Redis to write to (default: $ROLLCOUNT_REDIS or redis://127.0.0.1:6379).")
@@ -67,6 +75,7 @@ final class PeersCommand implements Callable<Integer> {
         if (events < 1_000 || events > 1_000_000_000L) throw usage("--events must be between 1000 and 1000000000");
         if (warmup < 0 || warmup > 1_000_000_000L) throw usage("--warmup must be between 0 and 1000000000");
         if (rounds < 1 || rounds > 20) throw usage("--rounds must be between 1 and 20");
+        if (users < 1 || users > 100_000_000) throw usage("--users must be between 1 and 100000000");
         String url = redis != null ? redis : System.getenv().getOrDefault("ROLLCOUNT_REDIS", "redis://127.0.0.1:6379");
         Path dir = workDir != null
                 ? workDir
@@ -74,15 +83,23 @@ final class PeersCommand implements Callable<Integer> {
                         ".rollcount",
                         "bench",
                         "peers-" + ProcessHandle.current().pid());
-        run(workload, events, warmup, rounds, url, dir.toAbsolutePath(), System.out);
+        run(workload, events, warmup, rounds, users, url, dir.toAbsolutePath(), System.out);
         return 0;
     }
 
     /** The benchmark with these settings, its lines to {@code out}; {@code dir} is deleted at the end. */
-    static void run(Workload workload, long events, long warmup, int rounds, String redisUrl, Path dir, PrintStream out)
+    static void run(
+            Workload workload,
+            long events,
+            long warmup,
+            int rounds,
+            int users,
+            String redisUrl,
+            Path dir,
+            PrintStream out)
             throws Exception {
         JobBench.Size size =
-                new JobBench.Size("peers", events, 1_000_000, 100_000, rounds, 0, events, 0, 0, 50_000, warmup);
+                new JobBench.Size("peers", events, 1_000_000, users, rounds, 0, events, 0, 0, 50_000, warmup);
         BenchRuns runs = new BenchRuns(size, redisUrl, dir, out);
         long started = System.nanoTime();
         try {

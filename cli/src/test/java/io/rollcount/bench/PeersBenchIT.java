@@ -24,7 +24,7 @@ class PeersBenchIT {
     void everyVariantRunsAndTheExactOnesAreExact(@TempDir Path dir) throws Exception {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         PrintStream out = new PrintStream(bytes, true, StandardCharsets.UTF_8);
-        PeersCommand.run(Workload.zipf, 3_000, 500, 1, RedisTestSupport.SHARED_URL, dir.resolve("work"), out);
+        PeersCommand.run(Workload.zipf, 3_000, 500, 1, 100_000, RedisTestSupport.SHARED_URL, dir.resolve("work"), out);
         String text = bytes.toString(StandardCharsets.UTF_8);
         List<String> results = Arrays.stream(text.split("\n"))
                 .filter(l -> l.startsWith("RESULT "))
