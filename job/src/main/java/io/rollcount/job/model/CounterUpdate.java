@@ -37,7 +37,7 @@ public final class CounterUpdate {
 
     public final byte kind;
     public final String counter;
-    /** The window's resolution; null for the all-time total (COUNT) and the all-time uniques (USERS). */
+    /** The window's resolution; null for the all-time total (COUNT) and the all-time uniques (USERS, SKETCH). */
     public final Resolution resolution;
     /** Start of the window, epoch ms, or {@link #NO_WINDOW}. */
     public final long windowStart;
@@ -121,6 +121,11 @@ public final class CounterUpdate {
     /** The whole unique-users sketch of the counter's window of {@code r} starting at {@code start}. */
     public static CounterUpdate sketch(String counter, Resolution r, long start, byte[] sketch, long expireAtMillis) {
         return new CounterUpdate(SKETCH, counter, r, start, 0, 0, false, null, null, sketch, expireAtMillis);
+    }
+
+    /** The bytes of a window's sketch, merged into the all-time uniques (a rebuild after a loss of Redis's data). */
+    public static CounterUpdate allTimeSketch(String counter, byte[] sketch) {
+        return new CounterUpdate(SKETCH, counter, null, NO_WINDOW, 0, 0, false, null, null, sketch, 0);
     }
 
     /** Whether this is the all-time total or all-time uniques (no window). */

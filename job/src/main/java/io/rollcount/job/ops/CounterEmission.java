@@ -18,10 +18,23 @@ import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
  * top-K entry of a window that closes, everything it holds for a rebuild of Redis, and its users. The flags
  * of {@link CounterState} say what is still to emit; emitting clears them.
  *
- * <p>The users of each partial sum go out at once (USERS of its 1h and 1d windows and of all time; the sink's
- * buffer gathers them per key until its next flush, which comes before every checkpoint barrier, so no user
- * waits in the operator's state), and go into the 1h and 1d sketches kept for the {@code uniques} of the
- * rollups: in keyed state, named {@code <res>:<start ms>}, only where the window's sum is kept.
+ * <p>The users of each partial sum go into the 1h and 1d sketches kept for the {@code uniques} of the rollups (in
+ * keyed state, named {@code <res>:<start ms>}, only where the window's sum is kept) and go out at once (USERS of
+ * its 1h and 1d windows and of all time; the sink's buffer gathers them per key until its next flush, which comes
+ * before every checkpoint barrier, so no user waits in the operator's state). A user goes to a key only where it
+ * can change the key's HyperLogLog, which is exact because the key holds at least every register of a sketch
+ * kept here:
+ * <ul>
+ *   <li>to a window's key where the window's sketch is kept, only if it raised a register of that sketch (the
+ *       key has received every user that did; a user that raised none sets no register of the key higher);
+ *   <li>to {@code u:all}, only if it raised a register of its 1d window's sketch (of its 1h window's where no
+ *       1d sketch is kept): every such user went to {@code u:all} too, so {@code u:all} holds every register
+ *       of that sketch;
+ *   <li>to every key where no sketch is kept to decide.
+ * </ul>
+ * Redis holds what the sink flushed before each checkpoint completed, so a restore keeps this true (a replay
+ * sends again what raised a restored sketch). A loss of Redis's data breaks it until the rebuild of the lost
+ * keys ({@link #everything}), which merges every sketch held into its window's key and into {@code u:all}.
  */
 final class CounterEmission {
     private static final Resolution[] UNIQUE_RESOLUTIONS = {Resolution.H1, Resolution.D1};
@@ -93,8 +106,8 @@ final class CounterEmission {
     /**
      * Everything Redis shows of the counter {@code id} (the current key) as the operator holds it: the total,
      * every window it keeps (open, closed within the allowed lateness, final and not dropped yet) and the
-     * sketches of its 1h and 1d windows. Read from the heap if the counter is there, else from keyed state
-     * (without caching it). Returns how many updates it emitted (one key each).
+     * sketches of its 1h and 1d windows, merged into {@code u:all} too. Read from the heap if the counter is
+     * there, else from keyed state (without caching it). Returns how many updates it emitted (one key each).
      */
     int everything(String id) throws Exception {
         CachedCounter c = store.cached(id);
@@ -113,6 +126,11 @@ final class CounterEmission {
                 if (bytes != null) {
                     emit(CounterUpdate.sketch(id, r, start, bytes, policy.expireAtMillis(r, start)));
                     n++;
+                    // u:all holds every register of the sketches kept (see the class comment)
+                    if (policy.uniquesAll()) {
+                        emit(CounterUpdate.allTimeSketch(id, bytes));
+                        n++;
+                    }
                 }
             }
         }
@@ -120,30 +138,62 @@ final class CounterEmission {
     }
 
     /**
-     * The partial's users: emitted at once with their Redis HyperLogLog hashes (hashed once here, for the
-     * sketches and the Redis sink's buffer), and added to the sketches of its 1h and 1d windows.
+     * The partial's users, hashed once here (for the sketches and the Redis sink's buffer): added to the sketches
+     * of its 1h and 1d windows and emitted at once, each to a key only where it may change that key's
+     * HyperLogLog (see the class comment).
      */
     void users(CachedCounter c, PartialSum p) throws Exception {
         CounterState s = c.state;
         NamespacePolicy policy = c.policy;
-        long[] hashes = null;
+        long[] hashes = hashes(p.users);
+        // which users raised a register of the 1h and of the 1d window's sketch: null where none is kept
+        boolean[] raisedHour = null;
+        boolean[] raisedDay = null;
         for (Resolution r : UNIQUE_RESOLUTIONS) {
             if (!policy.uniques(r)) continue;
             long start = r.windowStart(p.bucket);
-            if (hashes == null) hashes = hashes(p.users);
-            emit(CounterUpdate.windowUsers(c.id, r, start, p.users, hashes, policy.expireAtMillis(r, start)));
+            long expireAt = policy.expireAtMillis(r, start);
             // The sketch in state serves the rollups' uniques of the window: kept only where its window sum is.
-            if (!policy.keeps(r)) continue;
+            if (!policy.keeps(r)) {
+                emit(CounterUpdate.windowUsers(c.id, r, start, p.users, hashes, expireAt));
+                continue;
+            }
             int i = s.find(r, start);
             // a window's sketch exists only once it has had users: a first user's window is not read for one
             boolean mayExist = s.has(i, CounterState.HAS_USERS);
             s.set(i, CounterState.HAS_USERS);
-            store.addHashes(c, sketchName(c, r, start), hashes, mayExist);
+            boolean[] raised = store.addHashes(c, sketchName(c, r, start), hashes, mayExist);
+            emitRaised(c, r, start, expireAt, p.users, hashes, raised);
+            if (r == Resolution.D1) raisedDay = raised;
+            else raisedHour = raised;
         }
-        if (policy.uniquesAll()) {
-            if (hashes == null) hashes = hashes(p.users);
-            emit(CounterUpdate.allTimeUsers(c.id, p.users, hashes));
+        if (!policy.uniquesAll()) return;
+        boolean[] raised = raisedDay != null ? raisedDay : raisedHour;
+        if (raised == null) emit(CounterUpdate.allTimeUsers(c.id, p.users, hashes));
+        else emitRaised(c, null, CounterUpdate.NO_WINDOW, 0, p.users, hashes, raised);
+    }
+
+    /** The users that raised a register ({@code raised}) to the window's key, or to {@code u:all} ({@code r} null). */
+    private void emitRaised(
+            CachedCounter c, Resolution r, long start, long expireAt, String[] users, long[] hashes, boolean[] raised) {
+        int n = 0;
+        for (boolean b : raised) if (b) n++;
+        if (n == 0) return;
+        String[] u = users;
+        long[] h = hashes;
+        if (n < users.length) {
+            u = new String[n];
+            h = new long[n];
+            for (int j = 0, k = 0; j < users.length; j++) {
+                if (!raised[j]) continue;
+                u[k] = users[j];
+                h[k++] = hashes[j];
+            }
         }
+        emit(
+                r == null
+                        ? CounterUpdate.allTimeUsers(c.id, u, h)
+                        : CounterUpdate.windowUsers(c.id, r, start, u, h, expireAt));
     }
 
     /** Drops the sketch of window {@code i}, if it has one (the window is final). */

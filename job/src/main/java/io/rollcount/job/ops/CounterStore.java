@@ -300,21 +300,27 @@ final class CounterStore {
     }
 
     /**
-     * Adds the hashes to the counter's sketch {@code name}, created if absent. {@code mayExist} false: the
-     * owner knows the counter has no such sketch (its window never had users), so keyed state is not read.
+     * Adds the hashes to the counter's sketch {@code name}, created if absent, and returns which of them raised
+     * one of its registers ({@code raised[j]} for {@code hashes[j]}). {@code mayExist} false: the owner knows the
+     * counter has no such sketch (its window never had users), so keyed state is not read.
      */
-    void addHashes(CachedCounter c, String name, long[] hashes, boolean mayExist) throws Exception {
+    boolean[] addHashes(CachedCounter c, String name, long[] hashes, boolean mayExist) throws Exception {
         RedisHyperLogLog hll = mayExist ? sketch(c, name) : c.sketches.get(name);
         boolean changed = hll == null;
         if (hll == null) {
             hll = new RedisHyperLogLog();
             c.sketches.put(name, hll);
         }
-        for (long h : hashes) changed |= hll.addHash(h);
+        boolean[] raised = new boolean[hashes.length];
+        for (int j = 0; j < hashes.length; j++) {
+            raised[j] = hll.addHash(hashes[j]);
+            changed |= raised[j];
+        }
         if (changed) {
             c.unstoredSketches.add(name);
             c.weightStale = true;
         }
+        return raised;
     }
 
     /** Drops the counter's sketch {@code name}, from the heap and from keyed state. */

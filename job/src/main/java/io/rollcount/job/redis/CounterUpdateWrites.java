@@ -8,7 +8,8 @@ import org.apache.flink.api.common.functions.MapFunction;
  * (contract section 3): a count to {@code P:{C}:total} or {@code P:{C}:<res>:<start>}, with its version key
  * {@code P:{C}:_v:<suffix>}, monotone while no negative delta went in (see {@link RedisWrite#COUNT}); users
  * to {@code P:{C}:u:<res>:<start>} or {@code P:{C}:u:all} ({@code PFADD}); a sketch to
- * {@code P:{C}:u:<res>:<start>} ({@code PFMERGE}). Windows keep the expiry the update carries.
+ * {@code P:{C}:u:<res>:<start>} or {@code P:{C}:u:all} ({@code PFMERGE}). Windows keep the expiry the update
+ * carries.
  *
  * <p>Chained between the counting operator and the Redis sink (no shuffle, and the update is not copied),
  * as {@link TopListWrites} is for the sorted sets. The updates of one counter come together (a flush
@@ -56,11 +57,13 @@ public final class CounterUpdateWrites implements MapFunction<CounterUpdate, Red
                                         u.expireAtMillis))
                         .withUserHashes(u.userHashes);
             case CounterUpdate.SKETCH ->
-                RedisWrite.sketch(
-                        base + RedisKeys.uniquesSuffix(u.resolution, u.windowStart),
-                        u.sketch,
-                        u.windowStart,
-                        u.expireAtMillis);
+                u.allTime()
+                        ? RedisWrite.sketch(base + RedisKeys.UNIQUES_ALL, u.sketch, RedisWrite.NO_WINDOW, 0)
+                        : RedisWrite.sketch(
+                                base + RedisKeys.uniquesSuffix(u.resolution, u.windowStart),
+                                u.sketch,
+                                u.windowStart,
+                                u.expireAtMillis);
             default -> throw new IllegalArgumentException("unknown counter update kind " + u.kind + ": " + u);
         };
     }

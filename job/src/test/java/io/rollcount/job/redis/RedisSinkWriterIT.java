@@ -403,6 +403,31 @@ class RedisSinkWriterIT {
         assertThat(redis.pttl(wm)).isEqualTo(-1L);
     }
 
+    /**
+     * A rebuild's sketches of a counter's windows (two 1d windows in one flush) merged into {@code u:all}: it
+     * keeps the users PFADDed to it and gains theirs, with no expiry.
+     */
+    @Test
+    void sketchesMergeIntoUAllBesideItsUsersWithoutExpiry() throws Exception {
+        String all = keys.uniquesAll("s");
+        String scratch = prefix + ":_scratch";
+        write(users(all, RedisWrite.NO_WINDOW, 0, "user-0", "user-1", "user-999"));
+        writer.write(RedisWrite.sketch(all, sketchOf(scratch, 0, 300), RedisWrite.NO_WINDOW, 0), null);
+        writer.write(RedisWrite.sketch(all, sketchOf(scratch, 200, 600), RedisWrite.NO_WINDOW, 0), null);
+        writer.flush(false);
+        String ref = prefix + ":_ref";
+        String[] expected = new String[601];
+        for (int i = 0; i < 600; i++) expected[i] = "user-" + i;
+        expected[600] = "user-999";
+        redis.pfadd(ref, expected);
+        assertThat(redis.pfcount(all)).isEqualTo(redis.pfcount(ref));
+        assertThat(redis.pexpireTime(all)).isEqualTo(-1L);
+        assertThat(redis.exists(RedisKeys.stagingKeyOf(all)))
+                .as("the staging key, dropped")
+                .isFalse();
+        redis.del(ref);
+    }
+
     private byte[] sketchOf(String scratch, int from, int to) {
         String[] users = new String[to - from];
         for (int i = from; i < to; i++) users[i - from] = "user-" + i;

@@ -65,6 +65,35 @@ class RedisWriteBufferTest {
     }
 
     @Test
+    void sketchesOfOneKeyGoOutAsOneOfEveryRegistersLargestValue() {
+        RedisHyperLogLog day1 = new RedisHyperLogLog();
+        RedisHyperLogLog day2 = new RedisHyperLogLog();
+        RedisHyperLogLog both = new RedisHyperLogLog();
+        for (int i = 0; i < 3_000; i++) {
+            (i % 2 == 0 ? day1 : day2).add("u" + i);
+            both.add("u" + i);
+        }
+        RedisWriteBuffer buffer = new RedisWriteBuffer();
+        buffer.add(RedisWrite.sketch("rc:{a}:u:all", day1.toRedisBytes(), RedisWrite.NO_WINDOW, 0));
+        buffer.add(RedisWrite.users("rc:{a}:u:all", new String[] {"u1"}, RedisWrite.NO_WINDOW, 0));
+        buffer.add(RedisWrite.sketch("rc:{a}:u:all", day2.toRedisBytes(), RedisWrite.NO_WINDOW, 0));
+        long bytes = buffer.bytes();
+        List<RedisWrite> out = buffer.drain();
+        assertThat(out).hasSize(2);
+        RedisWrite sketch = out.stream()
+                .filter(w -> w.kind == RedisWrite.SKETCH)
+                .findFirst()
+                .orElseThrow();
+        RedisHyperLogLog merged = RedisHyperLogLog.fromRedisBytes(sketch.sketch);
+        for (int r = 0; r < RedisHyperLogLog.REGISTERS; r++) {
+            assertThat(merged.register(r)).as("register " + r).isEqualTo(both.register(r));
+        }
+        assertThat(sketch.windowStart).isEqualTo(RedisWrite.NO_WINDOW);
+        assertThat(sketch.expireAtMillis).isZero();
+        assertThat(bytes).isEqualTo(2 + 16 + sketch.sketch.length);
+    }
+
+    @Test
     void aKeyWrittenOnceKeepsItsUsersAndTheBytesCountTheSameEitherWay() {
         RedisWriteBuffer buffer = new RedisWriteBuffer();
         buffer.add(RedisWrite.users("rc:{a}:u:all", new String[] {"u1", "u22"}, RedisWrite.NO_WINDOW, 0));

@@ -17,7 +17,7 @@ import java.util.Map;
  *       (one {@code PFADD}; see {@link DistinctUsers});
  *   <li>MAX: the largest value;
  *   <li>ZSET: the write with the highest version (the last one on a tie);
- *   <li>SKETCH: the last one (a later sketch of the same window holds every user of an earlier one); held
+ *   <li>SKETCH: one sketch of every register's largest value (what {@code PFMERGE} of each would leave); held
  *       apart from the key's USERS, as a {@code PFMERGE} and a {@code PFADD} commute.
  * </ul>
  * {@link #drain} gives the writes in the order of their keys' first write, MAX writes (the watermark) last.
@@ -122,7 +122,10 @@ public final class RedisWriteBuffer {
                 if (w.value > old.value) e.write = w;
             }
             case RedisWrite.USERS -> addUsers(e, w);
-            case RedisWrite.SKETCH -> e.write = w;
+            case RedisWrite.SKETCH -> {
+                e.write = mergedSketch(old, w);
+                bytes += e.write.sketch.length - old.sketch.length;
+            }
             case RedisWrite.ZSET -> {
                 if (w.version >= old.version) {
                     bytes += sizeOf(w) - sizeOf(old);
@@ -187,6 +190,13 @@ public final class RedisWriteBuffer {
         int close = key.indexOf('}', open + 1);
         if (close < 0 || close == open + 1) return null;
         return key.substring(open + 1, close);
+    }
+
+    /** One SKETCH write of both sketches' registers, each its larger value, as the later write. */
+    private static RedisWrite mergedSketch(RedisWrite earlier, RedisWrite later) {
+        RedisHyperLogLog merged = RedisHyperLogLog.fromRedisBytes(later.sketch);
+        merged.merge(RedisHyperLogLog.fromRedisBytes(earlier.sketch));
+        return RedisWrite.sketch(later.key, merged.toRedisBytes(), later.windowStart, later.expireAtMillis);
     }
 
     private static void validate(RedisWrite w) {
