@@ -43,12 +43,17 @@ class CountPerCounterHarnessTest {
 
     private static KeyedOneInputStreamOperatorTestHarness<String, PartialSum, CounterUpdate> harness(
             long cacheBytes, boolean rocksdb) throws Exception {
-        var h = new KeyedOneInputStreamOperatorTestHarness<>(
+        return harness(
                 new CountPerCounter(CountPerCounterSettings.of(LATENESS, 1_000)
                         .withCacheBytes(cacheBytes)
                         .withSliceMillis(Long.MAX_VALUE)),
-                (PartialSum p) -> p.counter,
-                Types.STRING);
+                rocksdb);
+    }
+
+    /** {@code op} in a harness keyed by counter, on RocksDB or on the heap. */
+    static KeyedOneInputStreamOperatorTestHarness<String, PartialSum, CounterUpdate> harness(
+            CountPerCounter op, boolean rocksdb) throws Exception {
+        var h = new KeyedOneInputStreamOperatorTestHarness<>(op, (PartialSum p) -> p.counter, Types.STRING);
         if (rocksdb) h.setStateBackend(new EmbeddedRocksDBStateBackend());
         return h;
     }
@@ -66,8 +71,7 @@ class CountPerCounterHarnessTest {
     }
 
     /** The updates emitted since the last call, in order; the output is cleared. */
-    private static List<CounterUpdate> take(
-            KeyedOneInputStreamOperatorTestHarness<String, PartialSum, CounterUpdate> h) {
+    static List<CounterUpdate> take(KeyedOneInputStreamOperatorTestHarness<String, PartialSum, CounterUpdate> h) {
         List<CounterUpdate> out = new ArrayList<>();
         for (Object o : h.getOutput()) if (o instanceof StreamRecord<?> r) out.add((CounterUpdate) r.getValue());
         h.getOutput().clear();

@@ -13,10 +13,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
-import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
-import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -41,14 +38,12 @@ class CounterEmissionTest {
 
     private static KeyedOneInputStreamOperatorTestHarness<String, PartialSum, CounterUpdate> harness(boolean rocksdb)
             throws Exception {
-        var h = new KeyedOneInputStreamOperatorTestHarness<>(
-                new CountPerCounter(CountPerCounterSettings.of(60_000, 1_000)
-                        .withPolicies(POLICIES)
-                        .withSliceMillis(Long.MAX_VALUE)),
-                (PartialSum p) -> p.counter,
-                Types.STRING);
-        if (rocksdb) h.setStateBackend(new EmbeddedRocksDBStateBackend());
-        return h;
+        return CountPerCounterHarnessTest.harness(counting(), rocksdb);
+    }
+
+    private static CountPerCounter counting() {
+        return new CountPerCounter(
+                CountPerCounterSettings.of(60_000, 1_000).withPolicies(POLICIES).withSliceMillis(Long.MAX_VALUE));
     }
 
     private static void send(
@@ -74,10 +69,7 @@ class CounterEmissionTest {
 
     private static List<CounterUpdate> take(
             KeyedOneInputStreamOperatorTestHarness<String, PartialSum, CounterUpdate> h) {
-        List<CounterUpdate> out = new ArrayList<>();
-        for (Object o : h.getOutput()) if (o instanceof StreamRecord<?> r) out.add((CounterUpdate) r.getValue());
-        h.getOutput().clear();
-        return out;
+        return CountPerCounterHarnessTest.take(h);
     }
 
     private static String key(CounterUpdate u) {
@@ -233,14 +225,7 @@ class CounterEmissionTest {
     @ValueSource(booleans = {false, true})
     void aRebuildAfterALossMergesEverySketchIntoItsWindowsKeyAndIntoUAll(boolean rocksdb) throws Exception {
         OneLoss loss = new OneLoss();
-        var h = new KeyedOneInputStreamOperatorTestHarness<>(
-                new CountPerCounter(CountPerCounterSettings.of(60_000, 1_000)
-                                .withPolicies(POLICIES)
-                                .withSliceMillis(Long.MAX_VALUE))
-                        .rebuildingAfterLoss(loss, null),
-                (PartialSum p) -> p.counter,
-                Types.STRING);
-        if (rocksdb) h.setStateBackend(new EmbeddedRocksDBStateBackend());
+        var h = CountPerCounterHarnessTest.harness(counting().rebuildingAfterLoss(loss, null), rocksdb);
         try (h) {
             h.open();
             send(h, "b", DAY + 1_000, "u1", "u2");
