@@ -9,6 +9,7 @@ import io.rollcount.sketches.Hashing;
 import java.time.Duration;
 import java.util.Iterator;
 import java.util.List;
+import java.util.function.LongSupplier;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.apache.flink.api.common.accumulators.LongCounter;
@@ -38,10 +39,12 @@ import org.slf4j.LoggerFactory;
  * with the watermark when the pair is seen again (event time, so that a backfill deduplicates as the live
  * run did). No timer and no delete per pair: a pair past its time is simply overwritten when seen again,
  * and the state of pairs never seen again is dropped by RocksDB's compaction through Flink's state TTL,
- * {@value #TTL_HORIZONS} horizons of wall-clock time after it was written. So the job remembers an
- * event_id exactly within the horizon as long as its event time lags the wall clock by less than one
- * horizon (a job stopped for longer than that may count a redelivery of an event from before the stop
- * twice); the state holds about two horizons of pairs.
+ * {@value #TTL_HORIZONS} horizons of the job's running time after it was written. Flink's TTL counts wall-clock
+ * time, stops included, so the TTL is two horizons plus the stops that a pair within it may have lived through
+ * ({@link JobStops}: from each snapshot's wall-clock time to the restore that follows it). So the job remembers
+ * an event_id exactly within the horizon as long as its event time lags its running time by less than one
+ * horizon, however long it was stopped; the state holds about two horizons of pairs, more for two horizons
+ * after a long stop.
  *
  * <p>Most events carry an id never seen, and a lookup in RocksDB costs more than the rest of the operator: an
  * {@link ExpiringIdFilter} of {@value #FILTER_SLOTS} slots ({@value #FILTER_MIB} MiB of heap per subtask) in
@@ -70,7 +73,7 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
     private static final long serialVersionUID = 1L;
     private static final Logger LOG = LoggerFactory.getLogger(DropDuplicates.class);
 
-    /** The state TTL, in horizons of wall-clock time. */
+    /** The state TTL, in horizons of the job's running time. */
     static final int TTL_HORIZONS = 2;
 
     /** The filter's slots per subtask. */
@@ -119,6 +122,10 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
     private transient long maxForgetAt;
 
     private transient ListState<Long> maxForgetAtState;
+    /** The wall-clock stops of the job and the TTL they make; restored in initializeState, measured in open. */
+    private transient JobStops stops;
+    /** The operator's processing time, set by {@link #operator}; null elsewhere. */
+    private transient LongSupplier wallClock;
     /** Whether the log said that the filter is full. */
     private transient boolean saidFull;
     /** Keyed-state reads of pairs ({@link RollcountMetrics#DEDUP_STATE_READS}). */
@@ -172,7 +179,14 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
     @Override
     public void open(OpenContext ctx) {
         ValueStateDescriptor<Long> descriptor = new ValueStateDescriptor<>(FORGET_AT, Types.LONG);
-        long ttl = horizonMillis > Long.MAX_VALUE / TTL_HORIZONS ? Long.MAX_VALUE : horizonMillis * TTL_HORIZONS;
+        long running = horizonMillis > Long.MAX_VALUE / TTL_HORIZONS ? Long.MAX_VALUE : horizonMillis * TTL_HORIZONS;
+        long ttl = stops.restart(wallClock(), running);
+        if (ttl > running && getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() == 0)
+            LOG.info(
+                    "drop-duplicates: the job stood still for {} ms of the last {} ms; event ids are kept that long"
+                            + " (two horizons of running time)",
+                    ttl - running,
+                    ttl);
         descriptor.enableTimeToLive(StateTtlConfig.newBuilder(Duration.ofMillis(ttl))
                 .updateTtlOnCreateAndWrite()
                 .returnExpiredIfNotCleanedUp() // the event-time check below decides; the TTL only bounds the space
@@ -229,6 +243,7 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
                 ctx.getOperatorStateStore().getUnionListState(new ListStateDescriptor<>("max-forget-at", Types.LONG));
         legacyUntil = NONE;
         restored = ctx.isRestored();
+        stops = JobStops.restore(ctx.getOperatorStateStore());
         // a restored state without the list (the earlier version's): unknown until rebuild() reads it
         maxForgetAt = restored ? Long.MAX_VALUE : Long.MIN_VALUE;
         if (!restored) return;
@@ -251,6 +266,17 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
         if (held != null && held.size() > 0) held.writeTo(this::put);
         legacyUntilState.update(List.of(legacyUntil));
         maxForgetAtState.update(List.of(maxForgetAt));
+        stops.snapshot(wallClock());
+    }
+
+    /** The wall clock of Flink's state TTL: the operator's processing time, or the system's outside {@link #operator}. */
+    private long wallClock() {
+        return wallClock == null ? System.currentTimeMillis() : wallClock.getAsLong();
+    }
+
+    /** The TTL of the pairs' state in this run, in ms of wall-clock time (tests). */
+    long ttlMillis() {
+        return stops.ttlMillis();
     }
 
     @Override
@@ -350,8 +376,9 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
 
         @Override
         public void open() throws Exception {
-            super.open();
             DropDuplicates f = (DropDuplicates) userFunction;
+            f.wallClock = getProcessingTimeService()::getCurrentProcessingTime;
+            super.open();
             if (f.restored) f.rebuild(getKeyedStateBackend());
             if (f.writesHeld > 0) {
                 f.backend = getKeyedStateBackend();
@@ -361,7 +388,8 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
         }
     }
 
-    private static long saturatedAdd(long a, long b) {
+    /** {@code a + b}, or {@link Long#MAX_VALUE} where it overflows. */
+    static long saturatedAdd(long a, long b) {
         long r = a + b;
         return ((a ^ r) & (b ^ r)) < 0 ? Long.MAX_VALUE : r;
     }

@@ -25,7 +25,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * {@link DropDuplicates} in Flink's operator test harness, on the heap and on RocksDB: a redelivery counts
  * once while the watermark is before its first delivery's time plus the horizon, and again after; across a
- * snapshot and restore; and restored from the state and timers of the earlier version (a timer per pair).
+ * snapshot and restore, also after a stop longer than the state's TTL; and restored from the state and timers of the
+ * earlier version (a timer per pair).
  */
 class DropDuplicatesTest {
     private static final long T0 = 1_764_000_000_000L;
@@ -310,7 +311,11 @@ class DropDuplicatesTest {
         }
     }
 
-    /** On the heap a read may clean up pairs past their TTL: the rebuild reads from a copy of the keys. */
+    /**
+     * On the heap a read may clean up pairs past their TTL: the rebuild reads from a copy of the keys. Pairs written
+     * ten horizons before a snapshot taken while the job ran (an event time lagging the wall clock that much) are past
+     * their TTL, as without the filter.
+     */
     @Test
     void aHeapStateWhosePairsOutlivedTheirTtlRestores() throws Exception {
         OperatorSubtaskState snapshot;
@@ -319,18 +324,116 @@ class DropDuplicatesTest {
             h.open();
             h.processWatermark(new Watermark(T0 - 1));
             for (int i = 0; i < 1_000; i++) passes(h, event("c" + (i % 7), "id" + i, T0 + i));
-            snapshot = h.snapshot(1, 1);
+            h.snapshot(1, 1); // writes the held pairs to the state at 0
+            snapshot = snapshotAt(h, 10 * HORIZON, 2);
         }
-        try (var h = harness(new DropDuplicates(HORIZON), false)) {
-            h.setStateTtlProcessingTime(10 * HORIZON);
-            h.initializeState(snapshot);
-            h.open();
+        try (var h = restartedAt(snapshot, 10 * HORIZON, false)) {
+            assertThat(function(h).ttlMillis()).as("no stop").isEqualTo(2 * HORIZON);
             h.processWatermark(new Watermark(T0 + 50));
             assertThat(passes(h, event("c0", "id0", T0 + 60)))
                     .as("forgotten by the TTL, as without the filter")
                     .isTrue();
             assertThat(passes(h, event("c0", "id0", T0 + 70))).isFalse();
             assertThat(passes(h, event("c1", "id1", T0 + 80))).isTrue();
+        }
+    }
+
+    /** A harness of DropDuplicates restored from {@code snapshot} and opened at {@code wallClock}. */
+    private static KeyedOneInputStreamOperatorTestHarness<String, Event, Event> restartedAt(
+            OperatorSubtaskState snapshot, long wallClock, boolean rocksdb) throws Exception {
+        var h = harness(new DropDuplicates(HORIZON), rocksdb);
+        h.setProcessingTime(wallClock);
+        h.setStateTtlProcessingTime(wallClock);
+        h.initializeState(snapshot);
+        h.open();
+        return h;
+    }
+
+    /** Snapshots {@code h} at {@code wallClock} (both the operator's processing time and the TTL's clock). */
+    private static OperatorSubtaskState snapshotAt(
+            KeyedOneInputStreamOperatorTestHarness<String, Event, Event> h, long wallClock, long id) throws Exception {
+        h.setProcessingTime(wallClock);
+        h.setStateTtlProcessingTime(wallClock);
+        return h.snapshot(id, id);
+    }
+
+    /**
+     * A job stopped for ten horizons right after it saw an event: the redelivery it reads after the restart, still
+     * within the horizon in event time, counts once (the TTL counts the stop out), and the pairs are kept for two
+     * horizons of running time after it.
+     */
+    @ParameterizedTest(name = "rocksdb={0}")
+    @ValueSource(booleans = {false, true})
+    void aRedeliveryAfterALongStopCountsOnce(boolean rocksdb) throws Exception {
+        OperatorSubtaskState snapshot;
+        try (var h = harness(new DropDuplicates(HORIZON), rocksdb)) {
+            h.open();
+            h.processWatermark(new Watermark(T0 - 1));
+            for (int i = 0; i < 100; i++)
+                assertThat(passes(h, event("c" + (i % 7), "id" + i, T0 + i))).isTrue();
+            snapshot = snapshotAt(h, 1_000, 1);
+        }
+        long restart = 1_000 + 10 * HORIZON;
+        try (var h = restartedAt(snapshot, restart, rocksdb)) {
+            assertThat(function(h).ttlMillis()).isEqualTo(12 * HORIZON);
+            h.processWatermark(new Watermark(T0 + 50));
+            for (int i = 0; i < 100; i++)
+                assertThat(passes(h, event("c" + (i % 7), "id" + i, T0 + 100 + i)))
+                        .as("redelivery of id%d after the stop", i)
+                        .isFalse();
+            assertThat(passes(h, event("c0", "new", T0 + 300))).isTrue();
+            h.setStateTtlProcessingTime(restart + 2 * HORIZON - 1);
+            h.processWatermark(new Watermark(T0 + HORIZON - 1));
+            assertThat(passes(h, event("c0", "id0", T0 + HORIZON))).isFalse();
+            snapshot = snapshotAt(h, restart + HORIZON, 2);
+        }
+        try (var h = restartedAt(snapshot, restart + HORIZON, rocksdb)) {
+            assertThat(function(h).ttlMillis())
+                    .as("the stop ended within the TTL it makes")
+                    .isEqualTo(12 * HORIZON);
+            snapshot = snapshotAt(h, restart + 2 * HORIZON, 3);
+        }
+        try (var h = restartedAt(snapshot, restart + 2 * HORIZON, rocksdb)) {
+            assertThat(function(h).ttlMillis())
+                    .as("two horizons of running time after the stop")
+                    .isEqualTo(2 * HORIZON);
+        }
+    }
+
+    /**
+     * The TTL is the running time plus every stop that ended within it, counting stops that the stops counted bring
+     * in; a stop that ended before it is dropped.
+     */
+    @Test
+    void theTtlCountsTheStopsWithinIt() throws Exception {
+        long h1 = HORIZON;
+        OperatorSubtaskState snapshot;
+        try (var h = harness(new DropDuplicates(HORIZON), false)) {
+            h.open();
+            snapshot = snapshotAt(h, 0, 1);
+        }
+        // a stop of one horizon from 0: it ended at 1h
+        try (var h = restartedAt(snapshot, h1, false)) {
+            assertThat(function(h).ttlMillis()).isEqualTo(3 * h1);
+            snapshot = snapshotAt(h, 2 * h1, 2);
+        }
+        // a stop of one horizon from 2h, ending at 3h: two horizons back from 3h hold it, the three that makes hold the
+        // first stop (ended at 1h) too; at 4.5h, two horizons back hold the second stop, three still not the first
+        try (var h = restartedAt(snapshot, 3 * h1, false)) {
+            assertThat(function(h).ttlMillis()).as("both stops, at 3h").isEqualTo(4 * h1);
+            snapshot = snapshotAt(h, 4 * h1 + h1 / 2, 3);
+        }
+        try (var h = restartedAt(snapshot, 4 * h1 + h1 / 2, false)) {
+            assertThat(function(h).ttlMillis()).as("the second stop, at 4.5h").isEqualTo(3 * h1);
+            snapshot = snapshotAt(h, 3 * h1 + 3 * h1 + 1, 4);
+        }
+        // a stop of half a horizon from 6h + 1, ending at 6.5h + 1: the window of 2.5 horizons holds no earlier stop
+        try (var h = restartedAt(snapshot, 6 * h1 + h1 / 2 + 1, false)) {
+            assertThat(function(h).ttlMillis()).isEqualTo(2 * h1 + h1 / 2);
+            snapshot = snapshotAt(h, 7 * h1, 5);
+        }
+        try (var h = restartedAt(snapshot, 7 * h1 + 1, false)) {
+            assertThat(function(h).ttlMillis()).isEqualTo(2 * h1 + h1 / 2 + 1);
         }
     }
 

@@ -62,11 +62,11 @@ class SavepointCompatibilityIT extends JobOnMiniClusterTest {
         Path savepoint = dir.resolve("savepoint");
         CompatibilitySavepoint.copyFolder(kept.resolve("savepoint"), savepoint);
 
-        // The savepoint's event ids carry Flink's state TTL of two dedup horizons of wall-clock time from the day it
-        // was made, and a restore after that forgets them (a job stopped for longer may count a redelivery of an
-        // event from before the stop twice: docs/design.md, deduplication). This test is about the savepoint's
-        // uids, state names and serializers, so the restoring job's horizon keeps them for ten years; on this
-        // input, twenty minutes of event time, it decides every redelivery as the default horizon does.
+        // The savepoint's event ids carry Flink's state TTL, which counts wall-clock time from the day it was made.
+        // Its version did not record when its snapshots were taken, so the restore cannot count the time since as a
+        // stop (docs/design.md, deduplication) and a default horizon would forget the ids. This test is about the
+        // savepoint's uids, state names and serializers, so the restoring job's horizon keeps them for ten years; on
+        // this input, twenty minutes of event time, it decides every redelivery as the default horizon does.
         JobSettings o = CompatibilitySavepoint.options(redis.url(), redis.prefix, dir).toBuilder()
                 .set("--dedup-horizon", "3650d")
                 .build();
