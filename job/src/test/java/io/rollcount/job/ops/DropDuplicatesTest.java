@@ -15,6 +15,7 @@ import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.streaming.api.operators.KeyedProcessOperator;
 import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.util.AbstractStreamOperatorTestHarness;
 import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
 import org.apache.flink.util.Collector;
 import org.junit.jupiter.api.Test;
@@ -397,6 +398,52 @@ class DropDuplicatesTest {
             assertThat(function(h).ttlMillis())
                     .as("two horizons of running time after the stop")
                     .isEqualTo(2 * HORIZON);
+        }
+    }
+
+    /** Subtask {@code index} of {@code parallelism} of DropDuplicates (maximum parallelism 128) on the heap. */
+    private static KeyedOneInputStreamOperatorTestHarness<String, Event, Event> subtask(int index, int parallelism)
+            throws Exception {
+        return new KeyedOneInputStreamOperatorTestHarness<>(
+                DropDuplicates.operator(new DropDuplicates(HORIZON)),
+                DropDuplicates::keyOf,
+                Types.STRING,
+                128,
+                parallelism,
+                index);
+    }
+
+    /**
+     * Two subtasks that took their snapshots a second apart, restored as one after a stop and then as two again:
+     * the stop counts from the earlier snapshot (the pairs of that subtask lived through all of it), and every
+     * subtask keeps it.
+     */
+    @Test
+    void aRescaleKeepsTheStopFromTheEarliestSnapshot() throws Exception {
+        OperatorSubtaskState[] parts = new OperatorSubtaskState[2];
+        for (int i = 0; i < 2; i++) {
+            try (var h = subtask(i, 2)) {
+                h.open();
+                parts[i] = snapshotAt(h, 1_000 + i * 1_000, 1);
+            }
+        }
+        OperatorSubtaskState both = AbstractStreamOperatorTestHarness.repackageState(parts);
+        long restart = 2_000 + HORIZON;
+        OperatorSubtaskState one;
+        try (var h = subtask(0, 1)) {
+            h.setProcessingTime(restart);
+            h.initializeState(AbstractStreamOperatorTestHarness.repartitionOperatorState(both, 128, 2, 1, 0));
+            h.open();
+            assertThat(function(h).ttlMillis()).isEqualTo(2 * HORIZON + restart - 1_000);
+            one = snapshotAt(h, restart, 2);
+        }
+        for (int i = 0; i < 2; i++) {
+            try (var h = subtask(i, 2)) {
+                h.setProcessingTime(restart);
+                h.initializeState(AbstractStreamOperatorTestHarness.repartitionOperatorState(one, 128, 1, 2, i));
+                h.open();
+                assertThat(function(h).ttlMillis()).as("subtask %d", i).isEqualTo(2 * HORIZON + restart - 1_000);
+            }
         }
     }
 
