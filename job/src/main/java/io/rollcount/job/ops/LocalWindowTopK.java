@@ -48,7 +48,24 @@ public final class LocalWindowTopK extends AbstractStreamOperator<WindowTop>
     /** Each namespace's list length, 0 for none (--policies); null: {@link #topk} for all. */
     private final Policies policies;
 
-    private transient Map<String, Group> groups;
+    /** The open windows by resolution (its ordinal), then start. */
+    private transient Map<Long, Window>[] windows;
+    /** The window of the latest sum: closes come in runs of one window. */
+    private transient Window last;
+
+    /** The lists of one window: {@value CounterId#ALL_NAMESPACES}'s and each namespace's. */
+    private static final class Window {
+        final Resolution res;
+        final long start;
+        final Group all;
+        final Map<String, Group> byNamespace = new HashMap<>();
+
+        Window(Resolution res, long start) {
+            this.res = res;
+            this.start = start;
+            this.all = new Group(CounterId.ALL_NAMESPACES, res, start);
+        }
+    }
 
     private static final class Group {
         final String ns;
@@ -61,6 +78,17 @@ public final class LocalWindowTopK extends AbstractStreamOperator<WindowTop>
             this.ns = ns;
             this.res = res;
             this.start = start;
+        }
+
+        /** Keeps the counter if it is among the best {@code k}; a full list compares with its worst first. */
+        void offer(String counter, long sum, int k) {
+            if (k <= 0) return;
+            if (heap.size() >= k) {
+                Entry worst = heap.peek();
+                if (sum < worst.sum || (sum == worst.sum && counter.compareTo(worst.counter) >= 0)) return;
+            }
+            heap.add(new Entry(counter, sum));
+            if (heap.size() > k) heap.poll();
         }
     }
 
@@ -79,27 +107,30 @@ public final class LocalWindowTopK extends AbstractStreamOperator<WindowTop>
     }
 
     @Override
+    @SuppressWarnings("unchecked")
     public void open() throws Exception {
         super.open();
-        groups = new HashMap<>();
+        windows = new Map[Resolution.values().length];
+        for (int i = 0; i < windows.length; i++) windows[i] = new HashMap<>();
     }
 
     @Override
     public void processElement(StreamRecord<WindowSum> record) {
         WindowSum w = record.getValue();
-        Resolution res = Resolution.ofLabel(w.res);
-        Entry e = new Entry(w.counter, w.sum);
         String ns = CounterId.namespaceOf(w.counter);
         int k = policies == null ? topk : policies.forNamespace(ns).topk();
         if (k <= 0) return;
-        offer(ns, res, w.start, e, k);
-        offer(CounterId.ALL_NAMESPACES, res, w.start, e, topk);
+        Window window = window(Resolution.ofLabel(w.res), w.start);
+        Group g = window.byNamespace.get(ns);
+        if (g == null) window.byNamespace.put(ns, g = new Group(ns, window.res, window.start));
+        g.offer(w.counter, w.sum, k);
+        window.all.offer(w.counter, w.sum, topk);
     }
 
-    private void offer(String ns, Resolution res, long start, Entry e, int k) {
-        Group g = groups.computeIfAbsent(res.label + ":" + start + ":" + ns, x -> new Group(ns, res, start));
-        g.heap.add(e);
-        if (g.heap.size() > k) g.heap.poll();
+    private Window window(Resolution res, long start) {
+        if (last != null && last.res == res && last.start == start) return last;
+        last = windows[res.ordinal()].computeIfAbsent(start, x -> new Window(res, x));
+        return last;
     }
 
     @Override
@@ -121,25 +152,32 @@ public final class LocalWindowTopK extends AbstractStreamOperator<WindowTop>
 
     /** Sends on every list whose window ended at or before the watermark (end - 1 <= watermark). */
     private void flush(long watermark) {
-        if (groups.isEmpty()) return;
         StreamRecord<WindowTop> reuse = new StreamRecord<>(null);
-        for (Iterator<Group> it = groups.values().iterator(); it.hasNext(); ) {
-            Group g = it.next();
-            if (g.start + g.res.sizeMillis - 1 > watermark) continue;
-            List<Entry> entries = new ArrayList<>(g.heap);
-            entries.sort(BEST_FIRST);
-            WindowTop t = new WindowTop();
-            t.ns = g.ns;
-            t.res = g.res.label;
-            t.start = g.start;
-            t.counters = new String[entries.size()];
-            t.sums = new long[entries.size()];
-            for (int i = 0; i < entries.size(); i++) {
-                t.counters[i] = entries.get(i).counter();
-                t.sums[i] = entries.get(i).sum();
+        for (Map<Long, Window> open : windows) {
+            for (Iterator<Window> it = open.values().iterator(); it.hasNext(); ) {
+                Window w = it.next();
+                if (w.start + w.res.sizeMillis - 1 > watermark) continue;
+                for (Group g : w.byNamespace.values()) output.collect(reuse.replace(list(g)));
+                output.collect(reuse.replace(list(w.all)));
+                it.remove();
+                if (w == last) last = null;
             }
-            output.collect(reuse.replace(t));
-            it.remove();
         }
+    }
+
+    private static WindowTop list(Group g) {
+        List<Entry> entries = new ArrayList<>(g.heap);
+        entries.sort(BEST_FIRST);
+        WindowTop t = new WindowTop();
+        t.ns = g.ns;
+        t.res = g.res.label;
+        t.start = g.start;
+        t.counters = new String[entries.size()];
+        t.sums = new long[entries.size()];
+        for (int i = 0; i < entries.size(); i++) {
+            t.counters[i] = entries.get(i).counter();
+            t.sums[i] = entries.get(i).sum();
+        }
+        return t;
     }
 }

@@ -7,8 +7,10 @@ import io.rollcount.job.model.WindowSum;
 import io.rollcount.job.model.WindowTop;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import java.util.TreeMap;
 import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
@@ -90,6 +92,42 @@ class LocalWindowTopKTest {
                     .containsExactlyInAnyOrder("1m:" + START + ":a", "1m:" + START + ":_all");
             assertThat(h.extractOutputValues())
                     .allSatisfy(t -> assertThat(Arrays.asList(t.counters)).containsExactly("a:x"));
+        }
+    }
+
+    /**
+     * The closed sums of 1,200 counters in three namespaces, of two resolutions and two starts each, with many ties,
+     * in random order: each list is the best {@code k} of its group by sum, then counter id.
+     */
+    @Test
+    void everyListIsTheBestKOfItsGroupWhateverTheOrder() throws Exception {
+        Random rnd = new Random(7);
+        List<WindowSum> sums = new ArrayList<>();
+        for (int c = 0; c < 1_200; c++)
+            for (Resolution res : List.of(Resolution.M1, Resolution.H1))
+                for (int w = 0; w < 2; w++)
+                    sums.add(new WindowSum(
+                            "ns" + c % 3 + ":c" + c, res.label, START + w * res.sizeMillis, rnd.nextInt(40)));
+        Collections.shuffle(sums, rnd);
+        int k = 5;
+        try (var h = harness(k)) {
+            for (WindowSum w : sums) h.processElement(w, w.start);
+            h.endInput();
+            Map<String, List<LocalWindowTopK.Entry>> byGroup = new TreeMap<>();
+            for (WindowSum w : sums)
+                for (String ns : List.of(w.counter.substring(0, 3), "_all"))
+                    byGroup.computeIfAbsent(w.res + ":" + w.start + ":" + ns, x -> new ArrayList<>())
+                            .add(new LocalWindowTopK.Entry(w.counter, w.sum));
+            Map<String, List<String>> expected = new TreeMap<>();
+            byGroup.forEach((group, entries) -> expected.put(
+                    group,
+                    entries.stream()
+                            .sorted(LocalWindowTopK.BEST_FIRST)
+                            .limit(k)
+                            .map(e -> e.counter() + "=" + e.sum())
+                            .toList()));
+            assertThat(expected).hasSize(16);
+            assertThat(lists(h.extractOutputValues())).isEqualTo(expected);
         }
     }
 }
