@@ -37,7 +37,7 @@ final class PeersCommand implements Callable<Integer> {
 
     @Option(
             names = "--warmup",
-            defaultValue = "300000",
+            defaultValue = "1000000",
             paramLabel = "N",
             description = "Events of each variant's unmeasured warm-up run (default: ${DEFAULT-VALUE}; 0: none).")
     long warmup;
