@@ -94,15 +94,21 @@ class DropDuplicatesTest {
         }
     }
 
+    /** Opens {@code h} and sends the first deliveries of id0..id99 (counters c0..c6) at T0..T0 + 99: each goes on. */
+    private static void openWithHundredIds(KeyedOneInputStreamOperatorTestHarness<String, Event, Event> h)
+            throws Exception {
+        h.open();
+        h.processWatermark(new Watermark(T0 - 1));
+        for (int i = 0; i < 100; i++)
+            assertThat(passes(h, event("c" + (i % 7), "id" + i, T0 + i))).isTrue();
+    }
+
     @ParameterizedTest(name = "rocksdb={0}")
     @ValueSource(booleans = {false, true})
     void remembersAcrossASnapshotAndRestore(boolean rocksdb) throws Exception {
         OperatorSubtaskState snapshot;
         try (var h = harness(new DropDuplicates(HORIZON), rocksdb)) {
-            h.open();
-            h.processWatermark(new Watermark(T0 - 1));
-            for (int i = 0; i < 100; i++)
-                assertThat(passes(h, event("c" + (i % 7), "id" + i, T0 + i))).isTrue();
+            openWithHundredIds(h);
             snapshot = h.snapshot(1, 1);
         }
         try (var h = harness(new DropDuplicates(HORIZON), rocksdb)) {
@@ -368,10 +374,7 @@ class DropDuplicatesTest {
     void aRedeliveryAfterALongStopCountsOnce(boolean rocksdb) throws Exception {
         OperatorSubtaskState snapshot;
         try (var h = harness(new DropDuplicates(HORIZON), rocksdb)) {
-            h.open();
-            h.processWatermark(new Watermark(T0 - 1));
-            for (int i = 0; i < 100; i++)
-                assertThat(passes(h, event("c" + (i % 7), "id" + i, T0 + i))).isTrue();
+            openWithHundredIds(h);
             snapshot = snapshotAt(h, 1_000, 1);
         }
         long restart = 1_000 + 10 * HORIZON;
