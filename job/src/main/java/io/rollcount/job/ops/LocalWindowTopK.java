@@ -38,8 +38,13 @@ public final class LocalWindowTopK extends AbstractStreamOperator<WindowTop>
     private static final long serialVersionUID = 1L;
 
     /** Best first: larger sum, then smaller counter id. */
-    public static final Comparator<Entry> BEST_FIRST =
-            Comparator.<Entry>comparingLong(e -> -e.sum).thenComparing(e -> e.counter);
+    public static final Comparator<Entry> BEST_FIRST = (a, b) -> rank(a.sum, a.counter, b.sum, b.counter);
+
+    /** The ranking of {@link #BEST_FIRST}, without an {@link Entry} for the first: negative where it ranks higher. */
+    static int rank(long sum, String counter, long otherSum, String otherCounter) {
+        int bySum = Long.compare(otherSum, sum);
+        return bySum != 0 ? bySum : counter.compareTo(otherCounter);
+    }
 
     /** A counter and its window sum. */
     public record Entry(String counter, long sum) {}
@@ -85,7 +90,7 @@ public final class LocalWindowTopK extends AbstractStreamOperator<WindowTop>
             if (k <= 0) return;
             if (heap.size() >= k) {
                 Entry worst = heap.peek();
-                if (sum < worst.sum || (sum == worst.sum && counter.compareTo(worst.counter) >= 0)) return;
+                if (rank(sum, counter, worst.sum, worst.counter) >= 0) return;
             }
             heap.add(new Entry(counter, sum));
             if (heap.size() > k) heap.poll();

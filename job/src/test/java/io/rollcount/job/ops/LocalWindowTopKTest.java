@@ -130,4 +130,16 @@ class LocalWindowTopKTest {
             assertThat(lists(h.extractOutputValues())).isEqualTo(expected);
         }
     }
+
+    /** The ranking holds at the ends of a long: the smallest sum ranks last, not first. */
+    @Test
+    void theSmallestSumRanksLast() {
+        List<LocalWindowTopK.Entry> l = new ArrayList<>(List.of(
+                new LocalWindowTopK.Entry("a", Long.MIN_VALUE),
+                new LocalWindowTopK.Entry("b", Long.MAX_VALUE),
+                new LocalWindowTopK.Entry("c", 0),
+                new LocalWindowTopK.Entry("d", 0)));
+        l.sort(LocalWindowTopK.BEST_FIRST);
+        assertThat(l).extracting(LocalWindowTopK.Entry::counter).containsExactly("b", "c", "d", "a");
+    }
 }
