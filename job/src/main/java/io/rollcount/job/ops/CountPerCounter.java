@@ -40,8 +40,8 @@ import org.apache.flink.util.OutputTag;
  * commands are made from them beside the sink, by {@code CounterUpdateWrites}), each with the absolute
  * expiry of its window (its end plus the resolution's retention; none for the total and the all-time
  * uniques) and the number of events in its value, so that a value written later never loses to one of
- * fewer events. The users of each partial sum go out at once as USERS updates of its 1h, 1d and all-time
- * uniques. Counts are emitted:
+ * fewer events. The users of each partial sum go out as USERS updates of its 1h, 1d and all-time uniques with
+ * the counter's next flush, and before every checkpoint barrier ({@link CounterEmission}). Counts are emitted:
  * <ul>
  *   <li>the total and every changed open window, at most once per flush interval (processing time,
  *       default 1 s: one callback per subtask for every changed counter, not a timer per counter);</li>
@@ -391,6 +391,18 @@ public final class CountPerCounter extends AbstractStreamOperator<CounterUpdate>
         return new long[] {store.reads(), dueVisits.getCount()};
     }
 
+    /**
+     * The users held for the next flushes go out before the barrier: the sketches in this snapshot count them as
+     * sent, so a restore from it would never send them again. (The changed values wait: keyed state holds them.)
+     */
+    @Override
+    public void prepareSnapshotPreBarrier(long checkpointId) throws Exception {
+        for (CachedCounter c : changed) {
+            if (c.flushPending) emission.heldUsers(c);
+        }
+        super.prepareSnapshotPreBarrier(checkpointId);
+    }
+
     @Override
     public void snapshotState(StateSnapshotContext context) throws Exception {
         super.snapshotState(context);
@@ -452,11 +464,12 @@ public final class CountPerCounter extends AbstractStreamOperator<CounterUpdate>
         super.close();
     }
 
-    /** Revisions due and every changed value of the counter (the current key). */
+    /** Revisions due, every changed value of the counter (the current key) and the users held for its keys. */
     private void flush(CachedCounter c) throws Exception {
         c.flushPending = false;
         store.touched(c); // its flags change
         emission.revisions(c);
         emission.changes(c);
+        emission.heldUsers(c);
     }
 }

@@ -19,11 +19,12 @@ import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
  * of {@link CounterState} say what is still to emit; emitting clears them.
  *
  * <p>The users of each partial sum go into the 1h and 1d sketches kept for the {@code uniques} of the rollups (in
- * keyed state, named {@code <res>:<start ms>}, only where the window's sum is kept) and go out at once (USERS of
- * its 1h and 1d windows and of all time; the sink's buffer gathers them per key until its next flush, which comes
- * before every checkpoint barrier, so no user waits in the operator's state). A user goes to a key only where it
- * can change the key's HyperLogLog, which is exact because the key holds at least every register of a sketch
- * kept here:
+ * keyed state, named {@code <res>:<start ms>}, only where the window's sum is kept) and out as USERS of its 1h
+ * and 1d windows and of all time: held per key with the counter ({@link HeldUsers}) until its next flush
+ * ({@link #heldUsers}, which the owner calls with every flush of the counter and before every checkpoint barrier,
+ * so no user waits in the operator's state), or at once where no sketch is kept to decide. A user goes to a key
+ * only where it can change the key's HyperLogLog, which is exact because the key holds at least every register
+ * of a sketch kept here:
  * <ul>
  *   <li>to a window's key where the window's sketch is kept, only if it raised a register of that sketch (the
  *       key has received every user that did; a user that raised none sets no register of the key higher);
@@ -139,8 +140,8 @@ final class CounterEmission {
 
     /**
      * The partial's users, hashed once here (for the sketches and the Redis sink's buffer): added to the sketches
-     * of its 1h and 1d windows and emitted at once, each to a key only where it may change that key's
-     * HyperLogLog (see the class comment).
+     * of its 1h and 1d windows, each to go to a key only where it may change that key's HyperLogLog (see the class
+     * comment): held with the counter where a sketch decides, else emitted at once.
      */
     void users(CachedCounter c, PartialSum p) throws Exception {
         CounterState s = c.state;
@@ -149,6 +150,8 @@ final class CounterEmission {
         // which users raised a register of the 1h and of the 1d window's sketch: null where none is kept
         boolean[] raisedHour = null;
         boolean[] raisedDay = null;
+        long hourStart = 0;
+        long dayStart = 0;
         for (Resolution r : UNIQUE_RESOLUTIONS) {
             if (!policy.uniques(r)) continue;
             long start = r.windowStart(p.bucket);
@@ -163,37 +166,37 @@ final class CounterEmission {
             boolean mayExist = s.has(i, CounterState.HAS_USERS);
             s.set(i, CounterState.HAS_USERS);
             boolean[] raised = store.addHashes(c, sketchName(c, r, start), hashes, mayExist);
-            emitRaised(c, r, start, expireAt, p.users, hashes, raised);
-            if (r == Resolution.D1) raisedDay = raised;
-            else raisedHour = raised;
+            held(c).add(r, start, start, expireAt, p.users, hashes, raised);
+            if (r == Resolution.D1) {
+                raisedDay = raised;
+                dayStart = start;
+            } else {
+                raisedHour = raised;
+                hourStart = start;
+            }
         }
         if (!policy.uniquesAll()) return;
         boolean[] raised = raisedDay != null ? raisedDay : raisedHour;
         if (raised == null) emit(CounterUpdate.allTimeUsers(c.id, p.users, hashes));
-        else emitRaised(c, null, CounterUpdate.NO_WINDOW, 0, p.users, hashes, raised);
+        else
+            held(c).add(
+                            null,
+                            CounterUpdate.NO_WINDOW,
+                            raisedDay != null ? dayStart : hourStart,
+                            0,
+                            p.users,
+                            hashes,
+                            raised);
     }
 
-    /** The users that raised a register ({@code raised}) to the window's key, or to {@code u:all} ({@code r} null). */
-    private void emitRaised(
-            CachedCounter c, Resolution r, long start, long expireAt, String[] users, long[] hashes, boolean[] raised) {
-        int n = 0;
-        for (boolean b : raised) if (b) n++;
-        if (n == 0) return;
-        String[] u = users;
-        long[] h = hashes;
-        if (n < users.length) {
-            u = new String[n];
-            h = new long[n];
-            for (int j = 0, k = 0; j < users.length; j++) {
-                if (!raised[j]) continue;
-                u[k] = users[j];
-                h[k++] = hashes[j];
-            }
-        }
-        emit(
-                r == null
-                        ? CounterUpdate.allTimeUsers(c.id, u, h)
-                        : CounterUpdate.windowUsers(c.id, r, start, u, h, expireAt));
+    /** The users held for the counter's keys since its last flush, one USERS update per key; none held after. */
+    void heldUsers(CachedCounter c) {
+        if (c.heldUsers != null && !c.heldUsers.isEmpty()) c.heldUsers.drainTo(c.id, this::emit);
+    }
+
+    private static HeldUsers held(CachedCounter c) {
+        if (c.heldUsers == null) c.heldUsers = new HeldUsers();
+        return c.heldUsers;
     }
 
     /** Drops the sketch of window {@code i}, if it has one (the window is final). */

@@ -55,6 +55,8 @@ final class CounterStore {
         NamespacePolicy policy;
         /** The owner's: waiting for its next flush. */
         boolean flushPending;
+        /** The owner's: users waiting for the counter's next flush ({@link HeldUsers}); null while none. */
+        HeldUsers heldUsers;
         /** The names of the last 1h and 1d sketches used, and their window starts: built once per window, not per event. */
         final long[] nameStarts = {Long.MIN_VALUE, Long.MIN_VALUE};
 

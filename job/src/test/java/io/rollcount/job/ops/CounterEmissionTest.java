@@ -58,8 +58,13 @@ class CounterEmissionTest {
         h.processElement(p, p.bucket);
     }
 
-    /** The USERS updates emitted since the last call, as {@code key=[users]}; the output is cleared. */
-    private static List<String> users(KeyedOneInputStreamOperatorTestHarness<String, PartialSum, CounterUpdate> h) {
+    /**
+     * The USERS updates emitted since the last call, as {@code key=[users]}, with those held for the next flush
+     * (which go out before a checkpoint barrier); the output is cleared.
+     */
+    private static List<String> users(KeyedOneInputStreamOperatorTestHarness<String, PartialSum, CounterUpdate> h)
+            throws Exception {
+        h.prepareSnapshotPreBarrier(0);
         List<String> out = new ArrayList<>();
         for (CounterUpdate u : take(h)) {
             if (u.kind == CounterUpdate.USERS) out.add(key(u) + "=" + List.of(u.users));
@@ -160,13 +165,13 @@ class CounterEmissionTest {
                         RedisHyperLogLog e = expected.computeIfAbsent(counter + "/" + k, x -> new RedisHyperLogLog());
                         for (String u : users) e.add(u);
                     }
-                    for (CounterUpdate u : take(h)) {
-                        if (u.kind != CounterUpdate.USERS) continue;
-                        RedisHyperLogLog b = built.computeIfAbsent(key(u), x -> new RedisHyperLogLog());
-                        for (String user : u.users) b.add(user);
-                        out += u.users.length;
-                    }
+                    // the users held since the last flush go out together: by the flush timer, or before a barrier
+                    if (i % 37 == 0) h.setProcessingTime(h.getProcessingTime() + 1_000);
+                    else if (i % 41 == 0) h.prepareSnapshotPreBarrier(i);
+                    out += build(take(h), built);
                 }
+                h.prepareSnapshotPreBarrier(run + 1);
+                out += build(take(h), built);
                 snapshot = h.snapshot(run + 1, 500);
             }
         }
@@ -187,6 +192,75 @@ class CounterEmissionTest {
         assertThat(out)
                 .as("users that went out, of %,d without the filter", sent)
                 .isLessThan(sent * 3 / 4);
+    }
+
+    /** Adds the users of the USERS updates to the keys built; returns how many users went out. */
+    private static long build(List<CounterUpdate> updates, Map<String, RedisHyperLogLog> built) {
+        long out = 0;
+        for (CounterUpdate u : updates) {
+            if (u.kind != CounterUpdate.USERS) continue;
+            RedisHyperLogLog b = built.computeIfAbsent(key(u), x -> new RedisHyperLogLog());
+            for (String user : u.users) b.add(user);
+            out += u.users.length;
+        }
+        return out;
+    }
+
+    /**
+     * The users of several partial sums of a counter go out as one update per key, with the counter's next flush
+     * or before the next checkpoint barrier, whichever comes first; a late partial sum's users go to its own
+     * window's key; where no sketch is kept to decide, users go out at once.
+     */
+    @ParameterizedTest(name = "rocksdb={0}")
+    @ValueSource(booleans = {false, true})
+    void theUsersOfACounterGoOutTogetherWithItsFlushOrBeforeABarrier(boolean rocksdb) throws Exception {
+        try (var h = harness(rocksdb)) {
+            h.open();
+            send(h, "b", DAY + HOUR + 1_000, "u1", "u2");
+            send(h, "b", DAY + HOUR + 2_000, "u3");
+            send(h, "b", DAY + 2_000, "u4"); // the hour before: a late partial sum
+            send(h, "free:x", DAY + 1_000, "u1");
+            assertThat(users(take(h)))
+                    .as("held, but where no sketch decides")
+                    .containsExactly("free:x/1h@0=[u1]", "free:x/1d@0=[u1]", "free:x/all=[u1]");
+            h.setProcessingTime(1_000); // the flush
+            assertThat(users(take(h)))
+                    .containsExactly(
+                            "b/1h@1=[u1, u2, u3]", "b/1d@0=[u1, u2, u3, u4]", "b/all=[u1, u2, u3, u4]", "b/1h@0=[u4]");
+            send(h, "b", DAY + HOUR + 3_000, "u5");
+            send(h, "b", DAY + HOUR + 4_000, "u6");
+            h.prepareSnapshotPreBarrier(1);
+            assertThat(users(take(h)))
+                    .as("before the barrier")
+                    .containsExactly("b/1h@1=[u5, u6]", "b/1d@0=[u5, u6]", "b/all=[u5, u6]");
+            h.setProcessingTime(2_000);
+            assertThat(users(take(h))).as("nothing held twice").isEmpty();
+        }
+    }
+
+    /** A counter that leaves the heap takes its held users out with it. */
+    @ParameterizedTest(name = "rocksdb={0}")
+    @ValueSource(booleans = {false, true})
+    void aCounterLeavingTheHeapTakesItsHeldUsersOut(boolean rocksdb) throws Exception {
+        CountPerCounter small = new CountPerCounter(CountPerCounterSettings.of(60_000, 1_000)
+                .withPolicies(POLICIES)
+                .withSliceMillis(Long.MAX_VALUE)
+                .withCacheBytes(1));
+        try (var h = CountPerCounterHarnessTest.harness(small, rocksdb)) {
+            h.open();
+            send(h, "b", DAY + 1_000, "u1");
+            send(h, "c", DAY + 1_000, "u2"); // a budget of one byte: b leaves the heap
+            assertThat(users(take(h))).contains("b/1h@0=[u1]", "b/1d@0=[u1]", "b/all=[u1]");
+        }
+    }
+
+    /** The USERS updates among {@code updates}, as {@code key=[users]}. */
+    private static List<String> users(List<CounterUpdate> updates) {
+        List<String> out = new ArrayList<>();
+        for (CounterUpdate u : updates) {
+            if (u.kind == CounterUpdate.USERS) out.add(key(u) + "=" + List.of(u.users));
+        }
+        return out;
     }
 
     /** Finds a loss at its first check after {@link #lose}. */
