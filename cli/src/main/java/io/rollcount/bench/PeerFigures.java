@@ -21,11 +21,24 @@ final class PeerFigures {
      *     checkpoint
      * @param exact whether the sampled Redis values equalled the input's exact sums
      */
-    record Run(double eps, double jobUs, double redisUs, double brokerUs, long stateBytesPerCounter, boolean exact) {}
+    record Run(double eps, double jobUs, double redisUs, double brokerUs, long stateBytesPerCounter, boolean exact) {
+        double allUs() {
+            return jobUs + redisUs + brokerUs;
+        }
+    }
 
-    /** A variant's figures over its runs: medians, and exact only if every run was. */
+    /**
+     * A variant's figures over its runs: medians, and exact only if every run was; {@code allUsByRound} each run's
+     * all-in CPU per event, in the order of the rounds.
+     */
     record Variant(
-            double eps, double jobUs, double redisUs, double brokerUs, long stateBytesPerCounter, boolean exact) {
+            double eps,
+            double jobUs,
+            double redisUs,
+            double brokerUs,
+            long stateBytesPerCounter,
+            boolean exact,
+            List<Double> allUsByRound) {
         static Variant of(List<Run> runs) {
             if (runs.isEmpty()) throw new IllegalArgumentException("no runs");
             boolean exact = runs.stream().allMatch(Run::exact);
@@ -35,7 +48,8 @@ final class PeerFigures {
                     median(runs, Run::redisUs),
                     median(runs, Run::brokerUs),
                     Math.round(median(runs, r -> r.stateBytesPerCounter)),
-                    exact);
+                    exact,
+                    runs.stream().map(Run::allUs).toList());
         }
 
         /** Job, Redis and broker CPU per event together. */
@@ -61,15 +75,28 @@ final class PeerFigures {
 
     /**
      * The fields of {@code RESULT peers.ratio}: sql-exact's all-in CPU over ours-exact's, ours-full's over
-     * ours-exact's, and sql-exact's job CPU over ours-exact's.
+     * ours-exact's, and sql-exact's job CPU over ours-exact's (each of the variants' medians); then the first two
+     * round by round ({@code ..._by_round}, comma-separated), where a machine whose speed drifts between rounds
+     * moves both variants of a round alike.
      */
     static String[] ratioFields(String workload, Variant sqlExact, Variant oursExact, Variant oursFull) {
         return new String[] {
             "workload", workload,
             "sql_vs_ours_exact", ratio(sqlExact.allUs(), oursExact.allUs()),
             "ours_full_vs_exact", ratio(oursFull.allUs(), oursExact.allUs()),
-            "job_sql_vs_ours_exact", ratio(sqlExact.jobUs(), oursExact.jobUs())
+            "job_sql_vs_ours_exact", ratio(sqlExact.jobUs(), oursExact.jobUs()),
+            "sql_vs_ours_exact_by_round", byRound(sqlExact, oursExact),
+            "ours_full_vs_exact_by_round", byRound(oursFull, oursExact)
         };
+    }
+
+    /** The ratio of {@code a}'s all-in CPU to {@code b}'s in each round both ran, comma-separated. */
+    private static String byRound(Variant a, Variant b) {
+        int rounds = Math.min(a.allUsByRound().size(), b.allUsByRound().size());
+        List<String> out = new ArrayList<>(rounds);
+        for (int i = 0; i < rounds; i++)
+            out.add(ratio(a.allUsByRound().get(i), b.allUsByRound().get(i)));
+        return String.join(",", out);
     }
 
     static String us(double v) {

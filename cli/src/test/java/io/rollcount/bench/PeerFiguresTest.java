@@ -37,7 +37,21 @@ class PeerFiguresTest {
         PeerFigures.Variant full = PeerFigures.Variant.of(List.of(new PeerFigures.Run(1, 20, 10, 1.5, 1, true)));
         assertThat(line("peers.ratio", PeerFigures.ratioFields("viral", sql, exact, full)))
                 .isEqualTo("RESULT peers.ratio workload=viral sql_vs_ours_exact=2.00 ours_full_vs_exact=1.26"
-                        + " job_sql_vs_ours_exact=2.50");
+                        + " job_sql_vs_ours_exact=2.50 sql_vs_ours_exact_by_round=2.00"
+                        + " ours_full_vs_exact_by_round=1.26");
+    }
+
+    /** A slower machine in round two slows both variants of that round: the medians mix rounds, the rounds do not. */
+    @Test
+    void theRatiosRoundByRoundPairTheRunsOfEachRound() {
+        PeerFigures.Variant sql = PeerFigures.Variant.of(
+                List.of(new PeerFigures.Run(1, 30, 0, 0, 1, true), new PeerFigures.Run(1, 60, 0, 0, 1, true)));
+        PeerFigures.Variant exact = PeerFigures.Variant.of(
+                List.of(new PeerFigures.Run(1, 10, 0, 0, 1, true), new PeerFigures.Run(1, 20, 0, 0, 1, true)));
+        PeerFigures.Variant full = PeerFigures.Variant.of(
+                List.of(new PeerFigures.Run(1, 12, 0, 0, 1, true), new PeerFigures.Run(1, 26, 0, 0, 1, true)));
+        assertThat(line("peers.ratio", PeerFigures.ratioFields("zipf", sql, exact, full)))
+                .endsWith("sql_vs_ours_exact_by_round=3.00,3.00 ours_full_vs_exact_by_round=1.20,1.30");
     }
 
     @Test

@@ -185,7 +185,8 @@ public class JobOptions extends RedisOptions {
             names = "--flush-interval",
             defaultValue = "1s",
             converter = DurationConverter.class,
-            description = "How often changed totals and open windows are written (default: ${DEFAULT-VALUE}).")
+            description =
+                    "How often changed totals and open windows, and the unique users seen since, are written (default: ${DEFAULT-VALUE}).")
     public Duration flushInterval;
 
     @Option(
