@@ -177,16 +177,12 @@ final class CounterEmission {
         }
         if (!policy.uniquesAll()) return;
         boolean[] raised = raisedDay != null ? raisedDay : raisedHour;
-        if (raised == null) emit(CounterUpdate.allTimeUsers(c.id, p.users, hashes));
-        else
-            held(c).add(
-                            null,
-                            CounterUpdate.NO_WINDOW,
-                            raisedDay != null ? dayStart : hourStart,
-                            0,
-                            p.users,
-                            hashes,
-                            raised);
+        if (raised == null) {
+            emit(CounterUpdate.allTimeUsers(c.id, p.users, hashes));
+            return;
+        }
+        long decidedBy = raisedDay != null ? dayStart : hourStart;
+        held(c).add(null, CounterUpdate.NO_WINDOW, decidedBy, 0, p.users, hashes, raised);
     }
 
     /** The users held for the counter's keys since its last flush, one USERS update per key; none held after. */
