@@ -42,7 +42,8 @@ class PeersBenchIT {
                 .as(text)
                 .anySatisfy(l -> assertThat(l)
                         .matches("RESULT peers\\.ratio workload=zipf sql_vs_ours_exact=" + number
-                                + " ours_full_vs_exact=" + number + " job_sql_vs_ours_exact=" + number));
+                                + " ours_full_vs_exact=" + number + " job_sql_vs_ours_exact=" + number
+                                + " sql_vs_ours_exact_by_round=" + number + " ours_full_vs_exact_by_round=" + number));
         assertThat(results)
                 .as(text)
                 .anySatisfy(l -> assertThat(l).startsWith("RESULT peers.ours-full.threads total_us_per_event="))
