@@ -101,19 +101,17 @@ public final class Pipeline {
         // 1. Parse inside the source; per-partition watermarks over valid events only.
         DataStream<Event> events = events(env, settings, source);
 
-        // 2. Dead letters aside; events with an event_id to deduplication, the rest straight on.
+        // 2. Dead letters aside; every other event shuffled by (counter, event_id) to deduplication, which passes
+        //    those without an event_id or of a namespace that does not dedup.
         SingleOutputStreamOperator<Event> routed =
                 events.process(new RouteEvents(policies)).name("route").uid("route");
-        DataStream<Event> withEventId = routed.getSideOutput(RouteEvents.WITH_EVENT_ID);
-        DataStream<Event> firstDeliveries = withEventId
-                .keyBy(DropDuplicates::keyOf, Types.STRING)
-                .transform(
-                        "drop-duplicates", withEventId.getType(), DropDuplicates.operator(new DropDuplicates(policies)))
+        DataStream<Event> firstDeliveries = routed.keyBy(DropDuplicates::keyOf, Types.STRING)
+                .transform("drop-duplicates", routed.getType(), DropDuplicates.operator(new DropDuplicates(policies)))
                 .uid("drop-duplicates");
 
-        // 3. Late events out; the rest combined per (counter, 5 s bucket) before the shuffle by counter.
-        SingleOutputStreamOperator<PartialSum> partials =
-                preAggregate(routed.union(firstDeliveries), settings, policies);
+        // 3. Chained to deduplication (its only input, so an event crosses one shuffle before it is combined): late
+        //    events out; the rest combined per (counter, 5 s bucket) before the shuffle by counter.
+        SingleOutputStreamOperator<PartialSum> partials = preAggregate(firstDeliveries, settings, policies);
 
         // 4. One keyed operator per counter: five resolutions and the total, emitted as neutral updates; rollups
         //    of the closed windows of --rollups.resolutions only where there is a counter-rollups output.

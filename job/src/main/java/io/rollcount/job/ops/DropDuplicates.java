@@ -46,6 +46,10 @@ import org.slf4j.LoggerFactory;
  * horizon, however long it was stopped; the state holds about two horizons of pairs, more for two horizons
  * after a long stop.
  *
+ * <p>Every valid event passes through (the job chains its pre-aggregation to this operator, so an event crosses
+ * one shuffle before it is combined): one without an {@code event_id}, or of a namespace whose policy does not
+ * dedup, goes on at once without touching the state or the filter ({@link #keyOf} spreads them).
+ *
  * <p>Most events carry an id never seen, and a lookup in RocksDB costs more than the rest of the operator: an
  * {@link ExpiringIdFilter} of {@value #FILTER_SLOTS} slots ({@value #FILTER_MIB} MiB of heap per subtask) in
  * front of the state answers "never seen within its horizon" for those, and the state is read only when it says
@@ -149,9 +153,8 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
     }
 
     /**
-     * The horizon of each counter's namespace policy. The state's TTL follows the longest horizon; a
-     * namespace whose policy does not dedup sends nothing here ({@link RouteEvents}), and an event of one
-     * that arrives anyway (routed before a restore with other policies) is counted.
+     * The horizon of each counter's namespace policy. The state's TTL follows the longest horizon; an event of a
+     * namespace whose policy does not dedup goes on at once, as one without an {@code event_id} does.
      */
     public DropDuplicates(Policies policies) {
         long max = policies.maxDedupMillis();
@@ -166,9 +169,13 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
         return new RebuildingOperator(function);
     }
 
-    /** The key of an event: counter and event_id, separated by a byte that neither may contain. */
+    /**
+     * The key of an event: counter and event_id, separated by a byte that neither may contain. An event without an
+     * event_id never reaches the state: keyed by counter and time (another separator), so that the events of a hot
+     * counter without ids spread over the subtasks as those with ids do.
+     */
     public static String keyOf(Event e) {
-        return e.counter + '\u0000' + e.eventId;
+        return e.eventId != null ? e.counter + '\u0000' + e.eventId : e.counter + '\u0001' + e.ts;
     }
 
     /** The key of an event as a hash for the filter. */
@@ -281,6 +288,10 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
 
     @Override
     public void processElement(Event e, Context ctx, Collector<Event> out) throws Exception {
+        if (e.eventId == null) {
+            out.collect(e);
+            return;
+        }
         long horizon = policies == null
                 ? horizonMillis
                 : policies.forCounter(e.counter).dedupMillis();

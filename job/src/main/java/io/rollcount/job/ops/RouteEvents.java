@@ -13,10 +13,9 @@ import org.apache.flink.util.Collector;
 import org.apache.flink.util.OutputTag;
 
 /**
- * Right after the source: dead letters go to {@link #DEAD_LETTERS}, events with an {@code event_id} to
- * {@link #WITH_EVENT_ID} (they are deduplicated before anything combines them), the rest on the main
- * output. Counts what it reads in accumulators ({@code events.read}, {@code bytes.read},
- * {@code dlq.<reason>}) for the progress line and the end-of-run summary.
+ * Right after the source: dead letters go to {@link #DEAD_LETTERS}, every other event on the main output (to
+ * {@link DropDuplicates}, which decides whether it deduplicates). Counts what it reads in accumulators
+ * ({@code events.read}, {@code bytes.read}, {@code dlq.<reason>}) for the progress line and the end-of-run summary.
  */
 public final class RouteEvents extends ProcessFunction<Event, Event> {
     private static final long serialVersionUID = 1L;
@@ -24,23 +23,21 @@ public final class RouteEvents extends ProcessFunction<Event, Event> {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(RouteEvents.class);
 
     public static final OutputTag<Event> DEAD_LETTERS = new OutputTag<>("dead-letters") {};
-    public static final OutputTag<Event> WITH_EVENT_ID = new OutputTag<>("with-event-id") {};
 
     public static final String BYTES_READ = "bytes.read";
 
-    /** Which namespaces deduplicate (--policies); null: every one does. */
+    /** The namespace policies (--policies), logged once per job; null: none. */
     private final Policies policies;
 
     private transient LongCounter read;
     private transient LongCounter bytes;
     private transient Map<String, LongCounter> deadLetters;
 
-    /** Every event with an event_id goes to deduplication. */
     public RouteEvents() {
         this(null);
     }
 
-    /** Events with an event_id go to deduplication where their namespace's policy dedups; the others straight on (every delivery counts). */
+    /** @param policies the namespace policies, logged by the first subtask (null: none) */
     public RouteEvents(Policies policies) {
         this.policies = policies;
     }
@@ -67,9 +64,6 @@ public final class RouteEvents extends ProcessFunction<Event, Event> {
         if (e.isDeadLetter()) {
             countDeadLetter(e.reason);
             ctx.output(DEAD_LETTERS, e);
-        } else if (e.eventId != null
-                && (policies == null || policies.forCounter(e.counter).dedup())) {
-            ctx.output(WITH_EVENT_ID, e);
         } else {
             out.collect(e);
         }

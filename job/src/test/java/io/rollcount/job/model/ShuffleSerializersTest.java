@@ -51,7 +51,7 @@ class ShuffleSerializersTest {
     @Test
     void flinkUsesTheHandWrittenSerializers() {
         assertThat(TypeInformation.of(Event.class)).isSameAs(EventTypeInfo.INSTANCE);
-        assertThat(RouteEvents.WITH_EVENT_ID.getTypeInfo()).isSameAs(EventTypeInfo.INSTANCE);
+        assertThat(RouteEvents.DEAD_LETTERS.getTypeInfo()).isSameAs(EventTypeInfo.INSTANCE);
         assertThat(TypeInformation.of(TrendWeight.class)).isSameAs(TrendWeight.Info.INSTANCE);
         assertThat(TypeInformation.of(PartialSum.class)).isSameAs(PartialSum.Info.INSTANCE);
         assertThat(TypeInformation.of(CounterUpdate.class)).isSameAs(CounterUpdate.Info.INSTANCE);

@@ -10,6 +10,7 @@ import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.streaming.api.operators.KeyedProcessOperator;
@@ -92,6 +93,40 @@ class DropDuplicatesTest {
             assertThat(h.numEventTimeTimers()).as("no timer per pair").isZero();
             assertThat(out(h)).extracting(e -> e.counter + "/" + e.eventId).containsExactly("a/1", "b/1", "a/2", "a/1");
         }
+    }
+
+    @ParameterizedTest(name = "rocksdb={0}")
+    @ValueSource(booleans = {false, true})
+    void anEventWithoutAnIdGoesOnEveryTimeAndLeavesNothing(boolean rocksdb) throws Exception {
+        try (var h = harness(new DropDuplicates(HORIZON), rocksdb)) {
+            h.open();
+            h.processWatermark(new Watermark(T0 - 1));
+            for (int i = 0; i < 3; i++)
+                assertThat(passes(h, event("a", null, T0))).isTrue();
+            assertThat(passes(h, event("a", "1", T0))).isTrue();
+            assertThat(passes(h, event("a", "1", T0))).isFalse();
+            h.snapshot(1, T0); // writes the held pairs
+            try (var keys = h.getOperator().getKeyedStateBackend().getKeys("forget-at-ttl", VoidNamespace.INSTANCE)) {
+                assertThat(keys.map(k -> (String) k))
+                        .as("only the pair with an id is kept")
+                        .containsExactly("a\u00001");
+            }
+        }
+    }
+
+    @Test
+    void theEventsOfAHotCounterWithoutIdsSpreadOverTheKeyGroups() {
+        int maxParallelism = 128;
+        java.util.Set<Integer> groups = new java.util.HashSet<>();
+        for (int i = 0; i < 1_000; i++) {
+            String key = DropDuplicates.keyOf(event("viral", null, T0 + i));
+            groups.add(org.apache.flink.runtime.state.KeyGroupRangeAssignment.assignToKeyGroup(key, maxParallelism));
+        }
+        assertThat(groups).hasSizeGreaterThan(100);
+        assertThat(DropDuplicates.keyOf(event("viral", null, T0)))
+                .as("the same event, the same key (Flink computes it on both sides of the shuffle)")
+                .isEqualTo(DropDuplicates.keyOf(event("viral", null, T0)))
+                .isNotEqualTo(DropDuplicates.keyOf(event("viral", String.valueOf(T0), T0)));
     }
 
     /** Opens {@code h} and sends the first deliveries of id0..id99 (counters c0..c6) at T0..T0 + 99: each goes on. */
