@@ -11,6 +11,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.function.LongSupplier;
 import java.util.stream.Collectors;
+import java.util.stream.IntStream;
 import java.util.stream.Stream;
 import org.apache.flink.api.common.accumulators.LongCounter;
 import org.apache.flink.api.common.functions.OpenContext;
@@ -171,12 +172,24 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
 
     /**
      * The key of an event: counter and event_id, separated by a byte that neither may contain. An event without an
-     * event_id never reaches the state: keyed by counter and time (another separator), so that the events of a hot
-     * counter without ids spread over the subtasks as those with ids do.
+     * event_id never reaches the state and its key only routes it: one of {@value #SPREAD_KEYS} short keys, chosen by
+     * the counter's and the event time's hash, so that the events of a hot counter without ids spread over the
+     * subtasks as those with ids do, and the key costs no allocation on either side of the shuffle.
      */
     public static String keyOf(Event e) {
-        return e.eventId != null ? e.counter + '\u0000' + e.eventId : e.counter + '\u0001' + e.ts;
+        if (e.eventId != null) return e.counter + '\u0000' + e.eventId;
+        int h = (e.counter.hashCode() * 31 + Long.hashCode(e.ts)) * 0x9E3779B9;
+        return SPREAD[h >>> (Integer.SIZE - SPREAD_BITS)];
     }
+
+    /** The keys of events without an event_id: a separator no counter contains, then a number. */
+    private static final int SPREAD_BITS = 12;
+
+    static final int SPREAD_KEYS = 1 << SPREAD_BITS;
+
+    private static final String[] SPREAD = IntStream.range(0, SPREAD_KEYS)
+            .mapToObj(i -> "\u0001" + Integer.toString(i, Character.MAX_RADIX))
+            .toArray(String[]::new);
 
     /** The key of an event as a hash for the filter. */
     private static long hashOf(String key) {
