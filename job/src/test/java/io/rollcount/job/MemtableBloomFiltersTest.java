@@ -13,7 +13,6 @@ import java.util.stream.Stream;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
-import org.apache.flink.streaming.api.operators.KeyedProcessOperator;
 import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -31,7 +30,7 @@ class MemtableBloomFiltersTest {
                 .configure(conf, Thread.currentThread().getContextClassLoader());
         backend.setDbStoragePath(dir.toString());
         try (var h = new KeyedOneInputStreamOperatorTestHarness<>(
-                new KeyedProcessOperator<>(new DropDuplicates(60_000)), DropDuplicates::keyOf, Types.STRING)) {
+                DropDuplicates.operator(new DropDuplicates(60_000)), DropDuplicates::keyOf, Types.STRING)) {
             h.setStateBackend(backend);
             h.open();
             Event e = new Event();
@@ -40,7 +39,7 @@ class MemtableBloomFiltersTest {
             e.ts = 1_000;
             h.processElement(e, e.ts);
             String options = optionsFile(dir);
-            String dedup = columnFamily(options, "forget-at-ttl");
+            String dedup = columnFamily(options, "id-overflow");
             assertThat(dedup).contains("memtable_whole_key_filtering=true");
             assertThat(dedup).containsPattern("memtable_prefix_bloom_size_ratio=0\\.0050*\\b");
             assertThat(dedup).containsPattern("filter_policy=bloomfilter");

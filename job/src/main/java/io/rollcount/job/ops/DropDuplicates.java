@@ -4,7 +4,7 @@ import io.rollcount.job.metrics.JobAccumulators;
 import io.rollcount.job.metrics.RollcountMetrics;
 import io.rollcount.job.model.Event;
 import io.rollcount.job.policy.Policies;
-import io.rollcount.sketches.ExpiringIdFilter;
+import io.rollcount.sketches.ExpiringIdSet;
 import io.rollcount.sketches.Hashing;
 import java.time.Duration;
 import java.util.Iterator;
@@ -17,13 +17,19 @@ import org.apache.flink.api.common.accumulators.LongCounter;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.ListStateDescriptor;
+import org.apache.flink.api.common.state.MapState;
+import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.api.common.state.StateTtlConfig;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
 import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.java.tuple.Tuple2;
+import org.apache.flink.configuration.TaskManagerOptions;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.runtime.state.FunctionInitializationContext;
 import org.apache.flink.runtime.state.FunctionSnapshotContext;
+import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.runtime.state.KeyedStateBackend;
 import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
@@ -36,41 +42,41 @@ import org.slf4j.LoggerFactory;
 /**
  * Counts each {@code (counter, event_id)} once while the dedup horizon (event time, default 24 h) holds
  * it: an event is a duplicate while the watermark is before its first delivery's time plus the horizon.
- * Keyed by that pair; the state is one long per pair, the event time the pair is forgotten at, compared
- * with the watermark when the pair is seen again (event time, so that a backfill deduplicates as the live
- * run did). No timer and no delete per pair: a pair past its time is simply overwritten when seen again,
- * and the state of pairs never seen again is dropped by RocksDB's compaction through Flink's state TTL,
- * {@value #TTL_HORIZONS} horizons of the job's running time after it was written. Flink's TTL counts wall-clock
- * time, stops included, so the TTL is two horizons plus the stops that a pair within it may have lived through
- * ({@link JobStops}: from each snapshot's wall-clock time to the restore that follows it). So the job remembers
- * an event_id exactly within the horizon as long as its event time lags its running time by less than one
- * horizon, however long it was stopped; the state holds about two horizons of pairs, more for two horizons
- * after a long stop.
+ * Keyed by that pair, so that Flink spreads the pairs over the subtasks and moves them with their key groups
+ * when the job rescales; a pair is remembered as a 128-bit fingerprint (two 64-bit hashes of the key) with the
+ * event time it is forgotten at, compared with the watermark when the pair is seen again (event time, so that a
+ * backfill deduplicates as the live run did). Two pairs are confused only if both hashes collide, about once in
+ * 2^64 pairs held.
  *
  * <p>Every valid event passes through (the job chains its pre-aggregation to this operator, so an event crosses
  * one shuffle before it is combined): one without an {@code event_id}, or of a namespace whose policy does not
- * dedup, goes on at once without touching the state or the filter ({@link #keyOf} spreads them).
+ * dedup, goes on at once without touching the pairs ({@link #keyOf} spreads them).
  *
- * <p>Most events carry an id never seen, and a lookup in RocksDB costs more than the rest of the operator: an
- * {@link ExpiringIdFilter} of {@value #FILTER_SLOTS} slots ({@value #FILTER_MIB} MiB of heap per subtask) in
- * front of the state answers "never seen within its horizon" for those, and the state is read only when it says
- * "maybe". The filter holds every pair this subtask put, with the time it is forgotten at; where a pair finds no
- * room it answers "maybe" for every pair until the watermark passes that pair's time (so it stays exact at any
- * number of pairs, and answers again once a horizon's pairs fit). It is not checkpointed: after a restore the
- * operator ({@link #operator}) reads the restored pairs into it before the first event, at most
- * {@value #FILTER_SLOTS} of them; where there are more it answers "maybe" until the watermark passes the latest
- * time any subtask had put ({@code max-forget-at}, operator state). Run under another operator after a restore,
- * the function keeps no filter and reads the state for every event.
+ * <p>Where the pairs live. On the heap, an {@link ExpiringIdSet} ({@link #autoSetSlots}: an eighth of the
+ * TaskManager's heap per slot, 6 to 96 MiB) answers for every pair it holds, exactly: an event costs no state access. The pairs added
+ * since the last write-out are held in an {@link IdLog} and written, one chunk per key group, to keyed state
+ * ({@code id-log}, a list under the key group's own key, {@link KeyGroupKeys}) before every snapshot and whenever
+ * {@value #LOG_HELD} are held: a handful of appends per snapshot instead of a RocksDB write per pair. A pair that
+ * finds no room in the set (its two buckets full of live pairs) goes to keyed state instead ({@code id-overflow},
+ * a map from fingerprint to time under its key group's key), and until the watermark passes the latest time
+ * written there ({@code overflow-until}, operator state, the latest of every subtask's), a pair the set does not
+ * hold is looked up there: exact at any number of pairs, at one state read per event while the set is full.
  *
- * <p>A first-seen pair's put in RocksDB costs more than the rest of the operator when the pairs come in random
- * order: each searches a large memtable from the top. The operator holds up to {@value #WRITES_HELD} pairs'
- * times on the heap ({@link KeyOrderedWrites}) and writes them in RocksDB's key order when that many are held
- * and before every snapshot, so that a snapshot holds every pair seen before its barrier; a lookup reads the held
- * pairs before the state. Run under another operator, the function writes each pair at once.
+ * <p>After a restore, the operator ({@link #operator}) reads its key groups' chunks into the set before the first
+ * event (a pair's last entry is its time), the pairs that do not fit going to {@code id-overflow}. The state of
+ * the version that kept one state entry per pair ({@code forget-at-ttl}) is read the same way first, so that a
+ * savepoint of it restores.
+ *
+ * <p>No timer and no delete per pair: the set reuses a pair's slot once the watermark has passed its time, and
+ * the state is dropped by RocksDB's compaction through Flink's state TTL, {@value #TTL_HORIZONS} horizons of the
+ * job's running time after it was written. Flink's TTL counts wall-clock time, stops included, so the TTL is two
+ * horizons plus the stops that a pair within it may have lived through ({@link JobStops}: from each snapshot's
+ * wall-clock time to the restore that follows it). So the job remembers an event_id exactly within the horizon as
+ * long as its event time lags its running time by less than one horizon, however long it was stopped.
  *
  * <p>A savepoint of the version that kept a timer per pair ("forget-at" and its timers) restores: a pair
- * not in the new state is looked up there too, and its timers clear it as before, so that state drains
- * within one horizon. Those second lookups happen only in a job restored from such a savepoint, until its
+ * not found is looked up there too, and its timers clear it as before, so that state drains
+ * within one horizon. Those lookups happen only in a job restored from such a savepoint, until its
  * watermark is two horizons past the first watermark it saw ({@code legacy-until}, operator state, the
  * same in every subtask); a job started empty or from this version's state never makes them.
  */
@@ -81,76 +87,100 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
     /** The state TTL, in horizons of the job's running time. */
     static final int TTL_HORIZONS = 2;
 
-    /** The filter's slots per subtask. */
-    static final int FILTER_SLOTS = 1 << 21;
+    /** The set's slots where the TaskManager's heap decides ({@link #autoSetSlots}). */
+    static final int AUTO = 0;
 
-    /** The filter's heap per subtask, in MiB. */
-    static final int FILTER_MIB = FILTER_SLOTS * 8 >> 20;
+    /** The bounds of {@link #autoSetSlots}: 6 MiB and 96 MiB of heap. */
+    static final int MIN_AUTO_SLOTS = 1 << 18;
 
-    /** The pairs' writes held on the heap per subtask before they are written in key order. */
-    static final int WRITES_HELD = 1 << 15;
+    static final int MAX_AUTO_SLOTS = 1 << 22;
 
-    /** The seed of a pair's hash in the filter. */
-    private static final long HASH_SEED = 0x5EED_D0D0L;
+    /** The pairs held before they are written to the state, per subtask. */
+    static final int LOG_HELD = 1 << 16;
+
+    /** The seeds of a pair's two hashes. */
+    private static final long HI_SEED = 0x5EED_D0D0L;
+
+    private static final long LO_SEED = 0xD0D0_5EEDL;
+
+    /** The prefix of the key groups' own keys (a control character, which no counter id contains). */
+    private static final String GROUP_KEY_PREFIX = "\u0002";
 
     private final long horizonMillis;
     /** The horizon of each namespace (--policies); null: {@link #horizonMillis} for all. */
     private final Policies policies;
-    /** The filter's slots (tests make it small). */
-    private final int filterSlots;
-    /** The writes held before they are written in key order (tests make it small). */
-    private final int writesHeld;
+    /** The set's slots, or {@link #AUTO} (tests make it small). */
+    private final int setSlots;
+    /** The pairs held before they are written out (tests make it small). */
+    private final int logHeld;
 
     /** Flink's identifier of the heap state backend, whose TTL reads may remove entries. */
     private static final String HEAP_BACKEND = "hashmap";
 
-    /** The state's name: a pair's time to be forgotten at, with a TTL. */
+    /** The earlier version's state: a pair's time to be forgotten at, one entry per pair, with a TTL. */
     private static final String FORGET_AT = "forget-at-ttl";
 
+    // ---- keyed state
+    /** The chunks of pairs of a key group, under its key. */
+    private transient ListState<byte[]> idLog;
+    /** The pairs the set had no room for, by fingerprint, under their key group's key. */
+    private transient MapState<Tuple2<Long, Long>, Long> overflow;
+    /** The version before the log's pairs, read once after a restore. */
     private transient ValueState<Long> forgetAt;
-    /** The earlier version's state: pairs it saw, each cleared by its own timer. */
+    /** The version before the TTL's pairs, each cleared by its own timer. */
     private transient ValueState<Long> legacyForgetAt;
 
-    private transient LongCounter duplicates;
+    // ---- operator state
+    private transient ListState<Long> legacyUntilState;
+    private transient ListState<Long> overflowUntilState;
+    /** Each subtask's watermark at its snapshot: a pair whose time is not after the earliest is not restored. */
+    private transient ListState<Long> watermarkState;
+    /** The wall-clock stops of the job and the TTL they make; restored in initializeState, measured in open. */
+    private transient JobStops stops;
+
+    // ---- the task thread's
+    /** The pairs, every one this subtask holds except those in {@link #overflow}. */
+    private transient ExpiringIdSet ids;
+    /** The pairs added to {@link #ids} since they were last written to {@link #idLog}. */
+    private transient IdLog added;
+    /** The own key of each key group of this subtask. */
+    private transient KeyGroupKeys groupKeys;
     /** Until which watermark the earlier version's state is looked up: NONE, PENDING (until the first watermark), or a time. */
     private transient long legacyUntil;
+    /** Until which watermark a pair not in the set is looked up in {@link #overflow}: the latest time there. */
+    private transient long overflowUntil;
+    /** The latest watermark an event saw, snapshotted; restored as the earliest of every subtask's. */
+    private transient long watermark;
+    /** Whether this subtask started from a checkpoint or savepoint ({@link #rebuild} then reads it). */
+    private transient boolean restored;
+    /** Whether the log said that the set is full. */
+    private transient boolean saidFull;
+    /** The state backend, set by {@link #operator}. */
+    private transient KeyedStateBackend<String> backend;
+    /** The operator's processing time, set by {@link #operator}. */
+    private transient LongSupplier wallClock;
+    /** The TaskManager's slots, set by {@link #operator}. */
+    private transient int taskSlots;
 
-    private transient ListState<Long> legacyUntilState;
+    // ---- metrics
+    private transient LongCounter duplicates;
+    /** Keyed-state reads of pairs ({@link RollcountMetrics#DEDUP_STATE_READS}). */
+    private transient Counter stateReads;
+
     private static final long NONE = Long.MIN_VALUE;
     private static final long PENDING = Long.MAX_VALUE;
 
-    /** The pairs put, in front of the state; null where the state is read for every event (not rebuilt). */
-    private transient ExpiringIdFilter seen;
-    /** Whether this subtask started from a checkpoint or savepoint (the filter then waits for {@link #rebuild}). */
-    private transient boolean restored;
-    /** The latest time a pair is forgotten at that any subtask put, restored and since. */
-    private transient long maxForgetAt;
-
-    private transient ListState<Long> maxForgetAtState;
-    /** The wall-clock stops of the job and the TTL they make; restored in initializeState, measured in open. */
-    private transient JobStops stops;
-    /** The operator's processing time, set by {@link #operator}; null elsewhere. */
-    private transient LongSupplier wallClock;
-    /** Whether the log said that the filter is full. */
-    private transient boolean saidFull;
-    /** Keyed-state reads of pairs ({@link RollcountMetrics#DEDUP_STATE_READS}). */
-    private transient Counter stateReads;
-    /** The pairs' times not yet in the state; null where each is written at once (not under {@link #operator}). */
-    private transient KeyOrderedWrites held;
-    /** The state backend the held writes go to. */
-    private transient KeyedStateBackend<String> backend;
-
     public DropDuplicates(long horizonMillis) {
-        this(horizonMillis, FILTER_SLOTS, WRITES_HELD);
+        this(horizonMillis, AUTO, LOG_HELD);
     }
 
-    DropDuplicates(long horizonMillis, int filterSlots, int writesHeld) {
+    DropDuplicates(long horizonMillis, int setSlots, int logHeld) {
         if (horizonMillis <= 0)
             throw new IllegalArgumentException("dedup horizon must be > 0 ms, got " + horizonMillis);
         this.horizonMillis = horizonMillis;
         this.policies = null;
-        this.filterSlots = filterSlots;
-        this.writesHeld = writesHeld;
+        this.setSlots = setSlots;
+        this.logHeld = logHeld;
     }
 
     /**
@@ -161,19 +191,19 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
         long max = policies.maxDedupMillis();
         this.horizonMillis = max > 0 ? max : 1;
         this.policies = policies;
-        this.filterSlots = max > 0 ? FILTER_SLOTS : 0;
-        this.writesHeld = WRITES_HELD;
+        this.setSlots = max > 0 ? AUTO : ExpiringIdSet.BUCKET;
+        this.logHeld = max > 0 ? LOG_HELD : 1;
     }
 
-    /** The operator to run this function in: it reads the restored pairs into the filter before the first event. */
+    /** The operator to run this function in: it reads the restored pairs into the set before the first event. */
     public static KeyedProcessOperator<String, Event, Event> operator(DropDuplicates function) {
-        return new RebuildingOperator(function);
+        return new PairsOperator(function);
     }
 
     /**
      * The key of an event: counter and event_id, separated by a byte that neither may contain. An event without an
-     * event_id never reaches the state and its key only routes it: one of {@value #SPREAD_KEYS} short keys, chosen by
-     * the counter's and the event time's hash, so that the events of a hot counter without ids spread over the
+     * event_id never reaches the pairs and its key only routes it: one of {@value #SPREAD_KEYS} short keys, chosen
+     * by the counter's and the event time's hash, so that the events of a hot counter without ids spread over the
      * subtasks as those with ids do, and the key costs no allocation on either side of the shuffle.
      */
     public static String keyOf(Event e) {
@@ -191,46 +221,66 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
             .mapToObj(i -> "\u0001" + Integer.toString(i, Character.MAX_RADIX))
             .toArray(String[]::new);
 
-    /** The key of an event as a hash for the filter. */
-    private static long hashOf(String key) {
-        return Hashing.murmur64AUtf8(key, HASH_SEED);
-    }
-
     @Override
     public void open(OpenContext ctx) {
-        ValueStateDescriptor<Long> descriptor = new ValueStateDescriptor<>(FORGET_AT, Types.LONG);
+        if (backend == null)
+            throw new IllegalStateException("DropDuplicates runs in the operator DropDuplicates.operator(function)");
         long running = horizonMillis > Long.MAX_VALUE / TTL_HORIZONS ? Long.MAX_VALUE : horizonMillis * TTL_HORIZONS;
-        long ttl = stops.restart(wallClock(), running);
-        if (ttl > running && getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() == 0)
+        long ttlMillis = stops.restart(wallClock.getAsLong(), running);
+        if (ttlMillis > running && getRuntimeContext().getTaskInfo().getIndexOfThisSubtask() == 0)
             LOG.info(
                     "drop-duplicates: the job stood still for {} ms of the last {} ms; event ids are kept that long"
                             + " (two horizons of running time)",
-                    ttl - running,
-                    ttl);
-        descriptor.enableTimeToLive(StateTtlConfig.newBuilder(Duration.ofMillis(ttl))
+                    ttlMillis - running,
+                    ttlMillis);
+        StateTtlConfig ttl = StateTtlConfig.newBuilder(Duration.ofMillis(ttlMillis))
                 .updateTtlOnCreateAndWrite()
-                .returnExpiredIfNotCleanedUp() // the event-time check below decides; the TTL only bounds the space
+                .neverReturnExpired() // restored or not, a pair past its TTL is gone, on either backend
+                .build();
+        ListStateDescriptor<byte[]> log =
+                new ListStateDescriptor<>("id-log", PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO);
+        log.enableTimeToLive(ttl);
+        idLog = getRuntimeContext().getListState(log);
+        MapStateDescriptor<Tuple2<Long, Long>, Long> over =
+                new MapStateDescriptor<>("id-overflow", Types.TUPLE(Types.LONG, Types.LONG), Types.LONG);
+        over.enableTimeToLive(ttl);
+        overflow = getRuntimeContext().getMapState(over);
+        ValueStateDescriptor<Long> pairs = new ValueStateDescriptor<>(FORGET_AT, Types.LONG);
+        pairs.enableTimeToLive(StateTtlConfig.newBuilder(Duration.ofMillis(ttlMillis))
+                .updateTtlOnCreateAndWrite()
+                .returnExpiredIfNotCleanedUp() // as that version had it
                 .build());
-        forgetAt = getRuntimeContext().getState(descriptor);
+        forgetAt = getRuntimeContext().getState(pairs);
         legacyForgetAt = getRuntimeContext().getState(new ValueStateDescriptor<>("forget-at", Types.LONG));
         duplicates = getRuntimeContext().getLongCounter(JobAccumulators.DUPLICATES);
         RollcountMetrics.counter(
                 getRuntimeContext().getMetricGroup(), RollcountMetrics.EVENTS_DEDUPLICATED, duplicates);
         stateReads = RollcountMetrics.counter(getRuntimeContext().getMetricGroup(), RollcountMetrics.DEDUP_STATE_READS);
-        seen = filterSlots > 0 && !restored ? new ExpiringIdFilter(filterSlots) : null;
+        int keyGroups = getRuntimeContext().getTaskInfo().getMaxNumberOfParallelSubtasks();
+        int slots = setSlots == AUTO ? autoSetSlots(Runtime.getRuntime().maxMemory(), taskSlots) : setSlots;
+        ids = new ExpiringIdSet(slots);
+        if (setSlots == AUTO)
+            LOG.info(
+                    "drop-duplicates {}: {} MiB of heap for {} event ids",
+                    getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
+                    ids.bytes() >> 20,
+                    slots);
+        added = new IdLog(logHeld, keyGroups);
+        var task = getRuntimeContext().getTaskInfo();
+        groupKeys = new KeyGroupKeys(
+                GROUP_KEY_PREFIX,
+                KeyGroupRangeAssignment.computeKeyGroupRangeForOperatorIndex(
+                        keyGroups, task.getNumberOfParallelSubtasks(), task.getIndexOfThisSubtask()),
+                keyGroups);
     }
 
     /**
-     * Reads the restored pairs into a new filter, at most as many as it has slots; where there are more, the filter
-     * answers "maybe" until the watermark passes {@link #maxForgetAt}. A state restored without that time (the
-     * earlier version's) is read to its end once to find it.
+     * Reads the restored pairs of this subtask's key groups into the set, those that do not fit into {@code
+     * id-overflow}: first the earlier version's ({@code forget-at-ttl}), then the chunks of each key group in the
+     * order written, so that a pair's last time is the one it keeps.
      */
-    void rebuild(KeyedStateBackend<String> backend) throws Exception {
-        if (filterSlots <= 0) return;
-        ExpiringIdFilter filter = new ExpiringIdFilter(filterSlots);
-        boolean known = maxForgetAt != Long.MAX_VALUE;
-        long read = 0;
-        long max = Long.MIN_VALUE;
+    void rebuild() throws Exception {
+        int keyGroups = getRuntimeContext().getTaskInfo().getMaxNumberOfParallelSubtasks();
         try (Stream<String> keys = backend.getKeys(FORGET_AT, VoidNamespace.INSTANCE)) {
             // On the heap a read may clean up pairs past their TTL while the keys are iterated: read from a copy of
             // the keys there (references to the state's own), as Flink's applyToAllKeys does. Elsewhere (RocksDB) a
@@ -239,38 +289,59 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
                     ? keys.collect(Collectors.toList()).iterator()
                     : keys.iterator();
             while (it.hasNext()) {
-                boolean fits = read++ < filterSlots;
-                if (!fits && known) break;
                 String key = it.next();
                 backend.setCurrentKey(key);
                 Long at = forgetAt.value();
                 if (at == null) continue;
-                max = Math.max(max, at);
-                // the watermark after a restore starts from the beginning: no pair has expired yet
-                if (fits) filter.add(hashOf(key), at, Long.MIN_VALUE);
+                backend.setCurrentKey(groupKeys.of(KeyGroupRangeAssignment.assignToKeyGroup(key, keyGroups)));
+                restore(hiOf(key), loOf(key), at);
             }
         }
-        if (!known) maxForgetAt = max;
-        if (read > filterSlots) filter.maybeUntil(maxForgetAt);
-        seen = filter;
+        for (int group : groupKeys.range()) {
+            backend.setCurrentKey(groupKeys.of(group));
+            Iterable<byte[]> chunks = idLog.get();
+            if (chunks == null) continue;
+            for (byte[] chunk : chunks) IdLog.read(chunk, this::restore);
+        }
+    }
+
+    /**
+     * Keeps a restored pair's time where it is later than the one kept (in the set, or in {@code id-overflow} under
+     * the current key, its key group's, which may hold a later time put while the job ran). A pair whose time the
+     * watermark had passed at the snapshot (every subtask's) is not kept: had the job run on, the watermark would
+     * have stayed past it, and no redelivery of it would have been dropped.
+     */
+    private void restore(long hi, long lo, long at) throws Exception {
+        if (at <= watermark) return;
+        long held = ids.expiryOf(hi, lo);
+        if (held != ExpiringIdSet.NONE) {
+            if (at > held) ids.add(hi, lo, at, Long.MIN_VALUE); // held: never refused
+            return;
+        }
+        if (ids.add(hi, lo, at, Long.MIN_VALUE)) return;
+        Long kept = overflow.get(Tuple2.of(hi, lo));
+        if (kept == null || kept < at) putOverflow(hi, lo, at);
     }
 
     @Override
     public void initializeState(FunctionInitializationContext ctx) throws Exception {
         legacyUntilState =
                 ctx.getOperatorStateStore().getUnionListState(new ListStateDescriptor<>("legacy-until", Types.LONG));
-        maxForgetAtState =
-                ctx.getOperatorStateStore().getUnionListState(new ListStateDescriptor<>("max-forget-at", Types.LONG));
+        overflowUntilState =
+                ctx.getOperatorStateStore().getUnionListState(new ListStateDescriptor<>("overflow-until", Types.LONG));
+        watermarkState =
+                ctx.getOperatorStateStore().getUnionListState(new ListStateDescriptor<>("watermark", Types.LONG));
         legacyUntil = NONE;
+        overflowUntil = Long.MIN_VALUE;
+        watermark = Long.MIN_VALUE;
         restored = ctx.isRestored();
         stops = JobStops.restore(ctx.getOperatorStateStore());
-        // a restored state without the list (the earlier version's): unknown until rebuild() reads it
-        maxForgetAt = restored ? Long.MAX_VALUE : Long.MIN_VALUE;
         if (!restored) return;
-        boolean known = false;
-        for (Long at : maxForgetAtState.get()) {
-            maxForgetAt = known ? Math.max(maxForgetAt, at) : at;
-            known = true;
+        for (Long until : overflowUntilState.get()) overflowUntil = Math.max(overflowUntil, until);
+        boolean first = true;
+        for (Long at : watermarkState.get()) {
+            watermark = first ? at : Math.min(watermark, at);
+            first = false;
         }
         boolean any = false;
         for (Long until : legacyUntilState.get()) {
@@ -283,15 +354,11 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
     @Override
     public void snapshotState(FunctionSnapshotContext ctx) throws Exception {
         // before the keyed state's snapshot, which Flink takes after this
-        if (held != null && held.size() > 0) held.writeTo(this::put);
+        writeAdded();
         legacyUntilState.update(List.of(legacyUntil));
-        maxForgetAtState.update(List.of(maxForgetAt));
-        stops.snapshot(wallClock());
-    }
-
-    /** The wall clock of Flink's state TTL: the operator's processing time, or the system's outside {@link #operator}. */
-    private long wallClock() {
-        return wallClock == null ? System.currentTimeMillis() : wallClock.getAsLong();
+        overflowUntilState.update(List.of(overflowUntil));
+        watermarkState.update(List.of(watermark));
+        stops.snapshot(wallClock.getAsLong());
     }
 
     /** The TTL of the pairs' state in this run, in ms of wall-clock time (tests). */
@@ -313,54 +380,80 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
             return;
         }
         long watermark = ctx.timerService().currentWatermark();
+        if (watermark > this.watermark) this.watermark = watermark;
         String key = ctx.getCurrentKey();
-        long hash = seen == null ? 0 : hashOf(key);
-        Long at = null;
-        if (seen == null || legacyUntil != NONE || seen.mayContain(hash, watermark)) {
-            at = held == null ? null : held.get(key);
-            if (at == null) {
-                stateReads.inc();
-                at = forgetAt.value();
-                if (at == null && legacyUntil != NONE) at = legacy(watermark);
-            }
-        }
-        if (at != null && watermark < at) {
+        long hi = hiOf(key);
+        long lo = loOf(key);
+        long at = ids.expiryOf(hi, lo);
+        // a pair's time is the latest of its entries (the set may hold an earlier one than the state)
+        if (at <= watermark && watermark < overflowUntil) at = Math.max(at, overflowed(key, hi, lo));
+        if (at <= watermark && legacyUntil != NONE) at = Math.max(at, legacy(watermark));
+        if (watermark < at) {
             duplicates.add(1);
             return;
         }
         long next = saturatedAdd(e.ts, horizon);
-        remember(key, next);
-        if (seen != null && !seen.add(hash, next, watermark) && !saidFull) {
-            saidFull = true;
-            LOG.info(
-                    "drop-duplicates subtask {}: its filter of the event ids it holds ({} slots) is full; ids are read"
-                            + " from keyed state until the watermark passes {} (said once per run, see metric {})",
-                    getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
-                    seen.capacity(),
-                    next,
-                    RollcountMetrics.DEDUP_STATE_READS);
+        if (ids.add(hi, lo, next, watermark)) {
+            if (added.isFull()) {
+                writeAdded();
+                backend.setCurrentKey(key);
+            }
+            added.add(keyGroupOf(key), hi, lo, next);
+        } else {
+            backend.setCurrentKey(groupKeys.of(keyGroupOf(key)));
+            putOverflow(hi, lo, next);
+            backend.setCurrentKey(key);
+            sayFull(next);
         }
-        maxForgetAt = Math.max(maxForgetAt, next);
         out.collect(e);
     }
 
-    /** Puts the pair's time, held or at once; the current key stays the pair's. */
-    private void remember(String key, long at) throws Exception {
-        if (held == null) {
-            forgetAt.update(at);
-            return;
-        }
-        if (held.isFull()) {
-            held.writeTo(this::put);
-            backend.setCurrentKey(key);
-        }
-        held.put(key, at);
+    /** Writes the pairs added since the last time, a chunk per key group; sets the backend's current key. */
+    private void writeAdded() throws Exception {
+        added.drainTo((group, chunk) -> {
+            backend.setCurrentKey(groupKeys.of(group));
+            idLog.add(chunk);
+        });
     }
 
-    /** Puts a pair's time in the state (sets the backend's current key). */
-    private void put(String key, long at) throws Exception {
+    /** Keeps a pair the set has no room for, under the current key (its key group's). */
+    private void putOverflow(long hi, long lo, long at) throws Exception {
+        overflow.put(Tuple2.of(hi, lo), at);
+        overflowUntil = Math.max(overflowUntil, at);
+    }
+
+    /** The pair's time in {@code id-overflow}, or {@link ExpiringIdSet#NONE}; the current key stays the pair's. */
+    private long overflowed(String key, long hi, long lo) throws Exception {
+        stateReads.inc();
+        backend.setCurrentKey(groupKeys.of(keyGroupOf(key)));
+        Long at = overflow.get(Tuple2.of(hi, lo));
         backend.setCurrentKey(key);
-        forgetAt.update(at);
+        return at == null ? ExpiringIdSet.NONE : at;
+    }
+
+    private void sayFull(long next) {
+        if (saidFull) return;
+        saidFull = true;
+        LOG.info(
+                "drop-duplicates subtask {}: its set of the event ids it holds ({} slots) is full; ids are also read"
+                        + " from keyed state until the watermark passes {} (said once per run, see metric {})",
+                getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
+                ids.capacity(),
+                next,
+                RollcountMetrics.DEDUP_STATE_READS);
+    }
+
+    private int keyGroupOf(String key) {
+        return KeyGroupRangeAssignment.assignToKeyGroup(
+                key, getRuntimeContext().getTaskInfo().getMaxNumberOfParallelSubtasks());
+    }
+
+    private static long hiOf(String key) {
+        return Hashing.murmur64AUtf8(key, HI_SEED);
+    }
+
+    private static long loOf(String key) {
+        return Hashing.murmur64AUtf8(key, LO_SEED);
     }
 
     /** Keyed-state reads of pairs since open (tests). */
@@ -368,20 +461,30 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
         return stateReads.getCount();
     }
 
-    /** The filter in front of the state, null where there is none. */
-    ExpiringIdFilter filter() {
-        return seen;
+    /** The set of pairs on the heap (tests). */
+    ExpiringIdSet ids() {
+        return ids;
     }
 
-    /** The pair's time in the earlier version's state while it may hold any (see the class comment); null otherwise. */
-    private Long legacy(long watermark) throws Exception {
+    /** Until which watermark a pair not in the set is looked up in the state (tests). */
+    long overflowUntil() {
+        return overflowUntil;
+    }
+
+    /**
+     * The pair's time in the earlier version's state while it may hold any (see the class comment);
+     * {@link ExpiringIdSet#NONE} otherwise.
+     */
+    private long legacy(long watermark) throws Exception {
         if (legacyUntil == PENDING && watermark != Long.MIN_VALUE)
             legacyUntil = saturatedAdd(saturatedAdd(watermark, horizonMillis), horizonMillis); // two horizons
         if (legacyUntil != PENDING && watermark >= legacyUntil) {
             legacyUntil = NONE;
-            return null;
+            return ExpiringIdSet.NONE;
         }
-        return legacyForgetAt.value();
+        stateReads.inc();
+        Long at = legacyForgetAt.value();
+        return at == null ? ExpiringIdSet.NONE : at;
     }
 
     /** Only timers of the earlier version (restored from its savepoint): its pair is forgotten, as it was then. */
@@ -390,11 +493,11 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
         legacyForgetAt.clear();
     }
 
-    /** {@link KeyedProcessOperator} that reads the restored pairs into the function's filter once it is open. */
-    private static final class RebuildingOperator extends KeyedProcessOperator<String, Event, Event> {
+    /** {@link KeyedProcessOperator} that gives the function its backend and reads the restored pairs once open. */
+    private static final class PairsOperator extends KeyedProcessOperator<String, Event, Event> {
         private static final long serialVersionUID = 1L;
 
-        RebuildingOperator(DropDuplicates function) {
+        PairsOperator(DropDuplicates function) {
             super(function);
         }
 
@@ -402,14 +505,37 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
         public void open() throws Exception {
             DropDuplicates f = (DropDuplicates) userFunction;
             f.wallClock = getProcessingTimeService()::getCurrentProcessingTime;
+            f.backend = getKeyedStateBackend();
+            f.taskSlots = taskSlots();
             super.open();
-            if (f.restored) f.rebuild(getKeyedStateBackend());
-            if (f.writesHeld > 0) {
-                f.backend = getKeyedStateBackend();
-                f.held = new KeyOrderedWrites(
-                        f.writesHeld, getRuntimeContext().getTaskInfo().getMaxNumberOfParallelSubtasks());
+            if (f.restored) f.rebuild();
+        }
+
+        /** The TaskManager's slots ({@code taskmanager.numberOfTaskSlots}), 1 where the task cannot tell. */
+        private int taskSlots() {
+            try {
+                return getContainingTask()
+                        .getEnvironment()
+                        .getTaskManagerInfo()
+                        .getConfiguration()
+                        .get(TaskManagerOptions.NUM_TASK_SLOTS);
+            } catch (RuntimeException e) {
+                return 1;
             }
         }
+    }
+
+    /**
+     * The set's slots on a TaskManager of {@code maxHeap} bytes of heap and {@code slots} slots: an eighth of the
+     * heap per slot (the counter cache takes a quarter), in a power of two of slots of 24 bytes, within
+     * [{@value #MIN_AUTO_SLOTS}, {@value #MAX_AUTO_SLOTS}] (6 to 96 MiB; about 0.23 to 3.7 million ids held before
+     * the state is read too).
+     */
+    static int autoSetSlots(long maxHeap, int slots) {
+        if (maxHeap == Long.MAX_VALUE) return MAX_AUTO_SLOTS;
+        long fit = maxHeap / Math.max(1, slots) / 8 / 24;
+        if (fit <= MIN_AUTO_SLOTS) return MIN_AUTO_SLOTS;
+        return (int) Math.min(MAX_AUTO_SLOTS, Long.highestOneBit(fit));
     }
 
     /** {@code a + b}, or {@link Long#MAX_VALUE} where it overflows. */

@@ -53,6 +53,15 @@ class DropDuplicatesTest {
         return e;
     }
 
+    /** The fingerprint's halves of a pair's key, as DropDuplicates hashes it. */
+    private static long hi(String key) {
+        return io.rollcount.sketches.Hashing.murmur64AUtf8(key, 0x5EED_D0D0L);
+    }
+
+    private static long lo(String key) {
+        return io.rollcount.sketches.Hashing.murmur64AUtf8(key, 0xD0D0_5EEDL);
+    }
+
     /** Sends the event and says whether it went on (true) or was dropped as a duplicate. */
     private static boolean passes(KeyedOneInputStreamOperatorTestHarness<String, Event, Event> h, Event e)
             throws Exception {
@@ -105,12 +114,18 @@ class DropDuplicatesTest {
                 assertThat(passes(h, event("a", null, T0))).isTrue();
             assertThat(passes(h, event("a", "1", T0))).isTrue();
             assertThat(passes(h, event("a", "1", T0))).isFalse();
-            h.snapshot(1, T0); // writes the held pairs
-            try (var keys = h.getOperator().getKeyedStateBackend().getKeys("forget-at-ttl", VoidNamespace.INSTANCE)) {
-                assertThat(keys.map(k -> (String) k))
-                        .as("only the pair with an id is kept")
-                        .containsExactly("a\u00001");
+            assertThat(function(h).ids().expiryOf(hi("a\u00001"), lo("a\u00001")))
+                    .isEqualTo(T0 + HORIZON);
+            h.snapshot(1, T0); // writes the pairs added
+            try (var keys = h.getOperator().getKeyedStateBackend().getKeys("id-log", VoidNamespace.INSTANCE)) {
+                assertThat(keys.toList())
+                        .as("one chunk, under the own key of the pair's key group")
+                        .hasSize(1);
             }
+            for (String state : new String[] {"id-overflow", "forget-at-ttl", "forget-at"})
+                try (var keys = h.getOperator().getKeyedStateBackend().getKeys(state, VoidNamespace.INSTANCE)) {
+                    assertThat(keys.toList()).as(state).isEmpty();
+                }
         }
     }
 
@@ -226,50 +241,41 @@ class DropDuplicatesTest {
 
     @ParameterizedTest(name = "rocksdb={0}")
     @ValueSource(booleans = {false, true})
-    void anIdNeverSeenIsNotLookedUpInTheState(boolean rocksdb) throws Exception {
+    void noPairIsLookedUpInTheStateWhileTheSetHoldsThemAll(boolean rocksdb) throws Exception {
         try (var h = harness(new DropDuplicates(HORIZON), rocksdb)) {
             h.open();
             h.processWatermark(new Watermark(T0 - 1));
             for (int i = 0; i < 1_000; i++)
                 assertThat(passes(h, event("c" + (i % 13), "id" + i, T0 + i))).isTrue();
-            assertThat(function(h).lookups())
-                    .as("the filter answered for every new id")
-                    .isZero();
             for (int i = 0; i < 10; i++)
                 assertThat(passes(h, event("c" + (i % 13), "id" + i, T0 + 5_000)))
                         .isFalse();
-            assertThat(function(h).lookups())
-                    .as("a redelivery of a pair held, not yet written: answered on the heap")
-                    .isZero();
-            h.snapshot(1, 1); // writes the held pairs to the state
+            h.snapshot(1, 1); // writes the pairs to the state
             for (int i = 0; i < 1_000; i++)
                 assertThat(passes(h, event("c" + (i % 13), "id" + i, T0 + 5_000)))
                         .isFalse();
-            assertThat(function(h).lookups())
-                    .as("every redelivery is looked up")
-                    .isEqualTo(1_000);
-            // past the horizon the filter forgets them as the state does
+            // past the horizon the set forgets them as the state does
             h.processWatermark(new Watermark(T0 + HORIZON + 5_000));
-            long before = function(h).lookups();
             assertThat(passes(h, event("c0", "id0", T0 + HORIZON + 6_000))).isTrue();
-            assertThat(function(h).lookups() - before).isZero();
+            assertThat(function(h).lookups())
+                    .as("the set answered for every pair")
+                    .isZero();
+            assertThat(function(h).overflowUntil()).isEqualTo(Long.MIN_VALUE);
         }
     }
 
     @ParameterizedTest(name = "rocksdb={0}")
     @ValueSource(booleans = {false, true})
-    void aRestoredSubtaskReadsItsPairsIntoTheFilterBeforeTheFirstEvent(boolean rocksdb) throws Exception {
+    void aRestoredSubtaskReadsItsPairsIntoTheSetBeforeTheFirstEvent(boolean rocksdb) throws Exception {
         OperatorSubtaskState snapshot = hundredPairs(new DropDuplicates(HORIZON), rocksdb);
         try (var h = harness(new DropDuplicates(HORIZON), rocksdb)) {
             h.initializeState(snapshot);
             h.open();
-            assertThat(function(h).filter()).isNotNull();
             for (int i = 100; i < 200; i++)
                 assertThat(passes(h, event("c", "id" + i, T0 + i))).isTrue();
-            assertThat(function(h).lookups()).as("new ids after the restore").isZero();
             for (int i = 0; i < 100; i++)
                 assertThat(passes(h, event("c", "id" + i, T0 + 1_000))).isFalse();
-            assertThat(function(h).lookups()).isEqualTo(100);
+            assertThat(function(h).lookups()).isZero();
         }
     }
 
@@ -284,7 +290,7 @@ class DropDuplicatesTest {
         }
     }
 
-    /** An open harness of DropDuplicates with a filter of 16 slots, restored from {@code snapshot}. */
+    /** An open harness of DropDuplicates with a set of 16 slots, restored from {@code snapshot}. */
     private static KeyedOneInputStreamOperatorTestHarness<String, Event, Event> restoredWithSixteenSlots(
             OperatorSubtaskState snapshot, boolean rocksdb) throws Exception {
         var h = harness(new DropDuplicates(HORIZON, 16, 1), rocksdb);
@@ -295,22 +301,32 @@ class DropDuplicatesTest {
 
     @ParameterizedTest(name = "rocksdb={0}")
     @ValueSource(booleans = {false, true})
-    void moreRestoredPairsThanSlotsAreLookedUpUntilTheLatestTimeAnySubtaskPutPasses(boolean rocksdb) throws Exception {
+    void pairsTheSetHasNoRoomForAreLookedUpUntilTheWatermarkPassesTheLatestOfThem(boolean rocksdb) throws Exception {
         try (var h = restoredWithSixteenSlots(hundredPairs(new DropDuplicates(HORIZON, 16, 1), rocksdb), rocksdb)) {
+            assertThat(function(h).overflowUntil()).isEqualTo(T0 + 99 + HORIZON);
             h.processWatermark(new Watermark(T0 + 50));
             for (int i = 0; i < 100; i++)
                 assertThat(passes(h, event("c", "id" + i, T0 + 1_000))).isFalse();
-            assertThat(function(h).filter().answersAt(T0 + 99 + HORIZON)).isTrue();
-            assertThat(function(h).filter().answersAt(T0 + 98 + HORIZON)).isFalse();
-            assertThat(passes(h, event("c", "new", T0 + 1_000))).isTrue();
             assertThat(function(h).lookups())
-                    .as("every id while the watermark is before T0 + 99 + HORIZON")
-                    .isEqualTo(101);
+                    .as("at least the 84 pairs beyond the set's 16 slots")
+                    .isBetween(84L, 100L);
+            assertThat(passes(h, event("c", "new", T0 + 1_000))).isTrue();
+            assertThat(function(h).overflowUntil())
+                    .as("the new pair found no room either")
+                    .isEqualTo(T0 + 1_000 + HORIZON);
+            h.processWatermark(new Watermark(T0 + 1_000 + HORIZON));
+            long before = function(h).lookups();
+            for (int i = 0; i < 10; i++)
+                assertThat(passes(h, event("c", "id" + i, T0 + 1_000 + HORIZON + 1)))
+                        .isTrue();
+            assertThat(function(h).lookups() - before)
+                    .as("none once the watermark passed the latest pair kept in the state (and the set has room)")
+                    .isZero();
         }
     }
 
-    /** The version before the filter: "forget-at-ttl" as now, and no "max-forget-at" operator state. */
-    static final class BeforeTheFilter extends KeyedProcessFunction<String, Event, Event> {
+    /** The version before the set: "forget-at-ttl", an entry per pair, and no operator state of its own. */
+    static final class EntryPerPair extends KeyedProcessFunction<String, Event, Event> {
         private transient ValueState<Long> forgetAt;
 
         @Override
@@ -333,30 +349,88 @@ class DropDuplicatesTest {
         }
     }
 
+    @ParameterizedTest(name = "slots={0} rocksdb={1}")
+    @CsvSource({"16, false", "16, true", "1024, false", "1024, true"})
+    void theStateOfTheVersionWithAnEntryPerPairRestoresAndIsKeptOnTheNextRestore(int slots, boolean rocksdb)
+            throws Exception {
+        OperatorSubtaskState snapshot = hundredPairs(new EntryPerPair(), rocksdb);
+        for (int restore = 1; restore <= 2; restore++) {
+            try (var h = harness(new DropDuplicates(HORIZON, slots, 1), rocksdb)) {
+                h.initializeState(snapshot);
+                h.open();
+                h.processWatermark(new Watermark(T0 + 50));
+                for (int i = 0; i < 100; i++)
+                    assertThat(passes(h, event("c", "id" + i, T0 + 1_000)))
+                            .as("restore %d: id%d", restore, i)
+                            .isFalse();
+                assertThat(passes(h, event("c", "new" + restore, T0 + 1_000))).isTrue();
+                if (slots > 100)
+                    assertThat(function(h).lookups())
+                            .as("only the new pair, looked up in the timer version's state, which a restored state"
+                                    + " without legacy-until may hold")
+                            .isOne();
+                snapshot = h.snapshot(restore + 1, restore + 1);
+            }
+        }
+    }
+
+    /**
+     * Two subtasks' pairs restored as one subtask and then as two again (maximum parallelism 128): each pair goes with
+     * its key group, and every redelivery is still dropped.
+     */
     @ParameterizedTest(name = "rocksdb={0}")
     @ValueSource(booleans = {false, true})
-    void aStateOfTheVersionBeforeTheFilterIsReadToItsEndOnceForItsLatestTime(boolean rocksdb) throws Exception {
-        OperatorSubtaskState snapshot;
-        try (var h = restoredWithSixteenSlots(hundredPairs(new BeforeTheFilter(), rocksdb), rocksdb)) {
-            assertThat(function(h).filter().answersAt(T0 + 99 + HORIZON)).isTrue();
-            assertThat(function(h).filter().answersAt(T0 + 98 + HORIZON)).isFalse();
-            h.processWatermark(new Watermark(T0 + 50));
-            for (int i = 0; i < 100; i++)
-                assertThat(passes(h, event("c", "id" + i, T0 + 1_000))).isFalse();
-            snapshot = h.snapshot(2, 2);
+    void aRescaleKeepsEveryPair(boolean rocksdb) throws Exception {
+        OperatorSubtaskState[] parts = new OperatorSubtaskState[2];
+        List<Event> sent = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            try (var h = subtask(i, 2, rocksdb)) {
+                h.open();
+                h.processWatermark(new Watermark(T0 - 1));
+                for (int k = 0; k < 300; k++) {
+                    Event e = event("c" + (k % 11), "id" + k, T0 + k);
+                    int group = org.apache.flink.runtime.state.KeyGroupRangeAssignment.assignToKeyGroup(
+                            DropDuplicates.keyOf(e), 128);
+                    if (group < 64 != (i == 0)) continue; // the other subtask's key group
+                    assertThat(passes(h, e)).isTrue();
+                    sent.add(e);
+                }
+                parts[i] = h.snapshot(1, 1);
+            }
         }
-        try (var h = restoredWithSixteenSlots(snapshot, rocksdb)) {
-            assertThat(function(h).filter().answersAt(T0 + 99 + HORIZON))
-                    .as("the time found is checkpointed")
-                    .isTrue();
-            assertThat(function(h).filter().answersAt(T0 + 98 + HORIZON)).isFalse();
+        assertThat(sent).hasSize(300);
+        OperatorSubtaskState one;
+        try (var h = subtask(0, 1, rocksdb)) {
+            h.initializeState(AbstractStreamOperatorTestHarness.repackageState(parts));
+            h.open();
+            h.processWatermark(new Watermark(T0 + 500));
+            for (Event e : sent)
+                assertThat(passes(h, event(e.counter, e.eventId, T0 + 600))).isFalse();
+            one = h.snapshot(2, 2);
+        }
+        for (int i = 0; i < 2; i++) {
+            try (var h = subtask(i, 2, rocksdb)) {
+                h.initializeState(AbstractStreamOperatorTestHarness.repartitionOperatorState(one, 128, 1, 2, i));
+                h.open();
+                h.processWatermark(new Watermark(T0 + 500));
+                int mine = 0;
+                for (Event e : sent) {
+                    int group = org.apache.flink.runtime.state.KeyGroupRangeAssignment.assignToKeyGroup(
+                            DropDuplicates.keyOf(e), 128);
+                    if (group < 64 != (i == 0)) continue;
+                    mine++;
+                    assertThat(passes(h, event(e.counter, e.eventId, T0 + 700))).isFalse();
+                }
+                assertThat(mine).isPositive();
+                assertThat(function(h).lookups()).isZero();
+            }
         }
     }
 
     /**
      * On the heap a read may clean up pairs past their TTL: the rebuild reads from a copy of the keys. Pairs written
      * ten horizons before a snapshot taken while the job ran (an event time lagging the wall clock that much) are past
-     * their TTL, as without the filter.
+     * their TTL.
      */
     @Test
     void aHeapStateWhosePairsOutlivedTheirTtlRestores() throws Exception {
@@ -373,7 +447,7 @@ class DropDuplicatesTest {
             assertThat(function(h).ttlMillis()).as("no stop").isEqualTo(2 * HORIZON);
             h.processWatermark(new Watermark(T0 + 50));
             assertThat(passes(h, event("c0", "id0", T0 + 60)))
-                    .as("forgotten by the TTL, as without the filter")
+                    .as("forgotten by the TTL")
                     .isTrue();
             assertThat(passes(h, event("c0", "id0", T0 + 70))).isFalse();
             assertThat(passes(h, event("c1", "id1", T0 + 80))).isTrue();
@@ -442,13 +516,20 @@ class DropDuplicatesTest {
     /** Subtask {@code index} of {@code parallelism} of DropDuplicates (maximum parallelism 128) on the heap. */
     private static KeyedOneInputStreamOperatorTestHarness<String, Event, Event> subtask(int index, int parallelism)
             throws Exception {
-        return new KeyedOneInputStreamOperatorTestHarness<>(
+        return subtask(index, parallelism, false);
+    }
+
+    private static KeyedOneInputStreamOperatorTestHarness<String, Event, Event> subtask(
+            int index, int parallelism, boolean rocksdb) throws Exception {
+        var h = new KeyedOneInputStreamOperatorTestHarness<>(
                 DropDuplicates.operator(new DropDuplicates(HORIZON)),
                 DropDuplicates::keyOf,
                 Types.STRING,
                 128,
                 parallelism,
                 index);
+        if (rocksdb) h.setStateBackend(new EmbeddedRocksDBStateBackend());
+        return h;
     }
 
     /**
@@ -527,8 +608,8 @@ class DropDuplicatesTest {
      * one write held, a few, and the default number, and a snapshot and restore now and then.
      */
     @ParameterizedTest(name = "slots={0} held={1}")
-    @CsvSource({"16, 1", "64, 7", DropDuplicates.FILTER_SLOTS + ", " + DropDuplicates.WRITES_HELD})
-    void everyFilterSizeDropsExactlyTheRedeliveriesWithinTheHorizon(int slots, int held) throws Exception {
+    @CsvSource({"16, 1", "64, 7", DropDuplicates.AUTO + ", " + DropDuplicates.LOG_HELD})
+    void everySetSizeDropsExactlyTheRedeliveriesWithinTheHorizon(int slots, int held) throws Exception {
         java.util.SplittableRandom random = new java.util.SplittableRandom(slots);
         java.util.Map<String, Long> forgetAt = new java.util.HashMap<>();
         var h = harness(new DropDuplicates(HORIZON, slots, held), true);
@@ -561,6 +642,44 @@ class DropDuplicatesTest {
         } finally {
             h.close();
         }
+    }
+
+    /**
+     * A pair whose time the watermark had passed when the snapshot was taken is not restored: had the job run on, a
+     * redelivery of it would have counted, and it counts after the restore too, before the watermark comes back.
+     */
+    @ParameterizedTest(name = "rocksdb={0}")
+    @ValueSource(booleans = {false, true})
+    void aPairTheWatermarkHadPassedAtTheSnapshotIsNotRestored(boolean rocksdb) throws Exception {
+        OperatorSubtaskState snapshot;
+        try (var h = harness(new DropDuplicates(HORIZON), rocksdb)) {
+            openWithHundredIds(h);
+            h.processWatermark(new Watermark(T0 + 49 + HORIZON));
+            assertThat(passes(h, event("c0", "late", T0 + 50 + HORIZON))).isTrue();
+            snapshot = h.snapshot(1, 1);
+        }
+        try (var h = harness(new DropDuplicates(HORIZON), rocksdb)) {
+            h.initializeState(snapshot);
+            h.open();
+            for (int i = 0; i < 100; i++)
+                assertThat(passes(h, event("c" + (i % 7), "id" + i, T0 + 1_000)))
+                        .as("id%d, before any watermark", i)
+                        .isEqualTo(i <= 49);
+            assertThat(passes(h, event("c0", "late", T0 + 1_000))).isFalse();
+        }
+    }
+
+    @Test
+    void theSetTakesAnEighthOfTheHeapPerSlotWithinItsBounds() {
+        long mib = 1L << 20;
+        assertThat(DropDuplicates.autoSetSlots(3_072 * mib, 2))
+                .as("192 MiB: at most 96")
+                .isEqualTo(1 << 22);
+        assertThat(DropDuplicates.autoSetSlots(400 * mib, 2)).as("25 MiB: 24").isEqualTo(1 << 20);
+        assertThat(DropDuplicates.autoSetSlots(64 * mib, 4))
+                .as("2 MiB: at least 6")
+                .isEqualTo(1 << 18);
+        assertThat(DropDuplicates.autoSetSlots(Long.MAX_VALUE, 1)).isEqualTo(1 << 22);
     }
 
     @Test

@@ -19,7 +19,6 @@ import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.runtime.state.KeyedStateBackend;
 import org.apache.flink.runtime.state.VoidNamespace;
-import org.apache.flink.streaming.api.operators.KeyedProcessOperator;
 import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
@@ -167,7 +166,7 @@ class PolicyOperatorsTest {
                 - {match: post, dedup: 10s}
                 """);
         try (var h = new KeyedOneInputStreamOperatorTestHarness<>(
-                new KeyedProcessOperator<>(new DropDuplicates(p)), DropDuplicates::keyOf, Types.STRING)) {
+                DropDuplicates.operator(new DropDuplicates(p)), DropDuplicates::keyOf, Types.STRING)) {
             h.open();
             // dedup off, and no event_id: every delivery goes on, nothing is kept
             for (int i = 0; i < 2; i++) {
