@@ -9,15 +9,19 @@ import java.util.Arrays;
  * collide (about one pair in 2^64 per id held; a caller that deduplicates with it would then drop one real
  * event in that many).
  *
- * <p>Layout: three {@code long[]} of {@code capacity} slots (a power of two) in buckets of {@value #BUCKET}: the
- * fingerprint's halves and the expiry in milliseconds, exactly as added ({@link #NONE}: the slot is empty). An id
- * has two buckets, one chosen by each half. {@link #add} sets the expiry of the slot that holds the id, or else
- * takes a free slot (empty, or expired at the given time) of the bucket with fewer live ones; {@link #expiryOf}
- * looks at both.
+ * <p>Layout: one {@code long[]} of buckets of {@value #BUCKET} slots (their number a power of two), each bucket
+ * its slots' upper halves, then their lower halves, then their expiries in milliseconds exactly as added
+ * ({@link #NONE}: the slot is empty), so that a bucket is 384 contiguous bytes. An id has two buckets, one chosen by
+ * each half. {@link #add} sets the expiry of the slot that holds the id, or else takes a free slot (empty, or
+ * expired at the given time) of its first bucket, or of the other where the first has {@value #SPILL_AT} live
+ * slots or more and the other fewer; a bit per bucket ({@code spilled}, 1 bit per 384 bytes) says whether an id of
+ * that first bucket was ever put in its other one, and {@link #expiryOf} looks at the other bucket only then.
+ * Most ids so cost one bucket's cache lines, not two.
  *
- * <p>Bounds: {@code 24 * capacity} bytes, never more. Two choices of {@value #BUCKET} slots take about 88% of the
- * slots before the first id finds both its buckets full of live ones: such an id is refused ({@link #add} returns
- * false) and the caller keeps it elsewhere. An id already held is never refused.
+ * <p>Bounds: {@code 24 * capacity} bytes and a bit per bucket, never more. The first id finds both its buckets
+ * full of live ones at about 88% of the slots (its test measures it): such an id is refused ({@link #add} returns
+ * false) and the caller keeps it elsewhere. An id already held is never refused. The spilled bits are never
+ * cleared, which only makes lookups of those buckets look at both.
  *
  * <p>Not thread-safe: one owner.
  */
@@ -28,9 +32,18 @@ public final class ExpiringIdSet {
     /** The expiry of an empty slot, and {@link #expiryOf}'s answer for an id not held. */
     public static final long NONE = Long.MIN_VALUE;
 
-    private final long[] his;
-    private final long[] los;
-    private final long[] expiries;
+    /** Live slots of an id's first bucket from which the other bucket is taken where it has fewer. */
+    static final int SPILL_AT = 10;
+
+    /** Offsets in a bucket: the lower halves, the expiries; its length. */
+    private static final int LO = BUCKET;
+
+    private static final int EXPIRY = 2 * BUCKET;
+    private static final int STRIDE = 3 * BUCKET;
+
+    private final long[] buckets;
+    /** A bit per bucket: whether an id whose first bucket it is was ever put in its other bucket. */
+    private final long[] spilled;
     /** The buckets minus one (their number is a power of two). */
     private final int bucketMask;
 
@@ -39,17 +52,17 @@ public final class ExpiringIdSet {
         if (capacity < BUCKET || Integer.bitCount(capacity) != 1)
             throw new IllegalArgumentException(
                     "capacity must be a power of two of at least " + BUCKET + ", got " + capacity);
-        this.his = new long[capacity];
-        this.los = new long[capacity];
-        this.expiries = new long[capacity];
-        Arrays.fill(expiries, NONE);
-        this.bucketMask = capacity / BUCKET - 1;
+        int count = capacity / BUCKET;
+        this.buckets = new long[count * STRIDE];
+        for (int b = 0; b < count; b++) Arrays.fill(buckets, b * STRIDE + EXPIRY, (b + 1) * STRIDE, NONE);
+        this.spilled = new long[(count + 63) >>> 6];
+        this.bucketMask = count - 1;
     }
 
     /** The expiry held for the id {@code (hi, lo)}, expired or not, or {@link #NONE} if it holds none. */
     public long expiryOf(long hi, long lo) {
         int at = find(hi, lo);
-        return at < 0 ? NONE : expiries[at];
+        return at < 0 ? NONE : buckets[at + EXPIRY];
     }
 
     /**
@@ -61,40 +74,58 @@ public final class ExpiringIdSet {
         int at = find(hi, lo);
         if (at < 0) {
             int first = firstBucket(hi);
-            int other = otherBucket(lo);
-            int inFirst = free(first, now);
-            int inOther = free(other, now);
-            if (inFirst < 0) at = inOther;
-            else if (inOther < 0) at = inFirst;
-            else at = live(first, now) <= live(other, now) ? inFirst : inOther;
-            if (at < 0) return false;
-            his[at] = hi;
-            los[at] = lo;
+            long inFirst = scan(first, now);
+            at = (int) inFirst;
+            int liveFirst = (int) (inFirst >> 32);
+            if (at < 0 || liveFirst >= SPILL_AT) {
+                int other = otherBucket(lo);
+                long inOther = scan(other, now);
+                if ((int) inOther >= 0 && (at < 0 || (int) (inOther >> 32) < liveFirst)) {
+                    at = (int) inOther;
+                    spilled[first >>> 6] |= 1L << first;
+                }
+                if (at < 0) return false;
+            }
+            buckets[at] = hi;
+            buckets[at + LO] = lo;
         }
-        expiries[at] = expiresAt;
+        buckets[at + EXPIRY] = expiresAt;
         return true;
     }
 
     /** The slots. */
     public int capacity() {
-        return expiries.length;
+        return (bucketMask + 1) * BUCKET;
     }
 
     /** The heap the slots take, in bytes. */
     public long bytes() {
-        return 24L * expiries.length;
+        return 8L * (buckets.length + spilled.length);
     }
 
-    /** The slot that holds the id, -1 if none. */
+    /** The index of the slot that holds the id, -1 if none. */
     private int find(long hi, long lo) {
-        int at = in(firstBucket(hi), hi, lo);
-        return at >= 0 ? at : in(otherBucket(lo), hi, lo);
+        int first = firstBucket(hi);
+        int at = in(first, hi, lo);
+        if (at >= 0 || (spilled[first >>> 6] & 1L << first) == 0) return at;
+        return in(otherBucket(lo), hi, lo);
     }
 
     private int in(int bucket, long hi, long lo) {
-        for (int at = bucket * BUCKET, end = at + BUCKET; at < end; at++)
-            if (his[at] == hi && los[at] == lo && expiries[at] != NONE) return at;
+        for (int at = bucket * STRIDE, end = at + BUCKET; at < end; at++)
+            if (buckets[at] == hi && buckets[at + LO] == lo && buckets[at + EXPIRY] != NONE) return at;
         return -1;
+    }
+
+    /** The bucket's live slots at {@code now} (upper 32 bits) and the index of a free one, or -1 (lower 32 bits). */
+    private long scan(int bucket, long now) {
+        int free = -1;
+        int live = 0;
+        for (int at = bucket * STRIDE, end = at + BUCKET; at < end; at++) {
+            if (buckets[at + EXPIRY] > now) live++;
+            else if (free < 0) free = at;
+        }
+        return (long) live << 32 | (free & 0xFFFF_FFFFL);
     }
 
     private int firstBucket(long hi) {
@@ -103,17 +134,5 @@ public final class ExpiringIdSet {
 
     private int otherBucket(long lo) {
         return (int) (lo >>> 32) & bucketMask;
-    }
-
-    /** The index of a free slot of the bucket (empty, or expired at {@code now}), -1 if none. */
-    private int free(int bucket, long now) {
-        for (int at = bucket * BUCKET, end = at + BUCKET; at < end; at++) if (expiries[at] <= now) return at;
-        return -1;
-    }
-
-    private int live(int bucket, long now) {
-        int n = 0;
-        for (int at = bucket * BUCKET, end = at + BUCKET; at < end; at++) if (expiries[at] > now) n++;
-        return n;
     }
 }
