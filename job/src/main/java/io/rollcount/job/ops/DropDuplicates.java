@@ -53,8 +53,9 @@ import org.slf4j.LoggerFactory;
  * dedup, goes on at once without touching the pairs ({@link #keyOf} spreads them).
  *
  * <p>Where the pairs live. On the heap, an {@link ExpiringIdSet} ({@link #autoSetSlots}: an eighth of the
- * TaskManager's heap per slot, 6 to 96 MiB) answers for every pair it holds, exactly: an event costs no state access. The pairs added
- * since the last write-out are held in an {@link IdLog} and written, one chunk per key group, to keyed state
+ * TaskManager's heap per slot, 6 to 96 MiB) answers for every pair it holds, exactly: an event costs no state
+ * access. The pairs added since the last write-out are held in an {@link IdLog} and written, one chunk per key
+ * group, to keyed state
  * ({@code id-log}, a list under the key group's own key, {@link KeyGroupKeys}) before every snapshot and whenever
  * {@value #LOG_HELD} are held: a handful of appends per snapshot instead of a RocksDB write per pair. A pair that
  * finds no room in the set (its two buckets full of live pairs) goes to keyed state instead ({@code id-overflow},
@@ -63,9 +64,11 @@ import org.slf4j.LoggerFactory;
  * hold is looked up there: exact at any number of pairs, at one state read per event while the set is full.
  *
  * <p>After a restore, the operator ({@link #operator}) reads its key groups' chunks into the set before the first
- * event (a pair's last entry is its time), the pairs that do not fit going to {@code id-overflow}. The state of
- * the version that kept one state entry per pair ({@code forget-at-ttl}) is read the same way first, so that a
- * savepoint of it restores.
+ * event (a pair keeps its latest time), the pairs that do not fit going to {@code id-overflow}; pairs whose time
+ * the watermark had passed at the snapshot ({@code watermark}, operator state, the earliest of every subtask's)
+ * are skipped, as the job would have treated them had it run on. The log holds the pairs of the TTL (two
+ * horizons of running time), and a restore reads all of it. The state of the version that kept one state entry
+ * per pair ({@code forget-at-ttl}) is read the same way first, so that a savepoint of it restores.
  *
  * <p>No timer and no delete per pair: the set reuses a pair's slot once the watermark has passed its time, and
  * the state is dropped by RocksDB's compaction through Flink's state TTL, {@value #TTL_HORIZONS} horizons of the
