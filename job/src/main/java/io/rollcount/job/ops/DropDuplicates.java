@@ -5,7 +5,6 @@ import io.rollcount.job.metrics.RollcountMetrics;
 import io.rollcount.job.model.Event;
 import io.rollcount.job.policy.Policies;
 import io.rollcount.sketches.ExpiringIdSet;
-import io.rollcount.sketches.Hashing;
 import java.time.Duration;
 import java.util.Iterator;
 import java.util.List;
@@ -17,7 +16,6 @@ import org.apache.flink.api.common.accumulators.LongCounter;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.ListStateDescriptor;
-import org.apache.flink.api.common.state.MapState;
 import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.api.common.state.StateTtlConfig;
 import org.apache.flink.api.common.state.ValueState;
@@ -52,16 +50,14 @@ import org.slf4j.LoggerFactory;
  * one shuffle before it is combined): one without an {@code event_id}, or of a namespace whose policy does not
  * dedup, goes on at once without touching the pairs ({@link #keyOf} spreads them).
  *
- * <p>Where the pairs live. On the heap, an {@link ExpiringIdSet} ({@link #autoSetSlots}: an eighth of the
- * TaskManager's heap per slot, 6 to 96 MiB) answers for every pair it holds, exactly: an event costs no state
- * access. The pairs added since the last write-out are held in an {@link IdLog} and written, one chunk per key
- * group, to keyed state
- * ({@code id-log}, a list under the key group's own key, {@link KeyGroupKeys}) before every snapshot and whenever
- * {@value #LOG_HELD} are held: a handful of appends per snapshot instead of a RocksDB write per pair. A pair that
- * finds no room in the set (its two buckets full of live pairs) goes to keyed state instead ({@code id-overflow},
- * a map from fingerprint to time under its key group's key), and until the watermark passes the latest time
- * written there ({@code overflow-until}, operator state, the latest of every subtask's), a pair the set does not
- * hold is looked up there: exact at any number of pairs, at one state read per event while the set is full.
+ * <p>Where the pairs live ({@link HeldPairs}): on the heap, in an {@link ExpiringIdSet} ({@link #autoSetSlots}: an
+ * eighth of the TaskManager's heap per slot, 6 to 96 MiB) that answers for every pair it holds, so that an event
+ * costs no state access; in keyed state, as a log of the pairs added ({@code id-log}, a chunk per key group
+ * before every snapshot and every {@value #LOG_HELD} pairs: a handful of appends per snapshot instead of a
+ * RocksDB write per pair); and, for a pair the set has no room for, in keyed state as it comes ({@code
+ * id-overflow}), read for a pair the set does not hold until the watermark passes the latest time there ({@code
+ * overflow-until}, operator state, the latest of every subtask's): exact at any number of pairs, at one state
+ * read per event while the set is full.
  *
  * <p>After a restore, the operator ({@link #operator}) reads its key groups' chunks into the set before the first
  * event (a pair keeps its latest time), the pairs that do not fit going to {@code id-overflow}; pairs whose time
@@ -101,11 +97,6 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
     /** The pairs held before they are written to the state, per subtask. */
     static final int LOG_HELD = 1 << 16;
 
-    /** The seeds of a pair's two hashes. */
-    private static final long HI_SEED = 0x5EED_D0D0L;
-
-    private static final long LO_SEED = 0xD0D0_5EEDL;
-
     /** The prefix of the key groups' own keys (a control character, which no counter id contains). */
     private static final String GROUP_KEY_PREFIX = "\u0002";
 
@@ -123,11 +114,7 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
     /** The earlier version's state: a pair's time to be forgotten at, one entry per pair, with a TTL. */
     private static final String FORGET_AT = "forget-at-ttl";
 
-    // ---- keyed state
-    /** The chunks of pairs of a key group, under its key. */
-    private transient ListState<byte[]> idLog;
-    /** The pairs the set had no room for, by fingerprint, under their key group's key. */
-    private transient MapState<Tuple2<Long, Long>, Long> overflow;
+    // ---- keyed state (the pairs' own: HeldPairs)
     /** The version before the log's pairs, read once after a restore. */
     private transient ValueState<Long> forgetAt;
     /** The version before the TTL's pairs, each cleared by its own timer. */
@@ -142,16 +129,12 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
     private transient JobStops stops;
 
     // ---- the task thread's
-    /** The pairs, every one this subtask holds except those in {@link #overflow}. */
-    private transient ExpiringIdSet ids;
-    /** The pairs added to {@link #ids} since they were last written to {@link #idLog}. */
-    private transient IdLog added;
-    /** The own key of each key group of this subtask. */
-    private transient KeyGroupKeys groupKeys;
+    /** The pairs this subtask holds. */
+    private transient HeldPairs pairs;
     /** Until which watermark the earlier version's state is looked up: NONE, PENDING (until the first watermark), or a time. */
     private transient long legacyUntil;
-    /** Until which watermark a pair not in the set is looked up in {@link #overflow}: the latest time there. */
-    private transient long overflowUntil;
+    /** The restored {@code overflow-until}, the latest of every subtask's, until {@link #pairs} takes it. */
+    private transient long restoredOverflowUntil;
     /** The latest watermark an event saw, snapshotted; restored as the earliest of every subtask's. */
     private transient long watermark;
     /** Whether this subtask started from a checkpoint or savepoint ({@link #rebuild} then reads it). */
@@ -167,7 +150,7 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
 
     // ---- metrics
     private transient LongCounter duplicates;
-    /** Keyed-state reads of pairs ({@link RollcountMetrics#DEDUP_STATE_READS}). */
+    /** Keyed-state reads of pairs ({@link RollcountMetrics#DEDUP_STATE_READS}), the pairs' and the earlier versions'. */
     private transient Counter stateReads;
 
     private static final long NONE = Long.MIN_VALUE;
@@ -243,47 +226,54 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
         ListStateDescriptor<byte[]> log =
                 new ListStateDescriptor<>("id-log", PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO);
         log.enableTimeToLive(ttl);
-        idLog = getRuntimeContext().getListState(log);
-        MapStateDescriptor<Tuple2<Long, Long>, Long> over =
+        MapStateDescriptor<Tuple2<Long, Long>, Long> overflow =
                 new MapStateDescriptor<>("id-overflow", Types.TUPLE(Types.LONG, Types.LONG), Types.LONG);
-        over.enableTimeToLive(ttl);
-        overflow = getRuntimeContext().getMapState(over);
-        ValueStateDescriptor<Long> pairs = new ValueStateDescriptor<>(FORGET_AT, Types.LONG);
-        pairs.enableTimeToLive(StateTtlConfig.newBuilder(Duration.ofMillis(ttlMillis))
+        overflow.enableTimeToLive(ttl);
+        ValueStateDescriptor<Long> entries = new ValueStateDescriptor<>(FORGET_AT, Types.LONG);
+        entries.enableTimeToLive(StateTtlConfig.newBuilder(Duration.ofMillis(ttlMillis))
                 .updateTtlOnCreateAndWrite()
                 .returnExpiredIfNotCleanedUp() // as that version had it
                 .build());
-        forgetAt = getRuntimeContext().getState(pairs);
+        forgetAt = getRuntimeContext().getState(entries);
         legacyForgetAt = getRuntimeContext().getState(new ValueStateDescriptor<>("forget-at", Types.LONG));
         duplicates = getRuntimeContext().getLongCounter(JobAccumulators.DUPLICATES);
         RollcountMetrics.counter(
                 getRuntimeContext().getMetricGroup(), RollcountMetrics.EVENTS_DEDUPLICATED, duplicates);
         stateReads = RollcountMetrics.counter(getRuntimeContext().getMetricGroup(), RollcountMetrics.DEDUP_STATE_READS);
-        int keyGroups = getRuntimeContext().getTaskInfo().getMaxNumberOfParallelSubtasks();
+        var task = getRuntimeContext().getTaskInfo();
+        int keyGroups = task.getMaxNumberOfParallelSubtasks();
         int slots = setSlots == AUTO ? autoSetSlots(Runtime.getRuntime().maxMemory(), taskSlots) : setSlots;
-        ids = new ExpiringIdSet(slots);
+        ExpiringIdSet ids = new ExpiringIdSet(slots);
         if (setSlots == AUTO)
             LOG.info(
                     "drop-duplicates {}: {} MiB of heap for {} event ids",
-                    getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
+                    task.getIndexOfThisSubtask(),
                     ids.bytes() >> 20,
                     slots);
-        added = new IdLog(logHeld, keyGroups);
-        var task = getRuntimeContext().getTaskInfo();
-        groupKeys = new KeyGroupKeys(
+        KeyGroupKeys groupKeys = new KeyGroupKeys(
                 GROUP_KEY_PREFIX,
                 KeyGroupRangeAssignment.computeKeyGroupRangeForOperatorIndex(
                         keyGroups, task.getNumberOfParallelSubtasks(), task.getIndexOfThisSubtask()),
                 keyGroups);
+        pairs = new HeldPairs(
+                ids,
+                new IdLog(logHeld, keyGroups),
+                groupKeys,
+                keyGroups,
+                backend,
+                getRuntimeContext().getListState(log),
+                getRuntimeContext().getMapState(overflow),
+                stateReads);
+        pairs.overflowUntil(restoredOverflowUntil);
     }
 
     /**
-     * Reads the restored pairs of this subtask's key groups into the set, those that do not fit into {@code
-     * id-overflow}: first the earlier version's ({@code forget-at-ttl}), then the chunks of each key group in the
-     * order written, so that a pair's last time is the one it keeps.
+     * Reads the restored pairs of this subtask's key groups back ({@link HeldPairs}): first the earlier version's
+     * ({@code forget-at-ttl}), then the log, so that a pair keeps its latest time. A pair whose time the watermark
+     * had passed at the snapshot (every subtask's) is skipped: had the job run on, the watermark would have stayed
+     * past it, and no redelivery of it would have been dropped.
      */
     void rebuild() throws Exception {
-        int keyGroups = getRuntimeContext().getTaskInfo().getMaxNumberOfParallelSubtasks();
         try (Stream<String> keys = backend.getKeys(FORGET_AT, VoidNamespace.INSTANCE)) {
             // On the heap a read may clean up pairs past their TTL while the keys are iterated: read from a copy of
             // the keys there (references to the state's own), as Flink's applyToAllKeys does. Elsewhere (RocksDB) a
@@ -295,35 +285,10 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
                 String key = it.next();
                 backend.setCurrentKey(key);
                 Long at = forgetAt.value();
-                if (at == null) continue;
-                backend.setCurrentKey(groupKeys.of(KeyGroupRangeAssignment.assignToKeyGroup(key, keyGroups)));
-                restore(hiOf(key), loOf(key), at);
+                if (at != null && at > watermark) pairs.restore(key, at);
             }
         }
-        for (int group : groupKeys.range()) {
-            backend.setCurrentKey(groupKeys.of(group));
-            Iterable<byte[]> chunks = idLog.get();
-            if (chunks == null) continue;
-            for (byte[] chunk : chunks) IdLog.read(chunk, this::restore);
-        }
-    }
-
-    /**
-     * Keeps a restored pair's time where it is later than the one kept (in the set, or in {@code id-overflow} under
-     * the current key, its key group's, which may hold a later time put while the job ran). A pair whose time the
-     * watermark had passed at the snapshot (every subtask's) is not kept: had the job run on, the watermark would
-     * have stayed past it, and no redelivery of it would have been dropped.
-     */
-    private void restore(long hi, long lo, long at) throws Exception {
-        if (at <= watermark) return;
-        long held = ids.expiryOf(hi, lo);
-        if (held != ExpiringIdSet.NONE) {
-            if (at > held) ids.add(hi, lo, at, Long.MIN_VALUE); // held: never refused
-            return;
-        }
-        if (ids.add(hi, lo, at, Long.MIN_VALUE)) return;
-        Long kept = overflow.get(Tuple2.of(hi, lo));
-        if (kept == null || kept < at) putOverflow(hi, lo, at);
+        pairs.restoreLog(watermark);
     }
 
     @Override
@@ -335,12 +300,12 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
         watermarkState =
                 ctx.getOperatorStateStore().getUnionListState(new ListStateDescriptor<>("watermark", Types.LONG));
         legacyUntil = NONE;
-        overflowUntil = Long.MIN_VALUE;
+        restoredOverflowUntil = Long.MIN_VALUE;
         watermark = Long.MIN_VALUE;
         restored = ctx.isRestored();
         stops = JobStops.restore(ctx.getOperatorStateStore());
         if (!restored) return;
-        for (Long until : overflowUntilState.get()) overflowUntil = Math.max(overflowUntil, until);
+        for (Long until : overflowUntilState.get()) restoredOverflowUntil = Math.max(restoredOverflowUntil, until);
         boolean first = true;
         for (Long at : watermarkState.get()) {
             watermark = first ? at : Math.min(watermark, at);
@@ -357,9 +322,9 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
     @Override
     public void snapshotState(FunctionSnapshotContext ctx) throws Exception {
         // before the keyed state's snapshot, which Flink takes after this
-        writeAdded();
+        pairs.writeOut();
         legacyUntilState.update(List.of(legacyUntil));
-        overflowUntilState.update(List.of(overflowUntil));
+        overflowUntilState.update(List.of(pairs.overflowUntil()));
         watermarkState.update(List.of(watermark));
         stops.snapshot(wallClock.getAsLong());
     }
@@ -385,53 +350,17 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
         long watermark = ctx.timerService().currentWatermark();
         if (watermark > this.watermark) this.watermark = watermark;
         String key = ctx.getCurrentKey();
-        long hi = hiOf(key);
-        long lo = loOf(key);
-        long at = ids.expiryOf(hi, lo);
-        // a pair's time is the latest of its entries (the set may hold an earlier one than the state)
-        if (at <= watermark && watermark < overflowUntil) at = Math.max(at, overflowed(key, hi, lo));
+        long hi = HeldPairs.hiOf(key);
+        long lo = HeldPairs.loOf(key);
+        long at = pairs.timeOf(key, hi, lo, watermark);
         if (at <= watermark && legacyUntil != NONE) at = Math.max(at, legacy(watermark));
         if (watermark < at) {
             duplicates.add(1);
             return;
         }
         long next = saturatedAdd(e.ts, horizon);
-        if (ids.add(hi, lo, next, watermark)) {
-            if (added.isFull()) {
-                writeAdded();
-                backend.setCurrentKey(key);
-            }
-            added.add(keyGroupOf(key), hi, lo, next);
-        } else {
-            backend.setCurrentKey(groupKeys.of(keyGroupOf(key)));
-            putOverflow(hi, lo, next);
-            backend.setCurrentKey(key);
-            sayFull(next);
-        }
+        if (!pairs.hold(key, hi, lo, next, watermark)) sayFull(next);
         out.collect(e);
-    }
-
-    /** Writes the pairs added since the last time, a chunk per key group; sets the backend's current key. */
-    private void writeAdded() throws Exception {
-        added.drainTo((group, chunk) -> {
-            backend.setCurrentKey(groupKeys.of(group));
-            idLog.add(chunk);
-        });
-    }
-
-    /** Keeps a pair the set has no room for, under the current key (its key group's). */
-    private void putOverflow(long hi, long lo, long at) throws Exception {
-        overflow.put(Tuple2.of(hi, lo), at);
-        overflowUntil = Math.max(overflowUntil, at);
-    }
-
-    /** The pair's time in {@code id-overflow}, or {@link ExpiringIdSet#NONE}; the current key stays the pair's. */
-    private long overflowed(String key, long hi, long lo) throws Exception {
-        stateReads.inc();
-        backend.setCurrentKey(groupKeys.of(keyGroupOf(key)));
-        Long at = overflow.get(Tuple2.of(hi, lo));
-        backend.setCurrentKey(key);
-        return at == null ? ExpiringIdSet.NONE : at;
     }
 
     private void sayFull(long next) {
@@ -441,22 +370,9 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
                 "drop-duplicates subtask {}: its set of the event ids it holds ({} slots) is full; ids are also read"
                         + " from keyed state until the watermark passes {} (said once per run, see metric {})",
                 getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
-                ids.capacity(),
+                pairs.ids().capacity(),
                 next,
                 RollcountMetrics.DEDUP_STATE_READS);
-    }
-
-    private int keyGroupOf(String key) {
-        return KeyGroupRangeAssignment.assignToKeyGroup(
-                key, getRuntimeContext().getTaskInfo().getMaxNumberOfParallelSubtasks());
-    }
-
-    private static long hiOf(String key) {
-        return Hashing.murmur64AUtf8(key, HI_SEED);
-    }
-
-    private static long loOf(String key) {
-        return Hashing.murmur64AUtf8(key, LO_SEED);
     }
 
     /** Keyed-state reads of pairs since open (tests). */
@@ -466,12 +382,12 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
 
     /** The set of pairs on the heap (tests). */
     ExpiringIdSet ids() {
-        return ids;
+        return pairs.ids();
     }
 
     /** Until which watermark a pair not in the set is looked up in the state (tests). */
     long overflowUntil() {
-        return overflowUntil;
+        return pairs.overflowUntil();
     }
 
     /**

@@ -55,11 +55,11 @@ class DropDuplicatesTest {
 
     /** The fingerprint's halves of a pair's key, as DropDuplicates hashes it. */
     private static long hi(String key) {
-        return io.rollcount.sketches.Hashing.murmur64AUtf8(key, 0x5EED_D0D0L);
+        return HeldPairs.hiOf(key);
     }
 
     private static long lo(String key) {
-        return io.rollcount.sketches.Hashing.murmur64AUtf8(key, 0xD0D0_5EEDL);
+        return HeldPairs.loOf(key);
     }
 
     /** Sends the event and says whether it went on (true) or was dropped as a duplicate. */
