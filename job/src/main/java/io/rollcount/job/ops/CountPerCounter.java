@@ -11,6 +11,7 @@ import io.rollcount.job.model.WindowSum;
 import io.rollcount.job.ops.CounterStore.CachedCounter;
 import io.rollcount.job.policy.NamespacePolicy;
 import io.rollcount.job.policy.Policies;
+import io.rollcount.job.util.TaskManagerSlots;
 import java.util.ArrayList;
 import org.apache.flink.api.common.accumulators.LongCounter;
 import org.apache.flink.runtime.state.StateInitializationContext;
@@ -142,19 +143,6 @@ public final class CountPerCounter extends AbstractStreamOperator<CounterUpdate>
         return this;
     }
 
-    /** The TaskManager's slots ({@code taskmanager.numberOfTaskSlots}), 1 where the task cannot tell. */
-    private int slots() {
-        try {
-            return getContainingTask()
-                    .getEnvironment()
-                    .getTaskManagerInfo()
-                    .getConfiguration()
-                    .get(org.apache.flink.configuration.TaskManagerOptions.NUM_TASK_SLOTS);
-        } catch (RuntimeException e) {
-            return 1;
-        }
-    }
-
     @Override
     public void initializeState(StateInitializationContext context) throws Exception {
         super.initializeState(context);
@@ -165,7 +153,7 @@ public final class CountPerCounter extends AbstractStreamOperator<CounterUpdate>
     @Override
     public void open() throws Exception {
         super.open();
-        long budget = settings.cacheBudget(Runtime.getRuntime().maxMemory(), slots());
+        long budget = settings.cacheBudget(Runtime.getRuntime().maxMemory(), TaskManagerSlots.of(this));
         LOG.info(
                 "count-per-counter {}: {} MiB of heap for the counters in use{}",
                 getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),

@@ -4,6 +4,7 @@ import io.rollcount.job.metrics.JobAccumulators;
 import io.rollcount.job.metrics.RollcountMetrics;
 import io.rollcount.job.model.Event;
 import io.rollcount.job.policy.Policies;
+import io.rollcount.job.util.TaskManagerSlots;
 import io.rollcount.sketches.ExpiringIdSet;
 import java.time.Duration;
 import java.util.Iterator;
@@ -23,7 +24,6 @@ import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.java.tuple.Tuple2;
-import org.apache.flink.configuration.TaskManagerOptions;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.runtime.state.FunctionInitializationContext;
 import org.apache.flink.runtime.state.FunctionSnapshotContext;
@@ -425,22 +425,9 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
             DropDuplicates f = (DropDuplicates) userFunction;
             f.wallClock = getProcessingTimeService()::getCurrentProcessingTime;
             f.backend = getKeyedStateBackend();
-            f.taskSlots = taskSlots();
+            f.taskSlots = TaskManagerSlots.of(this);
             super.open();
             if (f.restored) f.rebuild();
-        }
-
-        /** The TaskManager's slots ({@code taskmanager.numberOfTaskSlots}), 1 where the task cannot tell. */
-        private int taskSlots() {
-            try {
-                return getContainingTask()
-                        .getEnvironment()
-                        .getTaskManagerInfo()
-                        .getConfiguration()
-                        .get(TaskManagerOptions.NUM_TASK_SLOTS);
-            } catch (RuntimeException e) {
-                return 1;
-            }
         }
     }
 
