@@ -72,25 +72,57 @@ public final class ExpiringIdSet {
      */
     public boolean add(long hi, long lo, long expiresAt, long now) {
         int at = find(hi, lo);
-        if (at < 0) {
-            int first = firstBucket(hi);
-            long inFirst = scan(first, now);
-            at = (int) inFirst;
-            int liveFirst = (int) (inFirst >> 32);
-            if (at < 0 || liveFirst >= SPILL_AT) {
-                int other = otherBucket(lo);
-                long inOther = scan(other, now);
-                if ((int) inOther >= 0 && (at < 0 || (int) (inOther >> 32) < liveFirst)) {
-                    at = (int) inOther;
-                    spilled[first >>> 6] |= 1L << first;
-                }
-                if (at < 0) return false;
-            }
-            buckets[at] = hi;
-            buckets[at + LO] = lo;
-        }
+        if (at < 0) at = take(hi, lo, now);
+        if (at < 0) return false;
         buckets[at + EXPIRY] = expiresAt;
         return true;
+    }
+
+    /** What {@link #addIfNotLive} did. */
+    public enum Added {
+        /** The id was held live: nothing changed. */
+        LIVE,
+        /** The id is held with the new expiry. */
+        ADDED,
+        /** As {@link #add} returning false: the id is not held. */
+        REFUSED
+    }
+
+    /**
+     * {@link #add} unless the id is held with an expiry after {@code now} ({@link Added#LIVE}, left as it is): one
+     * probe of its buckets where {@link #expiryOf} then {@link #add} take two.
+     */
+    public Added addIfNotLive(long hi, long lo, long expiresAt, long now) {
+        int at = find(hi, lo);
+        if (at >= 0 && buckets[at + EXPIRY] > now) return Added.LIVE;
+        if (at < 0) at = take(hi, lo, now);
+        if (at < 0) return Added.REFUSED;
+        buckets[at + EXPIRY] = expiresAt;
+        return Added.ADDED;
+    }
+
+    /**
+     * A free slot at {@code now} for the id not held, its halves written there, or -1 where both its buckets are
+     * full of live ids: of its first bucket, or of the other where that has fewer live slots and the first
+     * {@value #SPILL_AT} or more (the first bucket's spilled bit then set).
+     */
+    private int take(long hi, long lo, long now) {
+        int first = firstBucket(hi);
+        long inFirst = scan(first, now);
+        int at = (int) inFirst;
+        int liveFirst = (int) (inFirst >> 32);
+        if (at < 0 || liveFirst >= SPILL_AT) {
+            int other = otherBucket(lo);
+            long inOther = scan(other, now);
+            if ((int) inOther >= 0 && (at < 0 || (int) (inOther >> 32) < liveFirst)) {
+                at = (int) inOther;
+                spilled[first >>> 6] |= 1L << first;
+            }
+            if (at < 0) return -1;
+        }
+        buckets[at] = hi;
+        buckets[at + LO] = lo;
+        return at;
     }
 
     /** The slots. */

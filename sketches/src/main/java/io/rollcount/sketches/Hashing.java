@@ -78,6 +78,38 @@ public final class Hashing {
         return finish(h);
     }
 
+    /**
+     * {@link #murmur64AUtf8(CharSequence, long)} of {@code s} with {@code seedA} and with {@code seedB}, in one pass
+     * over an ASCII string (the two hashes share every block's mixing; only their states differ): {@code out[0]} and
+     * {@code out[1]}.
+     */
+    public static void murmur64AUtf8(CharSequence s, long seedA, long seedB, long[] out) {
+        int n = s.length();
+        if (!isAscii(s, n)) {
+            out[0] = murmur64AUtf8(s, seedA);
+            out[1] = murmur64AUtf8(s, seedB);
+            return;
+        }
+        long a = (seedA & 0xffffffffL) ^ (n * M);
+        long b = (seedB & 0xffffffffL) ^ (n * M);
+        int end = n & ~7;
+        for (int i = 0; i < end; i += 8) {
+            long k = latin7Block(s, i);
+            k *= M;
+            k ^= k >>> R;
+            k *= M;
+            a = (a ^ k) * M;
+            b = (b ^ k) * M;
+        }
+        if (end != n) {
+            long k = latin7Tail(s, end, n);
+            a = mixTail(a, k);
+            b = mixTail(b, k);
+        }
+        out[0] = finish(a);
+        out[1] = finish(b);
+    }
+
     private static boolean isAscii(CharSequence s, int n) {
         for (int i = 0; i < n; i++) {
             if (s.charAt(i) >= 0x80) {
@@ -123,24 +155,33 @@ public final class Hashing {
     private static long latin7(CharSequence s, int n, long h) {
         int end = n & ~7;
         for (int i = 0; i < end; i += 8) {
-            long k = s.charAt(i)
-                    | (long) s.charAt(i + 1) << 8
-                    | (long) s.charAt(i + 2) << 16
-                    | (long) s.charAt(i + 3) << 24
-                    | (long) s.charAt(i + 4) << 32
-                    | (long) s.charAt(i + 5) << 40
-                    | (long) s.charAt(i + 6) << 48
-                    | (long) s.charAt(i + 7) << 56;
-            h = mixBlock(h, k);
+            h = mixBlock(h, latin7Block(s, i));
         }
         if (end != n) {
-            long k = 0;
-            for (int i = end; i < n; i++) {
-                k |= (long) s.charAt(i) << (8 * (i - end));
-            }
-            h = mixTail(h, k);
+            h = mixTail(h, latin7Tail(s, end, n));
         }
         return finish(h);
+    }
+
+    /** The 8 ASCII characters from {@code i} as the little-endian block of their bytes. */
+    private static long latin7Block(CharSequence s, int i) {
+        return s.charAt(i)
+                | (long) s.charAt(i + 1) << 8
+                | (long) s.charAt(i + 2) << 16
+                | (long) s.charAt(i + 3) << 24
+                | (long) s.charAt(i + 4) << 32
+                | (long) s.charAt(i + 5) << 40
+                | (long) s.charAt(i + 6) << 48
+                | (long) s.charAt(i + 7) << 56;
+    }
+
+    /** The ASCII characters of {@code [from, to)} (fewer than 8) as the little-endian tail of their bytes. */
+    private static long latin7Tail(CharSequence s, int from, int to) {
+        long k = 0;
+        for (int i = from; i < to; i++) {
+            k |= (long) s.charAt(i) << (8 * (i - from));
+        }
+        return k;
     }
 
     /** The UTF-8 bytes of code point {@code cp}, first byte in the low 8 bits. */

@@ -54,6 +54,46 @@ class ExpiringIdSetTest {
     }
 
     @Test
+    void addIfNotLiveLeavesALiveIdAsItIsAndOtherwiseAddsOrRefusesAsAddDoes() {
+        ExpiringIdSet s = new ExpiringIdSet(4 * ExpiringIdSet.BUCKET);
+        assertThat(s.addIfNotLive(1, 2, T + 10, T)).isEqualTo(ExpiringIdSet.Added.ADDED);
+        assertThat(s.addIfNotLive(1, 2, T + 99, T)).isEqualTo(ExpiringIdSet.Added.LIVE);
+        assertThat(s.expiryOf(1, 2)).as("a live id left as it is").isEqualTo(T + 10);
+        assertThat(s.addIfNotLive(1, 2, T + 99, T + 10)).isEqualTo(ExpiringIdSet.Added.ADDED);
+        assertThat(s.expiryOf(1, 2)).as("expired at T + 10: taken again").isEqualTo(T + 99);
+
+        // the same two buckets for every id below (1 and 3, not the first id's 0): filled with live ids, then a
+        // new id is refused
+        long hi = 0x1234_5679_0000_0001L;
+        long lo = 0x0BAD_CAFF_0000_0001L;
+        for (int i = 0; i < 2 * ExpiringIdSet.BUCKET; i++)
+            assertThat(s.addIfNotLive(hi + i, lo, T + 1_000, T)).isEqualTo(ExpiringIdSet.Added.ADDED);
+        assertThat(s.addIfNotLive(hi, lo + 1, T + 1_000, T)).isEqualTo(ExpiringIdSet.Added.REFUSED);
+        assertThat(s.expiryOf(hi, lo + 1)).isEqualTo(ExpiringIdSet.NONE);
+    }
+
+    @Test
+    void addIfNotLiveAnswersAsExpiryOfThenAddOnRandomIdsAndTimes() {
+        ExpiringIdSet one = new ExpiringIdSet(1 << 10);
+        ExpiringIdSet two = new ExpiringIdSet(1 << 10);
+        SplittableRandom r = new SplittableRandom(11);
+        long now = T;
+        for (int i = 0; i < 200_000; i++) {
+            long hi = r.nextLong(3_000); // ids come back, and most buckets fill
+            long lo = Hashing.mix64(hi);
+            long at = now + r.nextLong(1, 2_000);
+            ExpiringIdSet.Added expected = two.expiryOf(hi, lo) > now
+                    ? ExpiringIdSet.Added.LIVE
+                    : two.add(hi, lo, at, now) ? ExpiringIdSet.Added.ADDED : ExpiringIdSet.Added.REFUSED;
+            assertThat(one.addIfNotLive(hi, lo, at, now))
+                    .as("id %d at %d", hi, now)
+                    .isEqualTo(expected);
+            assertThat(one.expiryOf(hi, lo)).isEqualTo(two.expiryOf(hi, lo));
+            now += r.nextLong(2);
+        }
+    }
+
+    @Test
     void matchesAMapOfRandomIdsAndFillsMostSlotsBeforeTheFirstRefusal() {
         int capacity = 1 << 16;
         ExpiringIdSet s = new ExpiringIdSet(capacity);

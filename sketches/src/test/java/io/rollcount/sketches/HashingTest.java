@@ -48,4 +48,23 @@ class HashingTest {
         assertThat(Hashing.murmur64A(b, 0, 3, 0xadc83b19L)).isEqualTo(Hashing.murmur64A(b, 0, 3, 0xffffffffadc83b19L));
         assertThat(Hashing.murmur64A(b, 0, 3, 1)).isNotEqualTo(Hashing.murmur64A(b, 0, 3, 2));
     }
+
+    @Test
+    void twoSeedsInOnePassEqualEachSeedAlone() {
+        String ascii = "abcdefghijklmnopqrstuvwxyz0123456789:post:likes\u0000e-42";
+        long[] out = new long[2];
+        for (int n = 0; n <= ascii.length(); n++) {
+            String s = ascii.substring(0, n);
+            Hashing.murmur64AUtf8(s, 0x5EED_D0D0L, 0xD0D0_5EEDL, out);
+            assertThat(out)
+                    .as("hashes of %s", s)
+                    .containsExactly(Hashing.murmur64AUtf8(s, 0x5EED_D0D0L), Hashing.murmur64AUtf8(s, 0xD0D0_5EEDL));
+        }
+        for (String s : new String[] {"caf\u00e9:likes", "\ud83d\ude00 emoji", "lone \ud800 surrogate"}) {
+            Hashing.murmur64AUtf8(s, 1, 2, out);
+            assertThat(out)
+                    .as("hashes of %s", s)
+                    .containsExactly(Hashing.murmur64AUtf8(s, 1), Hashing.murmur64AUtf8(s, 2));
+        }
+    }
 }

@@ -131,6 +131,8 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
     // ---- the task thread's
     /** The pairs this subtask holds. */
     private transient HeldPairs pairs;
+    /** The fingerprint of the current pair ({@link HeldPairs#fingerprint}). */
+    private transient long[] fingerprint;
     /** Until which watermark the earlier version's state is looked up: NONE, PENDING (until the first watermark), or a time. */
     private transient long legacyUntil;
     /** The restored {@code overflow-until}, the latest of every subtask's, until {@link #pairs} takes it. */
@@ -265,6 +267,7 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
                 getRuntimeContext().getMapState(overflow),
                 stateReads);
         pairs.overflowUntil(restoredOverflowUntil);
+        fingerprint = new long[2];
     }
 
     /**
@@ -350,15 +353,27 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
         long watermark = ctx.timerService().currentWatermark();
         if (watermark > this.watermark) this.watermark = watermark;
         String key = ctx.getCurrentKey();
-        long hi = HeldPairs.hiOf(key);
-        long lo = HeldPairs.loOf(key);
+        HeldPairs.fingerprint(key, fingerprint);
+        long hi = fingerprint[0];
+        long lo = fingerprint[1];
+        long next = saturatedAdd(e.ts, horizon);
+        if (legacyUntil == NONE && pairs.setAnswersAt(watermark)) {
+            // the set alone answers: one probe
+            ExpiringIdSet.Added added = pairs.holdUnlessLive(key, hi, lo, next, watermark);
+            if (added == ExpiringIdSet.Added.LIVE) {
+                duplicates.add(1);
+                return;
+            }
+            if (added == ExpiringIdSet.Added.REFUSED) sayFull(next);
+            out.collect(e);
+            return;
+        }
         long at = pairs.timeOf(key, hi, lo, watermark);
         if (at <= watermark && legacyUntil != NONE) at = Math.max(at, legacy(watermark));
         if (watermark < at) {
             duplicates.add(1);
             return;
         }
-        long next = saturatedAdd(e.ts, horizon);
         if (!pairs.hold(key, hi, lo, next, watermark)) sayFull(next);
         out.collect(e);
     }

@@ -68,6 +68,11 @@ final class HeldPairs {
         this.stateReads = stateReads;
     }
 
+    /** The fingerprint of {@code key}: {@link #hiOf} in {@code out[0]}, {@link #loOf} in {@code out[1]}, in one pass. */
+    static void fingerprint(String key, long[] out) {
+        Hashing.murmur64AUtf8(key, HI_SEED, LO_SEED, out);
+    }
+
     static long hiOf(String key) {
         return Hashing.murmur64AUtf8(key, HI_SEED);
     }
@@ -95,16 +100,40 @@ final class HeldPairs {
      * (it went to {@code id-overflow}). The current key stays {@code key}.
      */
     boolean hold(String key, long hi, long lo, long at, long watermark) throws Exception {
-        int group = keyGroupOf(key);
-        if (ids.add(hi, lo, at, watermark)) {
-            if (added.isFull()) {
-                writeOut();
-                backend.setCurrentKey(key);
-            }
-            added.add(group, hi, lo, at);
-            return true;
+        return ids.add(hi, lo, at, watermark) ? logged(key, hi, lo, at) : overflowed(key, hi, lo, at);
+    }
+
+    /**
+     * {@link #timeOf} then, where the pair is not held after {@code watermark}, {@link #hold} until {@code at}, in one
+     * probe of the set: only while no pair is read in keyed state ({@code watermark} not before {@link
+     * #overflowUntil}). {@link ExpiringIdSet.Added#LIVE}: held after {@code watermark}, nothing changed; {@code
+     * REFUSED}: it went to {@code id-overflow}. The current key stays {@code key}.
+     */
+    ExpiringIdSet.Added holdUnlessLive(String key, long hi, long lo, long at, long watermark) throws Exception {
+        ExpiringIdSet.Added added = ids.addIfNotLive(hi, lo, at, watermark);
+        if (added == ExpiringIdSet.Added.ADDED) logged(key, hi, lo, at);
+        else if (added == ExpiringIdSet.Added.REFUSED) overflowed(key, hi, lo, at);
+        return added;
+    }
+
+    /** Whether {@link #holdUnlessLive} may answer for a pair at {@code watermark}: no pair is read in keyed state. */
+    boolean setAnswersAt(long watermark) {
+        return watermark >= overflowUntil;
+    }
+
+    /** The pair the set now holds, to the log. */
+    private boolean logged(String key, long hi, long lo, long at) throws Exception {
+        if (added.isFull()) {
+            writeOut();
+            backend.setCurrentKey(key);
         }
-        backend.setCurrentKey(groupKeys.of(group));
+        added.add(keyGroupOf(key), hi, lo, at);
+        return true;
+    }
+
+    /** The pair the set has no room for, to {@code id-overflow}. */
+    private boolean overflowed(String key, long hi, long lo, long at) throws Exception {
+        backend.setCurrentKey(groupKeys.of(keyGroupOf(key)));
         putOverflow(hi, lo, at);
         backend.setCurrentKey(key);
         return false;
