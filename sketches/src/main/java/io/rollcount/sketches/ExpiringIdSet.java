@@ -18,10 +18,16 @@ import java.util.Arrays;
  * that first bucket was ever put in its other one, and {@link #expiryOf} looks at the other bucket only then.
  * Most ids so cost one bucket's cache lines, not two.
  *
- * <p>Bounds: {@code 24 * capacity} bytes and a bit per bucket, never more. The first id finds both its buckets
- * full of live ones at about 88% of the slots (its test measures it): such an id is refused ({@link #add} returns
- * false) and the caller keeps it elsewhere. An id already held is never refused. The spilled bits are never
- * cleared, which only makes lookups of those buckets look at both.
+ * <p>Growth: a set made with a smaller initial capacity than its bound doubles its slots (and reads its live ids
+ * into the new ones) when more than half of them hold live ids, counted once a quarter of the slots have been taken
+ * by new ids since the last count, and whenever an id finds both its buckets full, until it reaches its bound; so
+ * the memory follows the ids held, and a set below its bound refuses no id.
+ *
+ * <p>Bounds: {@code 24 * capacity} bytes and a bit per bucket, at most {@code 24 * maxCapacity} (while it grows,
+ * the slots before and after: 1.5 times that). The first id finds both its buckets full of live ones at about 88% of
+ * the slots (its test measures it): at its bound such an id is refused ({@link #add} returns false) and the caller
+ * keeps it elsewhere. An id already held is never refused. The spilled bits are never cleared, which only makes
+ * lookups of those buckets look at both.
  *
  * <p>Not thread-safe: one owner.
  */
@@ -41,22 +47,53 @@ public final class ExpiringIdSet {
     private static final int EXPIRY = 2 * BUCKET;
     private static final int STRIDE = 3 * BUCKET;
 
-    private final long[] buckets;
+    // ---- the slots (replaced when the set grows)
+    private long[] buckets;
     /** A bit per bucket: whether an id whose first bucket it is was ever put in its other bucket. */
-    private final long[] spilled;
+    private long[] spilled;
     /** The buckets minus one (their number is a power of two). */
-    private final int bucketMask;
+    private int bucketMask;
 
-    /** A set of {@code capacity} slots, a power of two of at least {@value #BUCKET}. */
+    // ---- growth
+    /** The most slots it grows to. */
+    private final int maxCapacity;
+    /** The most slots it still tries to grow to: {@link #maxCapacity}, or its slots once growing found no room. */
+    private int growTo;
+    /** Slots taken by new ids since the live ids were last counted. */
+    private int taken;
+
+    /** A set of {@code capacity} slots, a power of two of at least {@value #BUCKET}, that never grows. */
     public ExpiringIdSet(int capacity) {
+        this(capacity, capacity);
+    }
+
+    /**
+     * A set of {@code capacity} slots that grows up to {@code maxCapacity} (see the class comment), both powers of
+     * two of at least {@value #BUCKET}.
+     */
+    public ExpiringIdSet(int capacity, int maxCapacity) {
+        checkCapacity("capacity", capacity);
+        checkCapacity("maxCapacity", maxCapacity);
+        if (maxCapacity < capacity)
+            throw new IllegalArgumentException(
+                    "maxCapacity must be at least capacity " + capacity + ", got " + maxCapacity);
+        this.maxCapacity = maxCapacity;
+        this.growTo = maxCapacity;
+        allocate(capacity);
+    }
+
+    private static void checkCapacity(String name, int capacity) {
         if (capacity < BUCKET || Integer.bitCount(capacity) != 1)
             throw new IllegalArgumentException(
-                    "capacity must be a power of two of at least " + BUCKET + ", got " + capacity);
+                    name + " must be a power of two of at least " + BUCKET + ", got " + capacity);
+    }
+
+    private void allocate(int capacity) {
         int count = capacity / BUCKET;
-        this.buckets = new long[count * STRIDE];
+        buckets = new long[count * STRIDE];
         for (int b = 0; b < count; b++) Arrays.fill(buckets, b * STRIDE + EXPIRY, (b + 1) * STRIDE, NONE);
-        this.spilled = new long[(count + 63) >>> 6];
-        this.bucketMask = count - 1;
+        spilled = new long[(count + 63) >>> 6];
+        bucketMask = count - 1;
     }
 
     /** The expiry held for the id {@code (hi, lo)}, expired or not, or {@link #NONE} if it holds none. */
@@ -72,7 +109,7 @@ public final class ExpiringIdSet {
      */
     public boolean add(long hi, long lo, long expiresAt, long now) {
         int at = find(hi, lo);
-        if (at < 0) at = take(hi, lo, now);
+        if (at < 0) at = takeOrGrow(hi, lo, now);
         if (at < 0) return false;
         buckets[at + EXPIRY] = expiresAt;
         return true;
@@ -95,10 +132,66 @@ public final class ExpiringIdSet {
     public Added addIfNotLive(long hi, long lo, long expiresAt, long now) {
         int at = find(hi, lo);
         if (at >= 0 && buckets[at + EXPIRY] > now) return Added.LIVE;
-        if (at < 0) at = take(hi, lo, now);
+        if (at < 0) at = takeOrGrow(hi, lo, now);
         if (at < 0) return Added.REFUSED;
         buckets[at + EXPIRY] = expiresAt;
         return Added.ADDED;
+    }
+
+    /** {@link #take}, the set grown first where it is due to (see the class comment) or where that finds no slot. */
+    private int takeOrGrow(long hi, long lo, long now) {
+        if (capacity() < growTo && ++taken >= capacity() / 4) growIfHalfLive(now);
+        int at = take(hi, lo, now);
+        while (at < 0 && capacity() < growTo) {
+            grow(now);
+            at = take(hi, lo, now);
+        }
+        return at;
+    }
+
+    private void growIfHalfLive(long now) {
+        taken = 0;
+        if (live(now) > capacity() / 2) grow(now);
+    }
+
+    /**
+     * Doubles the slots, reading the ids live at {@code now} into the new ones; where one finds no room there (its
+     * two buckets full: never seen with ids that are hashes), doubles again from the old slots, and where none up to
+     * {@link #growTo} takes them all, keeps the old slots and grows no more.
+     */
+    private void grow(long now) {
+        taken = 0;
+        long[] oldBuckets = buckets;
+        long[] oldSpilled = spilled;
+        int oldMask = bucketMask;
+        for (int size = 2 * capacity(); size > 0 && size <= growTo; size *= 2) {
+            allocate(size);
+            if (readLive(oldBuckets, now)) return;
+        }
+        buckets = oldBuckets;
+        spilled = oldSpilled;
+        bucketMask = oldMask;
+        growTo = capacity();
+    }
+
+    /** Reads the ids of {@code old} live at {@code now} into the slots; false where one found no room. */
+    private boolean readLive(long[] old, long now) {
+        for (int b = 0; b < old.length; b += STRIDE)
+            for (int at = b; at < b + BUCKET; at++)
+                if (old[at + EXPIRY] > now) {
+                    int to = take(old[at], old[at + LO], now);
+                    if (to < 0) return false;
+                    buckets[to + EXPIRY] = old[at + EXPIRY];
+                }
+        return true;
+    }
+
+    /** The slots holding ids live at {@code now}. */
+    private int live(long now) {
+        int live = 0;
+        for (int b = 0; b < buckets.length; b += STRIDE)
+            for (int at = b + EXPIRY; at < b + STRIDE; at++) if (buckets[at] > now) live++;
+        return live;
     }
 
     /**
@@ -128,6 +221,11 @@ public final class ExpiringIdSet {
     /** The slots. */
     public int capacity() {
         return (bucketMask + 1) * BUCKET;
+    }
+
+    /** The most slots it grows to. */
+    public int maxCapacity() {
+        return maxCapacity;
     }
 
     /** The heap the slots take, in bytes. */

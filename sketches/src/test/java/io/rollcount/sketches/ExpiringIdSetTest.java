@@ -119,6 +119,54 @@ class ExpiringIdSetTest {
     }
 
     @Test
+    void growsWithTheLiveIdsUpToItsBoundAndRefusesNoneBelowIt() {
+        int bound = 1 << 14;
+        ExpiringIdSet s = new ExpiringIdSet(64, bound);
+        Map<Long, Long> expected = new HashMap<>();
+        SplittableRandom r = new SplittableRandom(5);
+        int added = 0;
+        while (true) {
+            long hi = r.nextLong();
+            boolean held = s.add(hi, Hashing.mix64(hi), T + added, T - 1);
+            if (!held) break;
+            expected.put(hi, T + added);
+            added++;
+            if (added == 1_000)
+                assertThat(s.capacity()).as("slots at 1,000 live ids").isBetween(2_048, 4_096);
+        }
+        assertThat(s.capacity()).as("refused only at its bound").isEqualTo(bound);
+        assertThat(added).as("slots filled before the first refusal").isGreaterThan(bound * 85 / 100);
+        for (Map.Entry<Long, Long> e : expected.entrySet())
+            assertThat(s.expiryOf(e.getKey(), Hashing.mix64(e.getKey()))).isEqualTo(e.getValue());
+    }
+
+    @Test
+    void doesNotGrowForIdsThatExpire() {
+        ExpiringIdSet s = new ExpiringIdSet(64, 1 << 16);
+        SplittableRandom r = new SplittableRandom(9);
+        for (int i = 0; i < 200_000; i++) {
+            long hi = r.nextLong();
+            assertThat(s.add(hi, Hashing.mix64(hi), T + i + 100, T + i)).isTrue(); // at most 100 live at a time
+        }
+        assertThat(s.capacity()).isLessThanOrEqualTo(256);
+    }
+
+    @Test
+    void idsSharingBothBucketsGrowItToItsBoundThenAreRefused() {
+        ExpiringIdSet s = new ExpiringIdSet(64, 1 << 10);
+        long hi = 0x1234_5679_0000_0001L;
+        long lo = 0x0BAD_CAFF_0000_0001L;
+        for (int i = 0; i < 2 * ExpiringIdSet.BUCKET; i++)
+            assertThat(s.add(hi + i, lo, T + i, T - 1)).isTrue();
+        assertThat(s.add(hi + 99, lo, T, T - 1))
+                .as("both its buckets full at every size")
+                .isFalse();
+        assertThat(s.capacity()).isEqualTo(1 << 10);
+        for (int i = 0; i < 2 * ExpiringIdSet.BUCKET; i++)
+            assertThat(s.expiryOf(hi + i, lo)).isEqualTo(T + i);
+    }
+
+    @Test
     void refusesACapacityThatIsNotAPowerOfTwo() {
         assertThatThrownBy(() -> new ExpiringIdSet(1000)).hasMessageContaining("power of two");
         assertThatThrownBy(() -> new ExpiringIdSet(4)).hasMessageContaining("at least " + ExpiringIdSet.BUCKET);

@@ -50,8 +50,9 @@ import org.slf4j.LoggerFactory;
  * one shuffle before it is combined): one without an {@code event_id}, or of a namespace whose policy does not
  * dedup, goes on at once without touching the pairs ({@link #keyOf} spreads them).
  *
- * <p>Where the pairs live ({@link HeldPairs}): on the heap, in an {@link ExpiringIdSet} ({@link #autoSetSlots}: an
- * eighth of the TaskManager's heap per slot, 6 to 96 MiB) that answers for every pair it holds, so that an event
+ * <p>Where the pairs live ({@link HeldPairs}): on the heap, in an {@link ExpiringIdSet} (grown with the pairs held
+ * from 1.5 MiB up to {@link #autoSetSlots}: an eighth of the TaskManager's heap per slot, 6 to 96 MiB) that answers
+ * for every pair it holds, so that an event
  * costs no state access; in keyed state, as a log of the pairs added ({@code id-log}, a chunk per key group
  * before every snapshot and every {@value #LOG_HELD} pairs: a handful of appends per snapshot instead of a
  * RocksDB write per pair); and, for a pair the set has no room for, in keyed state as it comes ({@code
@@ -93,6 +94,9 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
     static final int MIN_AUTO_SLOTS = 1 << 18;
 
     static final int MAX_AUTO_SLOTS = 1 << 22;
+
+    /** The slots the set starts with where the heap decides its bound (1.5 MiB); it grows with the pairs held. */
+    static final int INITIAL_AUTO_SLOTS = 1 << 16;
 
     /** The pairs held before they are written to the state, per subtask. */
     static final int LOG_HELD = 1 << 16;
@@ -245,12 +249,12 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
         var task = getRuntimeContext().getTaskInfo();
         int keyGroups = task.getMaxNumberOfParallelSubtasks();
         int slots = setSlots == AUTO ? autoSetSlots(Runtime.getRuntime().maxMemory(), taskSlots) : setSlots;
-        ExpiringIdSet ids = new ExpiringIdSet(slots);
+        ExpiringIdSet ids = new ExpiringIdSet(Math.min(INITIAL_AUTO_SLOTS, slots), slots);
         if (setSlots == AUTO)
             LOG.info(
-                    "drop-duplicates {}: {} MiB of heap for {} event ids",
+                    "drop-duplicates {}: up to {} MiB of heap for {} event ids, grown with the ids held",
                     task.getIndexOfThisSubtask(),
-                    ids.bytes() >> 20,
+                    (24L * slots) >> 20,
                     slots);
         KeyGroupKeys groupKeys = new KeyGroupKeys(
                 GROUP_KEY_PREFIX,
