@@ -51,7 +51,7 @@ import org.slf4j.LoggerFactory;
  * dedup, goes on at once without touching the pairs ({@link #keyOf} spreads them).
  *
  * <p>Where the pairs live ({@link HeldPairs}): on the heap, in an {@link ExpiringIdSet} (grown with the pairs held
- * from 1.5 MiB up to {@link #autoSetSlots}: an eighth of the TaskManager's heap per slot, 6 to 96 MiB) that answers
+ * from 1.5 MiB up to {@link #autoSetSlots}: an eighth of the TaskManager's heap per slot, 6 MiB to 1.5 GiB) that answers
  * for every pair it holds, so that an event
  * costs no state access; in keyed state, as a log of the pairs added ({@code id-log}, a chunk per key group
  * before every snapshot and every {@value #LOG_HELD} pairs: a handful of appends per snapshot instead of a
@@ -90,10 +90,10 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
     /** The set's slots where the TaskManager's heap decides ({@link #autoSetSlots}). */
     static final int AUTO = 0;
 
-    /** The bounds of {@link #autoSetSlots}: 6 MiB and 96 MiB of heap. */
+    /** The bounds of {@link #autoSetSlots}: 6 MiB and 1.5 GiB of heap. */
     static final int MIN_AUTO_SLOTS = 1 << 18;
 
-    static final int MAX_AUTO_SLOTS = 1 << 22;
+    static final int MAX_AUTO_SLOTS = 1 << 26;
 
     /** The slots the set starts with where the heap decides its bound (1.5 MiB); it grows with the pairs held. */
     static final int INITIAL_AUTO_SLOTS = 1 << 16;
@@ -453,7 +453,7 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
     /**
      * The set's slots on a TaskManager of {@code maxHeap} bytes of heap and {@code slots} slots: an eighth of the
      * heap per slot (the counter cache takes a quarter), in a power of two of slots of 24 bytes, within
-     * [{@value #MIN_AUTO_SLOTS}, {@value #MAX_AUTO_SLOTS}] (6 to 96 MiB; about 0.23 to 3.7 million ids held before
+     * [{@value #MIN_AUTO_SLOTS}, {@value #MAX_AUTO_SLOTS}] (6 MiB to 1.5 GiB; about 0.23 to 59 million ids held before
      * the state is read too).
      */
     static int autoSetSlots(long maxHeap, int slots) {

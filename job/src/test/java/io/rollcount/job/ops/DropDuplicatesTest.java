@@ -673,13 +673,49 @@ class DropDuplicatesTest {
     void theSetTakesAnEighthOfTheHeapPerSlotWithinItsBounds() {
         long mib = 1L << 20;
         assertThat(DropDuplicates.autoSetSlots(3_072 * mib, 2))
-                .as("192 MiB: at most 96")
-                .isEqualTo(1 << 22);
+                .as("192 MiB: 192")
+                .isEqualTo(1 << 23);
+        assertThat(DropDuplicates.autoSetSlots(65_536 * mib, 1))
+                .as("8 GiB: at most 1.5")
+                .isEqualTo(1 << 26);
         assertThat(DropDuplicates.autoSetSlots(400 * mib, 2)).as("25 MiB: 24").isEqualTo(1 << 20);
         assertThat(DropDuplicates.autoSetSlots(64 * mib, 4))
                 .as("2 MiB: at least 6")
                 .isEqualTo(1 << 18);
-        assertThat(DropDuplicates.autoSetSlots(Long.MAX_VALUE, 1)).isEqualTo(1 << 22);
+        assertThat(DropDuplicates.autoSetSlots(Long.MAX_VALUE, 1)).isEqualTo(1 << 26);
+    }
+
+    /** The auto-sized set starts small and grows with the pairs it holds, also while a restore reads them back. */
+    @Test
+    void theAutoSizedSetGrowsWithThePairsHeldAlsoOnRestore() throws Exception {
+        int n = 100_000;
+        OperatorSubtaskState snapshot;
+        try (var h = harness(new DropDuplicates(HORIZON), false)) {
+            h.open();
+            assertThat(function(h).ids().capacity()).isEqualTo(DropDuplicates.INITIAL_AUTO_SLOTS);
+            for (int i = 0; i < n; i++)
+                assertThat(passes(h, event("c" + (i % 7), "id" + i, T0))).isTrue();
+            assertThat(function(h).ids().capacity()).as("grown").isGreaterThan(DropDuplicates.INITIAL_AUTO_SLOTS);
+            for (int i = 0; i < n; i += 97)
+                assertThat(passes(h, event("c" + (i % 7), "id" + i, T0 + 1)))
+                        .as("id%d", i)
+                        .isFalse();
+            assertThat(function(h).lookups()).isZero();
+            snapshot = h.snapshot(1, 1);
+        }
+        try (var h = harness(new DropDuplicates(HORIZON), false)) {
+            h.initializeState(snapshot);
+            h.open();
+            assertThat(function(h).ids().capacity())
+                    .as("grown while restoring")
+                    .isGreaterThan(DropDuplicates.INITIAL_AUTO_SLOTS);
+            for (int i = 0; i < n; i += 97)
+                assertThat(passes(h, event("c" + (i % 7), "id" + i, T0 + 2)))
+                        .as("id%d", i)
+                        .isFalse();
+            assertThat(passes(h, event("c0", "new", T0 + 2))).isTrue();
+            assertThat(function(h).lookups()).isZero();
+        }
     }
 
     @Test
