@@ -223,11 +223,6 @@ public final class ExpiringIdSet {
         return (bucketMask + 1) * BUCKET;
     }
 
-    /** The most slots it grows to. */
-    public int maxCapacity() {
-        return maxCapacity;
-    }
-
     /** The heap the slots take, in bytes. */
     public long bytes() {
         return 8L * (buckets.length + spilled.length);
