@@ -4,6 +4,7 @@ import io.rollcount.job.gen.EventGenerator;
 import io.rollcount.job.gen.EventGenerator.Generated;
 import io.rollcount.job.kafka.TopicReader;
 import io.rollcount.job.model.RecentEventTimes;
+import io.rollcount.job.parse.EventParser;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.ServerSocket;
@@ -107,6 +108,16 @@ public final class ChaosRun implements AutoCloseable {
     private final ClusterTruth truth = new ClusterTruth();
     private final List<String> expectedDead = Collections.synchronizedList(new ArrayList<>());
     private final AtomicLong expectedDeadBinary = new AtomicLong();
+    /**
+     * The deliberately late events by their line. Each is within the allowed lateness of the stream it was produced
+     * in, but a broker kill can hold its partition's records in the producer while other partitions' reach the job
+     * and move the watermark on: the job then rightly dead-letters it as {@code late}, and the check takes it back
+     * from the truth ({@link #withdrawLateDeadLetters}).
+     */
+    private final Map<String, Generated> lateEvents = new ConcurrentHashMap<>();
+    /** The lines of late events found dead-lettered as {@code late} and taken back from the truth. */
+    private final Set<String> withdrawnLate = ConcurrentHashMap.newKeySet();
+
     private final String sentinel = "pwned-" + Long.toHexString(new Random().nextLong() & 0xffffffffL);
     private final List<Injected> injected = new CopyOnWriteArrayList<>();
     private final List<RateChart.Point> samples = new CopyOnWriteArrayList<>();
@@ -331,7 +342,9 @@ public final class ChaosRun implements AutoCloseable {
                     long ts = gen.eventTime() - 3_000;
                     String line = "{\"counter\":\"" + g.counter() + "\",\"ts\":" + ts + ",\"event_id\":\"late-"
                             + (++late) + "\"}";
-                    truth.add(new Generated(line, g.counter(), 1, ts, "late-" + late, null, false));
+                    Generated lateEvent = new Generated(line, g.counter(), 1, ts, "late-" + late, null, false);
+                    truth.add(lateEvent);
+                    lateEvents.put(line, lateEvent);
                     send(null, g.counter(), line.getBytes(StandardCharsets.UTF_8));
                     produced.incrementAndGet();
                 }
@@ -611,6 +624,10 @@ public final class ChaosRun implements AutoCloseable {
                 String wm = j.get(PREFIX + ":meta:watermark");
                 watermark = wm == null ? Long.MIN_VALUE : Long.parseLong(wm);
                 if ((w.isEmpty() && watermark >= lastTs) || System.nanoTime() > deadline) break;
+                if (watermark >= lastTs && withdrawLateDeadLetters() > 0) {
+                    expected = truth.redisKeys(PREFIX);
+                    continue;
+                }
                 Thread.sleep(1000);
             }
             if (j.exists(sentinel)) problems.add("an attack id wrote the key " + sentinel);
@@ -689,7 +706,9 @@ public final class ChaosRun implements AutoCloseable {
                 .append(truth.negativeCounters.size())
                 .append(" counters with decrements, ")
                 .append(expectedDead.size() + expectedDeadBinary.get())
-                .append(" bad records\n");
+                .append(" bad records, ")
+                .append(withdrawnLate.size())
+                .append(" late events dead-lettered as late behind a held-back partition\n");
         sb.append("jobs: ")
                 .append(jobs)
                 .append("; final parallelism ")
@@ -779,6 +798,8 @@ public final class ChaosRun implements AutoCloseable {
                 continue;
             }
             String payload = n.path("payload").asText();
+            if (withdrawnLate.contains(payload)
+                    && EventParser.LATE.equals(n.path("reason").asText())) continue;
             Integer c = want.get(payload);
             if (c == null) extra.add(n.path("reason").asText() + " " + payload);
             else if (c == 1) want.remove(payload);
@@ -793,6 +814,28 @@ public final class ChaosRun implements AutoCloseable {
             problems.add(extra.size() + " unexpected dead letters, e.g. "
                     + extra.stream().limit(5).toList());
         if (want.isEmpty() && extra.isEmpty()) log("dead letters exact: " + all.size());
+    }
+
+    /**
+     * Takes back from the truth every late event that {@code counter-events-dlq} holds as {@code late} and that was
+     * not taken back yet; returns how many it took back now.
+     */
+    private int withdrawLateDeadLetters() throws IOException {
+        int now = 0;
+        for (ConsumerRecord<byte[], byte[]> r : readCommitted("counter-events-dlq")) {
+            JsonNode n = JSON.readTree(r.value());
+            if (!EventParser.LATE.equals(n.path("reason").asText())) continue;
+            String payload = n.path("payload").asText();
+            Generated g = lateEvents.get(payload);
+            if (g != null && withdrawnLate.add(payload)) {
+                truth.withdraw(g);
+                now++;
+            }
+        }
+        if (now > 0)
+            log(withdrawnLate.size() + " late events dead-lettered as late (their partition reached the job after "
+                    + "the watermark had passed them by more than the allowed lateness): taken back from the truth");
+        return now;
     }
 
     private List<ConsumerRecord<byte[], byte[]>> readCommitted(String topic) {

@@ -59,6 +59,29 @@ public final class ClusterTruth {
         }
     }
 
+    /**
+     * Takes back a counted event that the job rightly did not count: one it dead-lettered as {@code late} because
+     * its partition's records reached the job after the watermark had passed it by more than the allowed lateness.
+     * A window left without events is no longer expected, in Redis or in {@code counter-rollups}.
+     */
+    public synchronized void withdraw(Generated g) {
+        counted--;
+        Map<String, Long> m = byCounter.get(g.counter());
+        m.merge("total", -g.delta(), Long::sum);
+        for (Resolution r : Resolution.all()) {
+            long start = r.windowStart(g.ts());
+            String key = r.label + ":" + Math.floorDiv(start, 1000L);
+            Window window = new Window(g.counter(), r.label, start);
+            long[] w = windows.get(window);
+            w[0] -= g.delta();
+            w[1]--;
+            if (w[1] == 0) {
+                windows.remove(window);
+                m.remove(key);
+            } else m.merge(key, -g.delta(), Long::sum);
+        }
+    }
+
     /** Full Redis keys of totals and window sums under a prefix, with their values. */
     public synchronized Map<String, Long> redisKeys(String prefix) {
         Map<String, Long> out = new HashMap<>();
