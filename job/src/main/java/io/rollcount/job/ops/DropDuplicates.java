@@ -33,6 +33,7 @@ import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.streaming.api.operators.KeyedProcessOperator;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.util.Collector;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -355,7 +356,8 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
         }
         long watermark = ctx.timerService().currentWatermark();
         if (watermark > this.watermark) this.watermark = watermark;
-        String key = ctx.getCurrentKey();
+        // the operator sets no current key (PairsOperator#setKeyContextElement1): the set needs none, the state does
+        String key = keyOf(e);
         HeldPairs.fingerprint(key, fingerprint);
         long hi = fingerprint[0];
         long lo = fingerprint[1];
@@ -371,6 +373,7 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
             out.collect(e);
             return;
         }
+        backend.setCurrentKey(key);
         long at = pairs.timeOf(key, hi, lo, watermark);
         if (at <= watermark && legacyUntil != NONE) at = Math.max(at, legacy(watermark));
         if (watermark < at) {
@@ -430,13 +433,24 @@ public final class DropDuplicates extends KeyedProcessFunction<String, Event, Ev
         legacyForgetAt.clear();
     }
 
-    /** {@link KeyedProcessOperator} that gives the function its backend and reads the restored pairs once open. */
+    /**
+     * {@link KeyedProcessOperator} that gives the function its backend, reads the restored pairs once open, and
+     * leaves the current key to the function.
+     */
     private static final class PairsOperator extends KeyedProcessOperator<String, Event, Event> {
         private static final long serialVersionUID = 1L;
 
         PairsOperator(DropDuplicates function) {
             super(function);
         }
+
+        /**
+         * Sets no current key. Flink would set the event's key before each event, which the RocksDB backend
+         * serializes at once although most events touch no keyed state (the set answers, the log is written per key
+         * group); {@link #processElement} sets it where it reads the pair's state.
+         */
+        @Override
+        public void setKeyContextElement1(StreamRecord record) {}
 
         @Override
         public void open() throws Exception {
