@@ -10,7 +10,8 @@ import org.apache.flink.types.StringValue;
 /**
  * {@link Event} through Flink's shuffles (the hop into and out of deduplication, dead letters to their
  * sink), written by hand instead of by the reflective PojoSerializer: one byte saying which of the
- * nullable fields are present, then only those. A valid event carries no reason or detail; a payload, key
+ * nullable fields are present, then only those (counter, event id, user and source as {@link WireStrings} writes
+ * them, a dead letter's reason and detail as Flink writes strings). A valid event carries no reason or detail; a payload, key
  * and source only where the input had them (they stay while a dead letter may still need them: a late
  * event is dead-lettered downstream with its raw input). Events are never kept in state.
  */
@@ -68,11 +69,11 @@ public final class EventSerializer extends HandSerializer<Event> {
                 | (e.source != null ? SOURCE : 0)
                 | (e.payload != null && e.payloadSize >= 0 ? CUT : 0);
         out.writeByte(flags);
-        StringValue.writeString(e.counter, out); // null-safe
+        WireStrings.write(e.counter, out); // null-safe
         out.writeLong(e.delta);
         out.writeLong(e.ts);
-        if ((flags & EVENT_ID) != 0) StringValue.writeString(e.eventId, out);
-        if ((flags & USER) != 0) StringValue.writeString(e.user, out);
+        if ((flags & EVENT_ID) != 0) WireStrings.write(e.eventId, out);
+        if ((flags & USER) != 0) WireStrings.write(e.user, out);
         if ((flags & REASON) != 0) StringValue.writeString(e.reason, out);
         if ((flags & DETAIL) != 0) StringValue.writeString(e.detail, out);
         if ((flags & PAYLOAD) != 0) writeBytes(e.payload, out);
@@ -81,18 +82,18 @@ public final class EventSerializer extends HandSerializer<Event> {
             out.writeBoolean(e.payloadBase64);
         }
         if ((flags & KEY) != 0) writeBytes(e.key, out);
-        if ((flags & SOURCE) != 0) StringValue.writeString(e.source, out);
+        if ((flags & SOURCE) != 0) WireStrings.write(e.source, out);
     }
 
     @Override
     public Event deserialize(DataInputView in) throws IOException {
         Event e = new Event();
         int flags = in.readUnsignedByte();
-        e.counter = StringValue.readString(in);
+        e.counter = WireStrings.read(in);
         e.delta = in.readLong();
         e.ts = in.readLong();
-        if ((flags & EVENT_ID) != 0) e.eventId = StringValue.readString(in);
-        if ((flags & USER) != 0) e.user = StringValue.readString(in);
+        if ((flags & EVENT_ID) != 0) e.eventId = WireStrings.read(in);
+        if ((flags & USER) != 0) e.user = WireStrings.read(in);
         if ((flags & REASON) != 0) e.reason = StringValue.readString(in);
         if ((flags & DETAIL) != 0) e.detail = StringValue.readString(in);
         if ((flags & PAYLOAD) != 0) e.payload = readBytes(in);
@@ -101,7 +102,7 @@ public final class EventSerializer extends HandSerializer<Event> {
             e.payloadBase64 = in.readBoolean();
         }
         if ((flags & KEY) != 0) e.key = readBytes(in);
-        if ((flags & SOURCE) != 0) e.source = StringValue.readString(in);
+        if ((flags & SOURCE) != 0) e.source = WireStrings.read(in);
         return e;
     }
 

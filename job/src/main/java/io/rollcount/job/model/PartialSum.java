@@ -11,7 +11,6 @@ import org.apache.flink.api.common.typeutils.SimpleTypeSerializerSnapshot;
 import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
-import org.apache.flink.types.StringValue;
 
 /**
  * The increments of one counter within one 5-second bucket, combined by {@code PreAggregate} before the
@@ -98,9 +97,9 @@ public class PartialSum {
     }
 
     /**
-     * One byte of flags (bit 0: {@link #negative}; bit 1: users follow), the counter as Flink writes strings,
-     * {@link #bucket}, {@link #sum} and {@link #events} as longs, {@link #trend} as a double, then, where
-     * there are users, their number as an int and each user as a string. Copies are deep where the record
+     * One byte of flags (bit 0: {@link #negative}; bit 1: users follow), the counter, {@link #bucket}, {@link
+     * #sum} and {@link #events} as longs, {@link #trend} as a double, then, where there are users, their number
+     * as an int and each user; strings as {@link WireStrings} writes them. Copies are deep where the record
      * is mutable (the users array is shared: it is never changed once the partial is emitted).
      */
     public static final class Serializer extends HandSerializer<PartialSum> {
@@ -135,28 +134,28 @@ public class PartialSum {
         public void serialize(PartialSum p, DataOutputView out) throws IOException {
             int n = p.users == null ? 0 : p.users.length;
             out.writeByte((p.negative ? NEGATIVE : 0) | (n > 0 ? USERS : 0));
-            StringValue.writeString(p.counter, out);
+            WireStrings.write(p.counter, out);
             out.writeLong(p.bucket);
             out.writeLong(p.sum);
             out.writeLong(p.events);
             out.writeDouble(p.trend);
             if (n > 0) {
                 out.writeInt(n);
-                for (String u : p.users) StringValue.writeString(u, out);
+                for (String u : p.users) WireStrings.write(u, out);
             }
         }
 
         @Override
         public PartialSum deserialize(DataInputView in) throws IOException {
             int flags = in.readUnsignedByte();
-            PartialSum p = new PartialSum(StringValue.readString(in), in.readLong());
+            PartialSum p = new PartialSum(WireStrings.read(in), in.readLong());
             p.sum = in.readLong();
             p.events = in.readLong();
             p.trend = in.readDouble();
             p.negative = (flags & NEGATIVE) != 0;
             if ((flags & USERS) != 0) {
                 String[] users = new String[in.readInt()];
-                for (int i = 0; i < users.length; i++) users[i] = StringValue.readString(in);
+                for (int i = 0; i < users.length; i++) users[i] = WireStrings.read(in);
                 p.users = users;
             }
             return p;
@@ -166,12 +165,12 @@ public class PartialSum {
         public void copy(DataInputView in, DataOutputView out) throws IOException {
             int flags = in.readUnsignedByte();
             out.writeByte(flags);
-            StringValue.copyString(in, out);
+            WireStrings.copy(in, out);
             out.write(in, 3 * Long.BYTES + Double.BYTES);
             if ((flags & USERS) != 0) {
                 int n = in.readInt();
                 out.writeInt(n);
-                for (int i = 0; i < n; i++) StringValue.copyString(in, out);
+                for (int i = 0; i < n; i++) WireStrings.copy(in, out);
             }
         }
 

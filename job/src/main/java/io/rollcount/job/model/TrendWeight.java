@@ -10,7 +10,6 @@ import org.apache.flink.api.common.typeutils.SimpleTypeSerializerSnapshot;
 import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
-import org.apache.flink.types.StringValue;
 
 /**
  * What trending reads of a partial sum, and all that crosses the shuffle to the trending shards: the
@@ -40,7 +39,7 @@ public final class TrendWeight {
         return "TrendWeight{" + counter + "@" + bucket + " " + trend + "}";
     }
 
-    /** Counter as Flink writes strings, then bucket and weight; immutable, so copies are the record itself. */
+    /** Counter as {@link WireStrings} writes it, then bucket and weight; immutable, so copies are the record itself. */
     public static final class Serializer extends ImmutableRecordSerializer<TrendWeight> {
         private static final long serialVersionUID = 1L;
         public static final Serializer INSTANCE = new Serializer();
@@ -52,19 +51,19 @@ public final class TrendWeight {
 
         @Override
         public void serialize(TrendWeight w, DataOutputView out) throws IOException {
-            StringValue.writeString(w.counter, out);
+            WireStrings.write(w.counter, out);
             out.writeLong(w.bucket);
             out.writeDouble(w.trend);
         }
 
         @Override
         public TrendWeight deserialize(DataInputView in) throws IOException {
-            return new TrendWeight(StringValue.readString(in), in.readLong(), in.readDouble());
+            return new TrendWeight(WireStrings.read(in), in.readLong(), in.readDouble());
         }
 
         @Override
         public void copy(DataInputView in, DataOutputView out) throws IOException {
-            StringValue.copyString(in, out);
+            WireStrings.copy(in, out);
             out.writeLong(in.readLong());
             out.writeDouble(in.readDouble());
         }
