@@ -71,8 +71,29 @@ public class PartialSum {
 
     /** Adds an event at time {@code ts} with the trending weight of a positive delta. */
     public void add(long delta, long ts, double halfLifeMillis) {
+        addWeighted(delta, Math.pow(2.0, (ts - bucket) / halfLifeMillis));
+    }
+
+    /**
+     * {@link #add(long, long, double)} with the event's weight per unit of delta, {@code 2^((ts - bucket) /
+     * halfLife)}, looked up in {@code weights} ({@link #trendWeights}): the same value, without a {@code Math.pow}
+     * per event.
+     */
+    public void add(long delta, long ts, double[] weights) {
+        addWeighted(delta, weights[(int) (ts - bucket)]);
+    }
+
+    private void addWeighted(long delta, double weight) {
         add(delta);
-        if (delta > 0) trend += delta * Math.pow(2.0, (ts - bucket) / halfLifeMillis);
+        if (delta > 0) trend += delta * weight;
+    }
+
+    /** {@code 2^(offset / halfLifeMillis)} for every offset of an event from its 5-second bucket's start. */
+    public static double[] trendWeights(double halfLifeMillis) {
+        double[] weights = new double[(int) Resolution.S5.sizeMillis];
+        for (int offset = 0; offset < weights.length; offset++)
+            weights[offset] = Math.pow(2.0, offset / halfLifeMillis);
+        return weights;
     }
 
     @Override

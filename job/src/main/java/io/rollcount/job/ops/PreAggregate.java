@@ -77,6 +77,9 @@ public final class PreAggregate extends AbstractStreamOperator<PartialSum>
 
     private transient Map<BucketKey, Acc> buffer;
     private transient BucketKey probe;
+    /** An event's trending weight per unit of delta by its offset in its bucket ({@link PartialSum#trendWeights}). */
+    private transient double[] trendWeights;
+
     private transient long watermark;
     private transient LongCounter late;
     private transient LongCounter counted;
@@ -106,6 +109,7 @@ public final class PreAggregate extends AbstractStreamOperator<PartialSum>
         super.open();
         buffer = new LinkedHashMap<>(Math.min(maxEntries, 1 << 16) * 2);
         probe = new BucketKey();
+        trendWeights = PartialSum.trendWeights(halfLifeMillis);
         watermark = Long.MIN_VALUE;
         late = getRuntimeContext().getLongCounter(JobAccumulators.deadLetters(EventParser.LATE));
         counted = getRuntimeContext().getLongCounter(JobAccumulators.COUNTED);
@@ -155,7 +159,7 @@ public final class PreAggregate extends AbstractStreamOperator<PartialSum>
             acc.keepUsers = policies == null || policies.forCounter(e.counter).anyUniques();
             buffer.put(new BucketKey(e.counter, bucket), acc);
         }
-        acc.partial.add(e.delta, e.ts, halfLifeMillis);
+        acc.partial.add(e.delta, e.ts, trendWeights);
         if (e.user != null && acc.keepUsers) {
             if (acc.users == null) acc.users = new HashSet<>();
             acc.users.add(e.user);
