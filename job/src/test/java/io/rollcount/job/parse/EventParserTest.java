@@ -166,6 +166,29 @@ class EventParserTest {
     }
 
     @Test
+    void aFieldOfTheObjectTwiceIsInvalidJsonWhateverItsValueAndWhereverItComes() {
+        for (String json : new String[] {
+            "{\"counter\":\"a\",\"counter\":\"b\"}",
+            "{\"counter\":\"a\",\"delta\":1,\"ts\":5,\"delta\":1}",
+            "{\"counter\":\"a\",\"user\":\"u\",\"event_id\":\"e\",\"user\":null}",
+            "{\"counter\":\"a\",\"ts\":\"bad\",\"ts\":5}", // after a field that broke its rule too
+            "{\"counter\":\"a\",\"x\":1,\"y\":2,\"x\":{}}"
+        }) {
+            Event e = parse(json);
+            assertThat(e.reason).as(json).isEqualTo(EventParser.INVALID_JSON);
+            assertThat(e.detail).as(json).startsWith("Duplicate field '").doesNotContain("\n");
+        }
+    }
+
+    @Test
+    void whatAnUnknownFieldHoldsIsIgnoredAlsoANameTwice() {
+        Event e = parse("{\"counter\":\"a\",\"meta\":{\"x\":1,\"x\":2},\"tags\":[{\"k\":1,\"k\":1}],\"delta\":3}");
+        assertThat(e.reason).isNull();
+        assertThat(e.counter).isEqualTo("a");
+        assertThat(e.delta).isEqualTo(3);
+    }
+
+    @Test
     void aMissingValueIsADeadLetterNotACrash() {
         Event e = parser.parse(null, "k".getBytes(StandardCharsets.UTF_8), "t/0/9", NOW, NOW);
         assertThat(e.reason).isEqualTo(EventParser.INVALID_JSON);
