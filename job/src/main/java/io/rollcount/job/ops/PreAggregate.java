@@ -7,6 +7,7 @@ import io.rollcount.job.model.PartialSum;
 import io.rollcount.job.model.Resolution;
 import io.rollcount.job.parse.EventParser;
 import io.rollcount.job.policy.Policies;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -161,9 +162,8 @@ public final class PreAggregate extends AbstractStreamOperator<PartialSum>
         }
         acc.partial.add(e.delta, e.ts, trendWeights);
         if (e.user != null && acc.keepUsers) {
-            if (acc.users == null) acc.users = new HashSet<>();
-            acc.users.add(e.user);
-            if (acc.users.size() >= MAX_USERS_PER_PARTIAL) {
+            acc.addUser(e.user);
+            if (acc.userCount() >= MAX_USERS_PER_PARTIAL) {
                 buffer.remove(probe);
                 emit(acc, new StreamRecord<>(null));
             }
@@ -207,20 +207,55 @@ public final class PreAggregate extends AbstractStreamOperator<PartialSum>
 
     private void emit(Acc acc, StreamRecord<PartialSum> reuse) {
         PartialSum p = acc.partial;
-        if (acc.users != null) p.users = acc.users.toArray(PartialSum.NO_USERS);
+        p.users = acc.users();
         output.collect(reuse.replace(p, p.bucket));
         partialSums.inc();
     }
 
-    /** A partial sum being built, and its distinct users. */
+    /**
+     * A partial sum being built, and its distinct users: in an array while they are few (most partials have one to
+     * a few users, and a set per partial was a good part of the garbage of a job with users), in a set past that.
+     */
     private static final class Acc {
+        /** Distinct users kept in {@link #few} before they go to {@link #many}. */
+        static final int FEW = 8;
+
         final PartialSum partial;
-        HashSet<String> users;
+        String[] few;
+        int fewCount;
+        HashSet<String> many;
         /** The counter's namespace keeps unique users (its policy). */
         boolean keepUsers = true;
 
         Acc(PartialSum partial) {
             this.partial = partial;
+        }
+
+        void addUser(String user) {
+            if (many != null) {
+                many.add(user);
+                return;
+            }
+            if (few == null) few = new String[2];
+            for (int i = 0; i < fewCount; i++) if (few[i].equals(user)) return;
+            if (fewCount == FEW) {
+                many = new HashSet<>(Arrays.asList(few));
+                many.add(user);
+                few = null;
+                return;
+            }
+            if (fewCount == few.length) few = Arrays.copyOf(few, FEW);
+            few[fewCount++] = user;
+        }
+
+        int userCount() {
+            return many != null ? many.size() : fewCount;
+        }
+
+        String[] users() {
+            if (many != null) return many.toArray(PartialSum.NO_USERS);
+            if (fewCount == 0) return PartialSum.NO_USERS;
+            return fewCount == few.length ? few : Arrays.copyOf(few, fewCount);
         }
     }
 

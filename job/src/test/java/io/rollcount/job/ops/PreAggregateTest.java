@@ -167,6 +167,28 @@ class PreAggregateTest {
         }
     }
 
+    /** Each partial's users once each, however many times they came: a few (kept in an array) or more (a set). */
+    @Test
+    void aPartialCarriesEachOfItsUsersOnce() throws Exception {
+        try (var h = harness(1000)) {
+            for (int n : new int[] {1, 2, 3, 8, 9, 40}) {
+                String counter = "c" + n;
+                for (int round = 0; round < 3; round++)
+                    for (int i = 0; i < n; i++) send(h, event(counter, T0, 1, "u" + i));
+                send(h, event(counter, T0, 1, null));
+            }
+            h.endInput();
+            for (PartialSum p : h.extractOutputValues()) {
+                int n = Integer.parseInt(p.counter.substring(1));
+                String[] want = new String[n];
+                for (int i = 0; i < n; i++) want[i] = "u" + i;
+                assertThat(p.users).as(p.counter).containsExactlyInAnyOrder(want);
+                assertThat(p.events).isEqualTo(3L * n + 1);
+            }
+            assertThat(h.extractOutputValues()).hasSize(6);
+        }
+    }
+
     @Test
     void aPartialWithTooManyUsersGoesOnAtOnce() throws Exception {
         try (var h = harness(1000)) {
