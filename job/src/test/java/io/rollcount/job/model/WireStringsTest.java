@@ -30,6 +30,8 @@ class WireStringsTest {
     void everyWellFormedStringComesBackEqual() throws Exception {
         char[] long1 = new char[200]; // a two-byte length
         Arrays.fill(long1, 'x');
+        char[] long3 = new char[600]; // ASCII too long for the per-thread buffer
+        Arrays.fill(long3, 'y');
         char[] long2 = new char[70_000]; // a three-byte length
         Arrays.fill(long2, 'é');
         for (String s : new String[] {
