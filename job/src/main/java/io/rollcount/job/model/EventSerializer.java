@@ -8,12 +8,12 @@ import org.apache.flink.core.memory.DataOutputView;
 import org.apache.flink.types.StringValue;
 
 /**
- * {@link Event} through Flink's shuffles (the hop into and out of deduplication, dead letters to their
- * sink), written by hand instead of by the reflective PojoSerializer: one byte saying which of the
- * nullable fields are present, then only those (counter, event id, user and source as {@link WireStrings} writes
- * them, a dead letter's reason and detail as Flink writes strings). A valid event carries no reason or detail; a payload, key
- * and source only where the input had them (they stay while a dead letter may still need them: a late
- * event is dead-lettered downstream with its raw input). Events are never kept in state.
+ * {@link Event} through Flink's shuffles (the hop into and out of deduplication, dead letters to their sink),
+ * written by hand instead of by the reflective PojoSerializer: one byte saying which of the nullable fields are
+ * present, then only those (counter, event id, user and source as {@link WireStrings} writes them, a dead letter's
+ * reason and detail as Flink writes strings). A valid event carries no reason or detail; a payload, key and source
+ * only where the input had them (they stay while a dead letter may still need them: a late event is dead-lettered
+ * downstream with its raw input). Events are never kept in state.
  */
 public final class EventSerializer extends HandSerializer<Event> {
     private static final long serialVersionUID = 1L;
