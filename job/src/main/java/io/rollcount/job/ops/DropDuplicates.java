@@ -53,9 +53,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Where the pairs live ({@link HeldPairs}): on the heap, in an {@link ExpiringIdSet} (grown with the pairs held
  * from 1.5 MiB up to {@link #autoSetSlots}: an eighth of the TaskManager's heap per slot, 6 MiB to 1.5 GiB) that
- * answers for every pair it holds, so that an event costs no state access; in keyed state, as a log of the pairs added ({@code id-log}, a chunk per key group
- * before every snapshot and every {@value #LOG_HELD} pairs: a handful of appends per snapshot instead of a
- * RocksDB write per pair); and, for a pair the set has no room for, in keyed state as it comes ({@code
+ * answers for every pair it holds, so that an event costs no state access; in keyed state, as a log of the pairs
+ * added ({@code id-log}, a chunk per key group before every snapshot and every {@value #LOG_HELD} pairs: a handful
+ * of appends per snapshot instead of a RocksDB write per pair); and, for a pair the set has no room for, in keyed state as it comes ({@code
  * id-overflow}), read for a pair the set does not hold until the watermark passes the latest time there ({@code
  * overflow-until}, operator state, the latest of every subtask's): exact at any number of pairs, at one state
  * read per event while the set is full.

@@ -214,7 +214,7 @@ public final class PreAggregate extends AbstractStreamOperator<PartialSum>
 
     /**
      * A partial sum being built, and its distinct users: in an array while they are few (most partials have one to
-     * a few users, and a set per partial was a good part of the garbage of a job with users), in a set past that.
+     * a few users, and an array of them is less garbage than a set), in a set past that.
      */
     private static final class Acc {
         /** Distinct users kept in {@link #few} before they go to {@link #many}. */
