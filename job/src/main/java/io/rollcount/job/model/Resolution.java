@@ -40,7 +40,12 @@ public enum Resolution {
 
     /** The name of the window of this resolution that starts at {@code startMillis}: {@code <res>:<start in epoch seconds>}. */
     public String windowName(long startMillis) {
-        return label + ":" + Math.floorDiv(startMillis, 1000L);
+        return windowName("", startMillis);
+    }
+
+    /** {@code head + windowName(startMillis)}, built as one string (a Redis key per window update). */
+    public String windowName(String head, long startMillis) {
+        return head + label + ":" + Math.floorDiv(startMillis, 1000L);
     }
 
     public static Resolution[] all() {

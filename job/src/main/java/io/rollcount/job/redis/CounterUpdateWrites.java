@@ -23,6 +23,8 @@ public final class CounterUpdateWrites implements MapFunction<CounterUpdate, Red
     private transient String lastCounter;
 
     private transient String lastBase;
+    /** {@code lastBase + }{@link RedisKeys#UNIQUES_HEAD}, the head of its window unique-users keys; null until used. */
+    private transient String lastUniquesBase;
 
     public CounterUpdateWrites(RedisKeys keys) {
         this.keys = keys;
@@ -33,14 +35,13 @@ public final class CounterUpdateWrites implements MapFunction<CounterUpdate, Red
         String base = base(u.counter);
         return switch (u.kind) {
             case CounterUpdate.COUNT -> {
-                String suffix = u.allTime() ? RedisKeys.TOTAL : RedisKeys.windowSuffix(u.resolution, u.windowStart);
                 // Monotone while only positive deltas went in, versioned once one did not. The version key is
                 // named either way: a guarded monotone write creates none but respects one that a versioned
                 // write left (a replay of the counter's state from before its negative delta must not
                 // overwrite the newer value).
-                yield RedisWrite.count(
-                        base + suffix,
-                        RedisKeys.versionKey(base, suffix),
+                yield RedisWrite.counterCount(
+                        u.allTime() ? base + RedisKeys.TOTAL : RedisKeys.windowKey(base, u.resolution, u.windowStart),
+                        base.length(),
                         u.value,
                         u.events,
                         !u.negative,
@@ -51,7 +52,7 @@ public final class CounterUpdateWrites implements MapFunction<CounterUpdate, Red
                 (u.allTime()
                                 ? RedisWrite.users(base + RedisKeys.UNIQUES_ALL, u.users, RedisWrite.NO_WINDOW, 0)
                                 : RedisWrite.users(
-                                        base + RedisKeys.uniquesSuffix(u.resolution, u.windowStart),
+                                        RedisKeys.uniquesKey(uniquesBase(), u.resolution, u.windowStart),
                                         u.users,
                                         u.windowStart,
                                         u.expireAtMillis))
@@ -60,7 +61,7 @@ public final class CounterUpdateWrites implements MapFunction<CounterUpdate, Red
                 u.allTime()
                         ? RedisWrite.sketch(base + RedisKeys.UNIQUES_ALL, u.sketch, RedisWrite.NO_WINDOW, 0)
                         : RedisWrite.sketch(
-                                base + RedisKeys.uniquesSuffix(u.resolution, u.windowStart),
+                                RedisKeys.uniquesKey(uniquesBase(), u.resolution, u.windowStart),
                                 u.sketch,
                                 u.windowStart,
                                 u.expireAtMillis);
@@ -68,9 +69,16 @@ public final class CounterUpdateWrites implements MapFunction<CounterUpdate, Red
         };
     }
 
+    /** The head of the last counter's window unique-users keys. */
+    private String uniquesBase() {
+        if (lastUniquesBase == null) lastUniquesBase = lastBase + RedisKeys.UNIQUES_HEAD;
+        return lastUniquesBase;
+    }
+
     private String base(String counter) {
         if (!counter.equals(lastCounter)) {
             lastBase = keys.counterBase(counter);
+            lastUniquesBase = null;
             lastCounter = counter;
         }
         return lastBase;

@@ -58,7 +58,23 @@ public final class RedisKeys implements Serializable {
 
     /** The suffix of a window's unique users: {@code u:<res>:<start in seconds>}. */
     public static String uniquesSuffix(Resolution res, long startMillis) {
-        return "u:" + res.windowName(startMillis);
+        return res.windowName(UNIQUES_HEAD, startMillis);
+    }
+
+    /** What the suffix of a window's unique users begins with. */
+    public static final String UNIQUES_HEAD = "u:";
+
+    /** The key of a window's sum, {@code base + windowSuffix(res, startMillis)}, as one string. */
+    public static String windowKey(String base, Resolution res, long startMillis) {
+        return res.windowName(base, startMillis);
+    }
+
+    /**
+     * The key of a window's unique users from the counter's {@code base + UNIQUES_HEAD}, {@code uniquesBase}: {@code
+     * base + uniquesSuffix(res, startMillis)} as one string.
+     */
+    public static String uniquesKey(String uniquesBase, Resolution res, long startMillis) {
+        return res.windowName(uniquesBase, startMillis);
     }
 
     /** The version bookkeeping key of the key {@code base + suffix}: {@code base + "_v:" + suffix}. */

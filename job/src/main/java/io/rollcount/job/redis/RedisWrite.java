@@ -62,8 +62,13 @@ public class RedisWrite {
 
     public byte kind;
     public String key;
-    /** Bookkeeping key of the version ({@code rc:{C}:_v:...} or {@code rc:_...}); null where unused. */
-    public String versionKey;
+    /** Bookkeeping key of the version ({@code rc:{C}:_v:...} or {@code rc:_...}); null where unused or derived. */
+    private String versionKey;
+    /**
+     * A counter key's version key is derived from the key ({@link #versionKey()}): the length of the key's base
+     * {@code P:{C}:}, where {@code _v:} goes in; -1 where {@link #versionKey} is given.
+     */
+    private int versionAt = -1;
 
     public long value;
     public long version;
@@ -108,6 +113,34 @@ public class RedisWrite {
         w.windowStart = windowStart;
         w.expireAtMillis = expireAtMillis;
         return w;
+    }
+
+    /**
+     * A COUNT of the counter key {@code key} = {@code base + suffix} ({@code baseLength} its base's length): as
+     * {@link #count(String, String, long, long, boolean, long, long)} with the version key {@link
+     * RedisKeys#versionKey(String, String) base + "_v:" + suffix}, which is built only where a write reads it (a
+     * guarded or non-monotone one), not for every write.
+     */
+    public static RedisWrite counterCount(
+            String key,
+            int baseLength,
+            long value,
+            long version,
+            boolean monotone,
+            long windowStart,
+            long expireAtMillis) {
+        if (baseLength <= 0 || baseLength > key.length()) {
+            throw new IllegalArgumentException("base length " + baseLength + " outside key " + key);
+        }
+        RedisWrite w = count(key, null, value, version, monotone, windowStart, expireAtMillis);
+        w.versionAt = baseLength;
+        return w;
+    }
+
+    /** The bookkeeping key of the version ({@code rc:{C}:_v:...} or {@code rc:_...}); null where unused. */
+    public String versionKey() {
+        if (versionKey != null || versionAt < 0) return versionKey;
+        return RedisKeys.versionKey(key.substring(0, versionAt), key.substring(versionAt));
     }
 
     /** This write, also written where its key is missing whatever its version key says ({@link #restoresMissing}). */
@@ -182,7 +215,7 @@ public class RedisWrite {
                 && expireAtMillis == w.expireAtMillis
                 && windowStart == w.windowStart
                 && Objects.equals(key, w.key)
-                && Objects.equals(versionKey, w.versionKey)
+                && Objects.equals(versionKey(), w.versionKey())
                 && Arrays.equals(users, w.users)
                 && Arrays.equals(members, w.members)
                 && Arrays.equals(scores, w.scores)
@@ -219,7 +252,7 @@ public class RedisWrite {
         public void serialize(RedisWrite w, DataOutputView out) throws IOException {
             out.writeByte(w.kind);
             StringValue.writeString(w.key, out);
-            StringValue.writeString(w.versionKey, out);
+            StringValue.writeString(w.versionKey(), out);
             out.writeLong(w.value);
             out.writeLong(w.version);
             out.writeBoolean(w.monotone);

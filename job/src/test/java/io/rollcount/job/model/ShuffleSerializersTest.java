@@ -142,6 +142,8 @@ class ShuffleSerializersTest {
                                 start,
                                 start + 5)
                         .restoringMissing(),
+                RedisWrite.counterCount(
+                        "rc:{post:1}:1h:1764000000", "rc:{post:1}:".length(), 41, 10, false, start, start + 6),
                 RedisWrite.users("rc:{post:1}:u:1h:1764000000000", new String[] {"u1", "ü2", ""}, start, start + 7),
                 RedisWrite.users("rc:{post:1}:u:all", new String[] {"u1"}, RedisWrite.NO_WINDOW, 0),
                 RedisWrite.sketch(

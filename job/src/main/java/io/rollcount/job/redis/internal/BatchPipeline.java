@@ -251,8 +251,9 @@ public final class BatchPipeline implements CallSender {
             SetParams at = w.expireAtMillis > 0 ? SetParams.setParams().pxAt(w.expireAtMillis) : NO_EXPIRY;
             // SET ... GET: Redis refuses it on a key of another type (WRONGTYPE) instead of replacing it
             sent.add(p.setGet(w.key, Long.toString(w.value), at), w.key);
-            if (!w.monotone && w.versionKey != null) {
-                sent.add(p.setGet(w.versionKey, Long.toString(w.version), at), w.versionKey);
+            String versionKey = w.monotone ? null : w.versionKey();
+            if (versionKey != null) {
+                sent.add(p.setGet(versionKey, Long.toString(w.version), at), versionKey);
             }
         }
     }

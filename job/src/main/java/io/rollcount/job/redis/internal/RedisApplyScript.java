@@ -69,7 +69,8 @@ public final class RedisApplyScript {
             writes.add(w);
             switch (w.kind) {
                 case RedisWrite.COUNT -> {
-                    boolean hasV = w.versionKey != null;
+                    String v = w.versionKey();
+                    boolean hasV = v != null;
                     args.add(COUNT_KINDS[(hasV ? 1 : 0) | (w.monotone ? 2 : 0) | (w.restoresMissing ? 4 : 0)]);
                     args.add(b(Long.toString(w.value)));
                     args.add(b(Long.toString(w.version)));
@@ -77,7 +78,7 @@ public final class RedisApplyScript {
                     byte[] key = b(w.key);
                     keys.add(key);
                     if (hasV) {
-                        byte[] versionKey = b(w.versionKey);
+                        byte[] versionKey = b(v);
                         keys.add(versionKey);
                         reads.add(versionKey);
                     }
@@ -89,7 +90,8 @@ public final class RedisApplyScript {
                     keys.add(b(w.key));
                 }
                 case RedisWrite.ZSET -> {
-                    boolean hasV = w.versionKey != null;
+                    String v = w.versionKey();
+                    boolean hasV = v != null;
                     int n = w.members == null ? 0 : w.members.length;
                     args.add(b("Z"));
                     args.add(b(!hasV ? "0" : w.restoresMissing ? "2" : "1"));
@@ -101,7 +103,7 @@ public final class RedisApplyScript {
                         args.add(b(w.members[i]));
                     }
                     keys.add(b(w.key));
-                    if (hasV) keys.add(b(w.versionKey));
+                    if (hasV) keys.add(b(v));
                 }
                 default ->
                     throw new IllegalArgumentException(
