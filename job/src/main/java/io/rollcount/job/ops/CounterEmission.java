@@ -211,9 +211,13 @@ final class CounterEmission {
     /** The state name of a window's sketch, {@code <res>:<start ms>}; the 1h and 1d names are kept in the counter. */
     private static String sketchName(CachedCounter c, Resolution r, long start) {
         int slot = r == Resolution.H1 ? 0 : r == Resolution.D1 ? 1 : -1;
-        if (slot >= 0 && c.nameStarts[slot] == start) return c.names[slot];
+        if (slot >= 0 && c.names != null && c.nameStarts[slot] == start) return c.names[slot];
         String name = r.label + ":" + start;
         if (slot >= 0) {
+            if (c.names == null) {
+                c.names = new String[2];
+                c.nameStarts = new long[] {Long.MIN_VALUE, Long.MIN_VALUE};
+            }
             c.nameStarts[slot] = start;
             c.names[slot] = name;
         }

@@ -3,7 +3,7 @@ package io.rollcount.job.ops;
 import io.rollcount.job.policy.NamespacePolicy;
 import io.rollcount.sketches.RedisHyperLogLog;
 import java.util.ArrayList;
-import java.util.HashMap;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -57,18 +57,28 @@ final class CounterStore {
         boolean flushPending;
         /** The owner's: users waiting for the counter's next flush ({@link HeldUsers}); null while none. */
         HeldUsers heldUsers;
-        /** The names of the last 1h and 1d sketches used, and their window starts: built once per window, not per event. */
-        final long[] nameStarts = {Long.MIN_VALUE, Long.MIN_VALUE};
+        /**
+         * The names of the last 1h and 1d sketches used, and their window starts: built once per window, not per
+         * event ({@link CounterEmission}); null until the counter has users.
+         */
+        long[] nameStarts;
 
-        final String[] names = new String[2];
+        String[] names;
 
         /**
-         * Sketches by state name ("1h:&lt;start&gt;", "1d:&lt;start&gt;") read or created so far; a name mapped
-         * to {@code null} was read and is absent.
+         * The sketches read or created so far: {@code sketchNames[i]} (the state name, "1h:&lt;start&gt;" or
+         * "1d:&lt;start&gt;") and {@code sketchValues[i]} for {@code i < sketchCount}, in no order; a name with a
+         * null sketch was read and is absent. A counter has a few (the 1h and 1d windows its lateness keeps open), so
+         * they sit in arrays scanned by name rather than in a map: fewer objects per counter for the collector to
+         * copy. Null while the counter has none.
          */
-        private final HashMap<String, RedisHyperLogLog> sketches = new HashMap<>(4);
-        /** Names of the sketches changed since they were last written back. */
-        private final HashSet<String> unstoredSketches = new HashSet<>(4);
+        private String[] sketchNames;
+
+        private RedisHyperLogLog[] sketchValues;
+        /** {@code unstoredSketch[i]}: sketch i changed since it was last written back. */
+        private boolean[] unstoredSketch;
+
+        private int sketchCount;
         /** The counter had no state when it was read: none of its sketches is in keyed state either. */
         private final boolean fresh;
         /** The {@link CounterState} changed since it was last written back. */
@@ -87,10 +97,63 @@ final class CounterStore {
         /** About the heap this counter takes: object headers, the slot arrays and the sketches' bytes. */
         private long weigh() {
             long w = 240 + 2L * id.length() + 34L * state.start.length;
-            for (RedisHyperLogLog h : sketches.values()) {
+            for (int i = 0; i < sketchCount; i++) {
+                RedisHyperLogLog h = sketchValues[i];
                 w += h == null ? 48 : 80 + h.heapBytes();
             }
             return w;
+        }
+
+        /** The index of the sketch {@code name}, -1 if it was neither read nor created. */
+        private int sketchIndex(String name) {
+            for (int i = 0; i < sketchCount; i++) {
+                String n = sketchNames[i];
+                if (n == name || n.equals(name)) return i;
+            }
+            return -1;
+        }
+
+        /** The sketch {@code name}: null if absent or not read yet. */
+        private RedisHyperLogLog sketchNamed(String name) {
+            int i = sketchIndex(name);
+            return i < 0 ? null : sketchValues[i];
+        }
+
+        /** Sets the sketch {@code name} (null: read and absent); returns its index. */
+        private int putSketch(String name, RedisHyperLogLog h) {
+            int i = sketchIndex(name);
+            if (i >= 0) {
+                sketchValues[i] = h;
+                return i;
+            }
+            if (sketchNames == null) {
+                sketchNames = new String[4];
+                sketchValues = new RedisHyperLogLog[4];
+                unstoredSketch = new boolean[4];
+            } else if (sketchCount == sketchNames.length) {
+                int n = sketchCount * 2;
+                sketchNames = Arrays.copyOf(sketchNames, n);
+                sketchValues = Arrays.copyOf(sketchValues, n);
+                unstoredSketch = Arrays.copyOf(unstoredSketch, n);
+            }
+            i = sketchCount++;
+            sketchNames[i] = name;
+            sketchValues[i] = h;
+            unstoredSketch[i] = false;
+            return i;
+        }
+
+        /** Forgets the sketch {@code name}: the last one takes its place. */
+        private void removeSketch(String name) {
+            int i = sketchIndex(name);
+            if (i < 0) return;
+            int last = --sketchCount;
+            sketchNames[i] = sketchNames[last];
+            sketchValues[i] = sketchValues[last];
+            unstoredSketch[i] = unstoredSketch[last];
+            sketchNames[last] = null;
+            sketchValues[last] = null;
+            unstoredSketch[last] = false;
         }
     }
 
@@ -235,11 +298,12 @@ final class CounterStore {
         if (!c.unstored) return;
         // RocksDB serialises the value here; a heap backend keeps the object, which the heap copy goes on changing
         state.update(heapBackend ? c.state.copy() : c.state);
-        for (String name : c.unstoredSketches) {
-            RedisHyperLogLog h = c.sketches.get(name);
-            if (h != null) uniques.put(name, h.toRedisBytes());
+        for (int i = 0; i < c.sketchCount; i++) {
+            if (!c.unstoredSketch[i]) continue;
+            RedisHyperLogLog h = c.sketchValues[i];
+            if (h != null) uniques.put(c.sketchNames[i], h.toRedisBytes());
+            c.unstoredSketch[i] = false;
         }
-        c.unstoredSketches.clear();
         c.unstored = false;
     }
 
@@ -291,12 +355,13 @@ final class CounterStore {
 
     /** A sketch of the counter (the current key), read from keyed state on first use; null if it has none. */
     RedisHyperLogLog sketch(CachedCounter c, String name) throws Exception {
-        RedisHyperLogLog h = c.sketches.get(name);
-        if (h != null || c.fresh || c.sketches.containsKey(name)) return h;
+        int i = c.sketchIndex(name);
+        if (i >= 0) return c.sketchValues[i];
+        if (c.fresh) return null;
         reads.inc();
         byte[] bytes = uniques.get(name);
-        h = bytes == null ? null : RedisHyperLogLog.fromRedisBytes(bytes);
-        c.sketches.put(name, h);
+        RedisHyperLogLog h = bytes == null ? null : RedisHyperLogLog.fromRedisBytes(bytes);
+        c.putSketch(name, h);
         c.weightStale = true;
         return h;
     }
@@ -307,11 +372,11 @@ final class CounterStore {
      * counter has no such sketch (its window never had users), so keyed state is not read.
      */
     boolean[] addHashes(CachedCounter c, String name, long[] hashes, boolean mayExist) throws Exception {
-        RedisHyperLogLog hll = mayExist ? sketch(c, name) : c.sketches.get(name);
+        RedisHyperLogLog hll = mayExist ? sketch(c, name) : c.sketchNamed(name);
         boolean changed = hll == null;
         if (hll == null) {
             hll = new RedisHyperLogLog();
-            c.sketches.put(name, hll);
+            c.putSketch(name, hll);
         }
         boolean[] raised = new boolean[hashes.length];
         for (int j = 0; j < hashes.length; j++) {
@@ -319,7 +384,7 @@ final class CounterStore {
             changed |= raised[j];
         }
         if (changed) {
-            c.unstoredSketches.add(name);
+            c.unstoredSketch[c.sketchIndex(name)] = true;
             c.weightStale = true;
         }
         return raised;
@@ -327,8 +392,7 @@ final class CounterStore {
 
     /** Drops the counter's sketch {@code name}, from the heap and from keyed state. */
     void dropSketch(CachedCounter c, String name) throws Exception {
-        c.sketches.remove(name);
-        c.unstoredSketches.remove(name);
+        c.removeSketch(name);
         c.weightStale = true;
         uniques.remove(name);
     }
@@ -338,7 +402,7 @@ final class CounterStore {
      * is there ({@code c}, or null), else from keyed state, without caching it; null if it has none.
      */
     byte[] sketchBytes(CachedCounter c, String name) throws Exception {
-        RedisHyperLogLog h = c != null ? c.sketches.get(name) : null;
+        RedisHyperLogLog h = c != null ? c.sketchNamed(name) : null;
         if (h != null) return h.toRedisBytes();
         reads.inc();
         return uniques.get(name);
