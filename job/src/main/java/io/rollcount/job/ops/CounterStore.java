@@ -83,6 +83,8 @@ final class CounterStore {
         private final boolean fresh;
         /** The {@link CounterState} changed since it was last written back. */
         private boolean unstored;
+        /** Its place in the store's {@code unstoredCounters} while {@link #unstored}, else -1. */
+        private int unstoredAt = -1;
         /** Bytes of heap this entry is counted for. */
         private long weight;
         /** Something {@link #weigh} counts changed (a slot, a sketch) since the entry was last weighed. */
@@ -160,6 +162,13 @@ final class CounterStore {
     private final LinkedHashMap<String, CachedCounter> heap = new LinkedHashMap<>(1 << 12, 0.75f, true);
     private final long budgetBytes;
     private long bytes;
+    /**
+     * The counters changed since they were last written back, in the order they first changed: what {@link
+     * #writeBackAll} visits, rather than every counter on the heap. A counter written back on its way out of the
+     * heap leaves a null in its place, so the list never keeps an evicted counter alive; the nulls are squeezed
+     * out once they outnumber the counters on the heap (a job without checkpoints never empties the list).
+     */
+    private final ArrayList<CachedCounter> unstoredCounters = new ArrayList<>();
 
     private final ValueStateDescriptor<CounterState> stateDescriptor;
     private final ValueState<CounterState> state;
@@ -257,7 +266,7 @@ final class CounterStore {
 
     /** Its state changed: written back at the next snapshot or when evicted (no eviction now). */
     void touched(CachedCounter c) {
-        c.unstored = true;
+        markUnstored(c);
     }
 
     /**
@@ -266,7 +275,7 @@ final class CounterStore {
      * handed to {@code eviction} first and then written back. The key context is {@code c} again after.
      */
     void changed(CachedCounter c, Eviction eviction) throws Exception {
-        c.unstored = true;
+        markUnstored(c);
         if (c.weightStale) {
             long w = c.weigh();
             bytes += w - c.weight;
@@ -293,6 +302,26 @@ final class CounterStore {
         return eldest;
     }
 
+    private void markUnstored(CachedCounter c) {
+        if (c.unstored) return;
+        c.unstored = true;
+        if (unstoredCounters.size() > 2 * heap.size() + 1_024) squeezeUnstored();
+        c.unstoredAt = unstoredCounters.size();
+        unstoredCounters.add(c);
+    }
+
+    /** Drops the nulls of {@code unstoredCounters}, the counters in it keeping their order. */
+    private void squeezeUnstored() {
+        int n = 0;
+        for (int i = 0; i < unstoredCounters.size(); i++) {
+            CachedCounter c = unstoredCounters.get(i);
+            if (c == null) continue;
+            c.unstoredAt = n;
+            unstoredCounters.set(n++, c);
+        }
+        unstoredCounters.subList(n, unstoredCounters.size()).clear();
+    }
+
     /** Writes the counter (the current key) to keyed state if it changed since it was last written back. */
     private void writeBack(CachedCounter c) throws Exception {
         if (!c.unstored) return;
@@ -305,16 +334,26 @@ final class CounterStore {
             c.unstoredSketch[i] = false;
         }
         c.unstored = false;
+        unstoredCounters.set(c.unstoredAt, null);
+        c.unstoredAt = -1;
     }
 
     /** Before a snapshot: every counter on the heap that changed since, written back to keyed state (it stays on the heap). */
     void writeBackAll() throws Exception {
-        for (CachedCounter c : heap.values()) {
-            if (c.unstored) {
-                keyContext.setCurrentKey(c.id);
-                writeBack(c);
-            }
+        for (int i = 0; i < unstoredCounters.size(); i++) {
+            CachedCounter c = unstoredCounters.get(i);
+            if (c == null) continue;
+            keyContext.setCurrentKey(c.id);
+            writeBack(c);
         }
+        unstoredCounters.clear();
+    }
+
+    /** Counters changed and not written back since, and the places the list of them takes (tests). */
+    int[] unstored() {
+        int n = 0;
+        for (CachedCounter c : unstoredCounters) if (c != null) n++;
+        return new int[] {n, unstoredCounters.size()};
     }
 
     /** Every counter of this subtask's key groups: in keyed state, or only on the heap yet; each once. */

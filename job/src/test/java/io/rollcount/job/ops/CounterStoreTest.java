@@ -130,4 +130,48 @@ class CounterStoreTest {
             assertSketches(op, "b", 7);
         }
     }
+
+    @Test
+    void aSnapshotWritesBackEveryChangedCounterAndOnlyThose() throws Exception {
+        // about 40 counters fit in the budget: of 200, most are evicted (written back as they leave) and read again
+        Host op = new Host(40 * 400);
+        OperatorSubtaskState snapshot;
+        try (var h = open(op, null)) {
+            long ts = 0;
+            for (int c = 0; c < 200; c++) h.processElement("add|c" + c + "|1h:0|first", ts++);
+            h.snapshot(1, ts++);
+            assertThat(op.store.unstored()[0])
+                    .as("nothing changed since the snapshot")
+                    .isZero();
+            // after the snapshot: counters changed once, changed then evicted, evicted then read again and changed
+            for (int c = 0; c < 200; c += 3) h.processElement("add|c" + c + "|1h:0|second", ts++);
+            for (int c = 0; c < 200; c += 7) h.processElement("add|c" + c + "|1h:0|third", ts++);
+            int[] unstored = op.store.unstored();
+            assertThat(unstored[0])
+                    .as("changed and still on the heap")
+                    .isPositive()
+                    .isLessThanOrEqualTo(op.store.size());
+            snapshot = h.snapshot(2, ts++);
+            assertThat(op.store.unstored()[0]).isZero();
+            h.processElement("add|c1|1h:0|after-the-snapshot", ts++);
+        }
+        Host restored = new Host(1L << 30);
+        try (var h = open(restored, snapshot)) {
+            for (int c = 0; c < 200; c++) {
+                long expected = 1 + (c % 3 == 0 ? 1 : 0) + (c % 7 == 0 ? 1 : 0);
+                assertThat(restored.users("c" + c, "1h:0")).as("counter c" + c).isEqualTo(expected);
+            }
+        }
+    }
+
+    @Test
+    void withoutSnapshotsTheListOfChangedCountersStaysBounded() throws Exception {
+        Host op = new Host(1); // one counter on the heap: every change evicts the one before
+        try (var h = open(op, null)) {
+            for (int i = 0; i < 20_000; i++) h.processElement("add|c" + (i % 5_000) + "|1h:0|u" + i, i);
+            int[] unstored = op.store.unstored();
+            assertThat(unstored[0]).as("the counter on the heap").isEqualTo(1);
+            assertThat(unstored[1]).as("places taken").isLessThanOrEqualTo(2 * op.store.size() + 1_025);
+        }
+    }
 }
