@@ -176,7 +176,6 @@ public final class CountPerCounter extends AbstractStreamOperator<CounterUpdate>
         if (restored) rebuildDueIndex();
         changed = new ArrayList<>();
         emission = new CounterEmission(output, store, policies, rules);
-        store.beforeWriteBack(emission::countUsers);
         slots = new int[Resolution.all().length];
         flushBeforeEviction = c -> {
             if (c.flushPending) flush(c);

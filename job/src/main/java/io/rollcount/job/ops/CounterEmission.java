@@ -166,7 +166,6 @@ final class CounterEmission {
             boolean mayExist = s.has(i, CounterState.HAS_USERS);
             s.set(i, CounterState.HAS_USERS);
             boolean[] raised = store.addHashes(c, sketchName(c, r, start), hashes, mayExist);
-            s.usersChanged(i);
             held(c).add(r, start, start, expireAt, p.users, hashes, raised);
             if (r == Resolution.D1) {
                 raisedDay = raised;
@@ -194,20 +193,6 @@ final class CounterEmission {
     private static HeldUsers held(CachedCounter c) {
         if (c.heldUsers == null) c.heldUsers = new HeldUsers();
         return c.heldUsers;
-    }
-
-    /**
-     * Before the counter is written back: the unique users of each window whose sketch is on the heap and changed
-     * since it was last counted, kept in its state beside the window ({@link CounterState#users}), so that a
-     * rollup of a window whose counter left the heap does not read the sketch.
-     */
-    void countUsers(CachedCounter c) {
-        CounterState s = c.state;
-        for (int i = 0; i < s.size; i++) {
-            if (!s.has(i, CounterState.HAS_USERS) || s.users(i) >= 0) continue;
-            RedisHyperLogLog h = store.cachedSketch(c, sketchName(c, s.resolution(i), s.start[i]));
-            if (h != null) s.setUsers(i, h.count());
-        }
     }
 
     /** Drops the sketch of window {@code i}, if it has one (the window is final). */
@@ -251,14 +236,8 @@ final class CounterEmission {
         CounterState s = c.state;
         Long uniqueUsers = null;
         if (s.has(i, CounterState.HAS_USERS)) {
-            String name = sketchName(c, s.resolution(i), s.start[i]);
-            RedisHyperLogLog sketch = store.cachedSketch(c, name);
-            if (sketch == null && s.users(i) >= 0) {
-                uniqueUsers = s.users(i); // counted as the counter was last written back: the sketch is not read
-            } else {
-                if (sketch == null) sketch = store.sketch(c, name);
-                uniqueUsers = sketch == null ? null : sketch.count();
-            }
+            RedisHyperLogLog sketch = store.sketch(c, sketchName(c, s.resolution(i), s.start[i]));
+            uniqueUsers = sketch == null ? null : sketch.count();
         }
         return new Rollup(
                 c.id, s.resolution(i).label, s.start[i], s.end(i), s.sum[i], s.events[i], uniqueUsers, s.revision[i]);

@@ -58,33 +58,8 @@ public class CounterState {
     public long[] events = new long[0];
     public int[] revision = new int[0];
     public byte[] flags = new byte[0];
-    /**
-     * Per slot with {@link #HAS_USERS}: the unique users its sketch counted when the counter was last written back,
-     * so that the window's rollup need not read the sketch; -1 where not counted since the sketch last changed.
-     * Null while no slot has a count.
-     */
-    public long[] users;
 
     public CounterState() {}
-
-    /** The unique users counted for slot {@code i}'s sketch, or -1 if it changed since it was last counted. */
-    public long users(int i) {
-        return users == null ? -1 : users[i];
-    }
-
-    /** Slot {@code i}'s sketch counts {@code n} unique users. */
-    public void setUsers(int i, long n) {
-        if (users == null) {
-            users = new long[start.length];
-            Arrays.fill(users, -1);
-        }
-        users[i] = n;
-    }
-
-    /** Slot {@code i}'s sketch changed: its count is not known until it is counted again. */
-    public void usersChanged(int i) {
-        if (users != null) users[i] = -1;
-    }
 
     public int find(Resolution r, long windowStart) {
         byte o = (byte) r.ordinal();
@@ -103,7 +78,6 @@ public class CounterState {
         events[i] = 0;
         revision[i] = 0;
         flags[i] = 0;
-        if (users != null) users[i] = -1;
         return i;
     }
 
@@ -123,7 +97,6 @@ public class CounterState {
         c.events = events.clone();
         c.revision = revision.clone();
         c.flags = flags.clone();
-        c.users = users == null ? null : users.clone();
         return c;
     }
 
@@ -156,7 +129,6 @@ public class CounterState {
         events[i] = events[last];
         revision[i] = revision[last];
         flags[i] = flags[last];
-        if (users != null) users[i] = users[last];
         if (size * 4 < start.length && start.length > 8) shrink();
     }
 
@@ -176,20 +148,13 @@ public class CounterState {
         events = Arrays.copyOf(events, n);
         revision = Arrays.copyOf(revision, n);
         flags = Arrays.copyOf(flags, n);
-        if (users != null) {
-            int from = users.length;
-            users = Arrays.copyOf(users, n);
-            if (n > from) Arrays.fill(users, from, n, -1);
-        }
     }
 
     /**
      * The bytes of a counter's state: a byte of flags (1 {@link #negative}, 2 {@link #totalDirty}, 4
      * {@link #usersDirty}), {@link #total}, {@link #totalEvents} and {@link #nextTimer} (int64 each), {@link #size}
      * (int32), then per slot its resolution (byte), start, sum and events (int64), revision (int32) and flags
-     * (byte): 29 + 30 bytes per slot; then, where flag 8 is set, per slot with {@link #HAS_USERS} its
-     * {@link #users} count (int64, -1: not counted). Only the slots are written, not the arrays' spare room. State
-     * written without flag 8 (earlier versions) has no counts. State written by
+     * (byte): 29 + 30 bytes per slot. Only the slots are written, not the arrays' spare room. State written by
      * Flink's POJO serializer (earlier versions) is migrated on restore: {@link Snapshot} reports it compatible
      * after migration, so the state backend reads it with that serializer and writes it with this one.
      */
@@ -200,7 +165,6 @@ public class CounterState {
         private static final int NEGATIVE_TOTAL = 1;
         private static final int TOTAL_DIRTY = 2;
         private static final int USERS_DIRTY = 4;
-        private static final int USER_COUNTS = 8;
 
         @Override
         public boolean isImmutableType() {
@@ -221,8 +185,7 @@ public class CounterState {
         public void serialize(CounterState c, DataOutputView out) throws IOException {
             out.writeByte((c.negative ? NEGATIVE_TOTAL : 0)
                     | (c.totalDirty ? TOTAL_DIRTY : 0)
-                    | (c.usersDirty ? USERS_DIRTY : 0)
-                    | (c.users != null ? USER_COUNTS : 0));
+                    | (c.usersDirty ? USERS_DIRTY : 0));
             out.writeLong(c.total);
             out.writeLong(c.totalEvents);
             out.writeLong(c.nextTimer);
@@ -234,10 +197,6 @@ public class CounterState {
                 out.writeLong(c.events[i]);
                 out.writeInt(c.revision[i]);
                 out.writeByte(c.flags[i]);
-            }
-            if (c.users == null) return;
-            for (int i = 0; i < c.size; i++) {
-                if (c.has(i, HAS_USERS)) out.writeLong(c.users[i]);
             }
         }
 
@@ -267,10 +226,6 @@ public class CounterState {
                 c.events[i] = in.readLong();
                 c.revision[i] = in.readInt();
                 c.flags[i] = in.readByte();
-            }
-            if ((bits & USER_COUNTS) != 0) {
-                c.users = new long[n];
-                for (int i = 0; i < n; i++) c.users[i] = c.has(i, HAS_USERS) ? in.readLong() : -1;
             }
             return c;
         }

@@ -47,11 +47,6 @@ final class CounterStore {
         void evicting(CachedCounter c) throws Exception;
     }
 
-    /** What the owner adds to a counter's state just before it is written back (the key context is that counter). */
-    interface WriteBack {
-        void writingBack(CachedCounter c) throws Exception;
-    }
-
     /** One counter on the heap. */
     static final class CachedCounter {
         final String id;
@@ -103,10 +98,7 @@ final class CounterStore {
 
         /** About the heap this counter takes: object headers, the slot arrays and the sketches' bytes. */
         private long weigh() {
-            long w = 240
-                    + 2L * id.length()
-                    + 34L * state.start.length
-                    + (state.users == null ? 0 : 8L * state.users.length);
+            long w = 240 + 2L * id.length() + 34L * state.start.length;
             for (int i = 0; i < sketchCount; i++) {
                 RedisHyperLogLog h = sketchValues[i];
                 w += h == null ? 48 : 80 + h.heapBytes();
@@ -185,8 +177,6 @@ final class CounterStore {
     private final KeyContext keyContext;
     /** The keyed state backend keeps value objects (rather than serialising them). */
     private final boolean heapBackend;
-
-    private WriteBack beforeWriteBack = c -> {};
     /** Reads of keyed state: a counter's state or a sketch not on the heap ({@link #countReads}). */
     private Counter reads = new SimpleCounter();
 
@@ -229,11 +219,6 @@ final class CounterStore {
         this.backend = backend;
         this.keyContext = keyContext;
         this.heapBackend = backend instanceof HeapKeyedStateBackend;
-    }
-
-    /** Calls {@code hook} with every counter about to be written back (at a snapshot or as it is evicted). */
-    void beforeWriteBack(WriteBack hook) {
-        this.beforeWriteBack = hook;
     }
 
     /** Counts every read of keyed state in {@code reads} from now on. */
@@ -340,7 +325,6 @@ final class CounterStore {
     /** Writes the counter (the current key) to keyed state if it changed since it was last written back. */
     private void writeBack(CachedCounter c) throws Exception {
         if (!c.unstored) return;
-        beforeWriteBack.writingBack(c);
         // RocksDB serialises the value here; a heap backend keeps the object, which the heap copy goes on changing
         state.update(heapBackend ? c.state.copy() : c.state);
         for (int i = 0; i < c.sketchCount; i++) {
@@ -409,11 +393,6 @@ final class CounterStore {
     // ------------------------------------------------------------------ unique-users sketches
 
     /** A sketch of the counter (the current key), read from keyed state on first use; null if it has none. */
-    /** The counter's sketch {@code name} if it is on the heap, else null (keyed state is not read). */
-    RedisHyperLogLog cachedSketch(CachedCounter c, String name) {
-        return c.sketchNamed(name);
-    }
-
     RedisHyperLogLog sketch(CachedCounter c, String name) throws Exception {
         int i = c.sketchIndex(name);
         if (i >= 0) return c.sketchValues[i];

@@ -121,18 +121,6 @@ class CountPerCounterHarnessTest {
     }
 
     /** The counter's state as keyed state holds it (what a checkpoint gets), or null. */
-    private static void store(
-            KeyedOneInputStreamOperatorTestHarness<String, PartialSum, CounterUpdate> h, String counter, CounterState s)
-            throws Exception {
-        KeyedStateBackend<String> backend = h.getOperator().getKeyedStateBackend();
-        backend.setCurrentKey(counter);
-        backend.getPartitionedState(
-                        VoidNamespace.INSTANCE,
-                        VoidNamespaceSerializer.INSTANCE,
-                        new ValueStateDescriptor<>("counter", TypeInformation.of(CounterState.class)))
-                .update(s);
-    }
-
     private static CounterState stored(
             KeyedOneInputStreamOperatorTestHarness<String, PartialSum, CounterUpdate> h, String counter)
             throws Exception {
@@ -623,52 +611,6 @@ class CountPerCounterHarnessTest {
                     .contains(
                             "a/1h@" + (other - START) + " sum=2 events=2 uniques=2 rev=0",
                             "a/1d@" + (DAY - START) + " sum=3 events=3 uniques=3 rev=0");
-        }
-    }
-
-    @ParameterizedTest(name = "rocksdb={0}")
-    @ValueSource(booleans = {false, true})
-    void theRollupOfAnEvictedCountersWindowTakesItsUniqueUsersFromItsStateNotFromItsSketch(boolean rocksdb)
-            throws Exception {
-        // a budget of a few hundred bytes holds one counter: "a" and "b" evict each other
-        try (var h = harness(300, rocksdb)) {
-            h.open();
-            send(h, partial("a", START + 1_000, 1, "u1", "u2"));
-            send(h, partial("b", START + 1_000, 1, "u1"));
-            send(h, partial("a", START + 2_000, 1, "u3")); // a's sketches change after a was written back once
-            send(h, partial("b", START + 2_000, 1, "u2"));
-            long before = reads(h);
-            h.processWatermark(new Watermark(START + 3_600_000 + LATENESS));
-            assertThat(rollupsOf(h, Resolution.H1))
-                    .containsExactlyInAnyOrder(
-                            "a/1h@0 sum=2 events=2 uniques=3 rev=0", "b/1h@0 sum=2 events=2 uniques=2 rev=0");
-            assertThat(reads(h) - before)
-                    .as("at the close, a's and b's states (each evicted by the other's visit): neither 1h sketch")
-                    .isEqualTo(2);
-        }
-    }
-
-    @Test
-    void aRestoredStateWithoutCountsReadsTheSketchForTheRollup() throws Exception {
-        OperatorSubtaskState snapshot;
-        try (var h = harness(Long.MAX_VALUE, true)) {
-            h.open();
-            send(h, partial("a", START + 1_000, 1, "u1", "u2"));
-            snapshot = h.snapshot(1, 1);
-        }
-        try (var h = harness(Long.MAX_VALUE, true)) {
-            h.initializeState(snapshot);
-            h.open();
-            CounterState s = stored(h, "a");
-            assertThat(s.users(s.find(Resolution.H1, START)))
-                    .as("counted at the snapshot")
-                    .isEqualTo(2);
-            s.users = null; // as an earlier version wrote it
-            store(h, "a", s);
-            long before = reads(h);
-            h.processWatermark(new Watermark(START + 3_600_000 + LATENESS));
-            assertThat(rollupsOf(h, Resolution.H1)).containsExactly("a/1h@0 sum=1 events=1 uniques=2 rev=0");
-            assertThat(reads(h) - before).as("a's state and its 1h sketch").isEqualTo(2);
         }
     }
 

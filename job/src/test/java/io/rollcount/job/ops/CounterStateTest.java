@@ -79,8 +79,6 @@ class CounterStateTest {
                     .append(c.revision[i])
                     .append(' ')
                     .append(c.flags[i])
-                    .append(' ')
-                    .append(c.users(i))
                     .append(']');
         }
         return b.toString();
@@ -108,44 +106,10 @@ class CounterStateTest {
     }
 
     @Test
-    void theUsersCountedPerWindowComeBackAndStateWithoutThemReadsAsNotCounted() throws Exception {
-        CounterState c = sample();
-        byte[] without = bytes(CounterState.Serializer.INSTANCE, c);
-        c.setUsers(0, 1_234_567_890_123L); // slot 0 (5s) has HAS_USERS in the sample, slot 1 has not
-        c.setUsers(2, 7);
-        c.usersChanged(2);
-        c.setUsers(4, 0);
-        byte[] with = bytes(CounterState.Serializer.INSTANCE, c);
-        long slotsWithUsers = java.util.stream.IntStream.range(0, c.size)
-                .filter(i -> c.has(i, CounterState.HAS_USERS))
-                .count();
-        assertThat(with).hasSize(without.length + 8 * (int) slotsWithUsers);
-        CounterState back = read(CounterState.Serializer.INSTANCE, with);
-        assertThat(fields(back)).isEqualTo(fields(c));
-        assertThat(back.users(0)).isEqualTo(1_234_567_890_123L);
-        assertThat(back.users(2)).as("changed since counted").isEqualTo(-1);
-        assertThat(back.users(4)).isZero();
-        // the slots move with their counts, and new slots are not counted
-        back.remove(0);
-        assertThat(back.users(0)).as("the last slot moved into slot 0").isEqualTo(c.users(c.size - 1));
-        for (int k = 0; k < 20; k++)
-            assertThat(back.users(back.add(Resolution.S5, START + 5_000L * (k + 1))))
-                    .isEqualTo(-1);
-        // state written before counts existed: no slot counted
-        CounterState old = read(CounterState.Serializer.INSTANCE, without);
-        for (int i = 0; i < old.size; i++) assertThat(old.users(i)).isEqualTo(-1);
-    }
-
-    @Test
     void aCopyIsDeep() {
         CounterState c = sample();
         CounterState copy = CounterState.Serializer.INSTANCE.copy(c);
         assertThat(fields(copy)).isEqualTo(fields(c));
-        c.setUsers(0, 5);
-        copy = CounterState.Serializer.INSTANCE.copy(c);
-        assertThat(fields(copy)).isEqualTo(fields(c));
-        copy.setUsers(0, 6);
-        assertThat(c.users(0)).isEqualTo(5);
         copy.sum[0] = 99;
         copy.set(1, CounterState.REVISE);
         assertThat(c.sum[0]).isNotEqualTo(99);
