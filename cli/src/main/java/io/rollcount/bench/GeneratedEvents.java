@@ -21,28 +21,46 @@ final class GeneratedEvents implements GeneratorFunction<Long, Event> {
     private final boolean paced;
 
     private final long probeEvery;
+    /** The event time at which the reader is held ({@link BoundaryHold}); Long.MAX_VALUE: never. */
+    private final long holdFrom;
+
     private transient EventParser parser;
+    private transient boolean reachedHold;
     private transient int subtask;
 
-    private GeneratedEvents(BenchEvents events, boolean paced, long probeEvery) {
+    private GeneratedEvents(BenchEvents events, boolean paced, long probeEvery, long holdFrom) {
         this.events = events;
         this.paced = paced;
         this.probeEvery = probeEvery;
+        this.holdFrom = holdFrom;
     }
 
     /** Every event of the workload, as fast as the job takes them. */
     static DataGeneratorSource<Event> source(BenchEvents events) {
         return new DataGeneratorSource<>(
-                new GeneratedEvents(events, false, 0),
+                new GeneratedEvents(events, false, 0, Long.MAX_VALUE),
                 events.count,
                 RateLimiterStrategy.noOp(),
+                TypeInformation.of(Event.class));
+    }
+
+    /**
+     * Every event of the workload, as fast as the job takes them, except that each reader is held after its first
+     * event at or past {@code holdFrom} (event time, before jitter) until two checkpoints have completed
+     * ({@link BoundaryHold}).
+     */
+    static DataGeneratorSource<Event> heldAt(BenchEvents events, long holdFrom) {
+        return new DataGeneratorSource<>(
+                new GeneratedEvents(events, false, 0, holdFrom),
+                events.count,
+                new BoundaryHold<>(),
                 TypeInformation.of(Event.class));
     }
 
     /** The workload at {@code eventsPerSecond} (in all), stamped with creation times, with probes. */
     static DataGeneratorSource<Event> paced(BenchEvents events, double eventsPerSecond, long probeEvery) {
         return new DataGeneratorSource<>(
-                new GeneratedEvents(events, true, probeEvery),
+                new GeneratedEvents(events, true, probeEvery, Long.MAX_VALUE),
                 events.count,
                 RateLimiterStrategy.perSecond(eventsPerSecond),
                 TypeInformation.of(Event.class));
@@ -71,6 +89,10 @@ final class GeneratedEvents implements GeneratorFunction<Long, Event> {
             BenchClock.LAST_INDEX.set(subtask, i);
         } else {
             line = events.line(i);
+            if (!reachedHold && events.baseTs(i) >= holdFrom) {
+                reachedHold = true;
+                BoundaryHold.reached();
+            }
             BenchClock.LAST_INDEX.lazySet(
                     subtask, i); // how far each part got, for the state per active counter at a checkpoint
         }

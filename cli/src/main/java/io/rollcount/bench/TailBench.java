@@ -38,8 +38,9 @@ import redis.clients.jedis.Jedis;
  * of a counter found on the operator's heap is no read); the longest checkpoint triggered after the sources passed
  * the first hour's boundary of event time (the hour's windows closing: every counter touched in it due) and
  * completed while the events were read (not held by the end of input's drain of every window), with the bytes it
- * uploaded (its incremental size) and where its slowest subtask's time went; where a run of seconds took none
- * there, the longest completed while they were read; Redis's CPU per event ({@code INFO cpu}) and {@code
+ * uploaded (its incremental size) and where its slowest subtask's time went (the short runs below {@value
+ * #SHORT_RUNS_BELOW} counters hold their sources at the boundary until one such checkpoint completes); where none
+ * completed there (checkpoints failing), the longest completed while they were read; Redis's CPU per event ({@code INFO cpu}) and {@code
  * used_memory} growth per counter over the run. A size whose Redis keys would not fit ({@link RedisRoom}), or every
  * size with {@code --no-redis}, discards the Redis writes instead (its Redis figures -1, {@code redis=discarded}).
  */
@@ -167,7 +168,10 @@ final class TailBench {
         System.gc();
         long memoryBefore = writeRedis ? bench.redisUsedMemory() : 0;
         EventTimeTrack track = new EventTimeTrack(ev);
-        BenchRuns.Measured m = bench.measured(() -> run(bench, ev, o, writeRedis, track::sample));
+        BoundaryHold.clear();
+        boolean hold = schedule.counters() < SHORT_RUNS_BELOW;
+        BenchRuns.Measured m = bench.measured(() -> run(bench, ev, o, writeRedis, hold, track::sample));
+        if (hold) track.allHeldAt(BoundaryHold.allHeldAt(JobBench.PARALLELISM));
         long redisBytes = writeRedis ? bench.redisUsedMemory() - memoryBefore : -1;
         BenchCluster.Run run = m.run();
         long reads = bench.cluster().metrics.sum(RollcountMetrics.COUNTER_STATE_READS);
@@ -177,7 +181,7 @@ final class TailBench {
         out.printf(
                 Locale.ROOT,
                 "  %d counters: %d events over %.2f h of event time, %d distinct counters (%.1f%%), %.0f events/s;"
-                        + " %d keyed-state reads, %d due visits; %d checkpoints, %s; rollups on %s: %d records%n",
+                        + " %d keyed-state reads, %d due visits; %d checkpoints, %s%s; rollups on %s: %d records%n",
                 schedule.counters(),
                 ev.count,
                 TailSchedule.hoursCovered(ev),
@@ -187,6 +191,7 @@ final class TailBench {
                 reads,
                 visits,
                 run.completed.size(),
+                hold ? "sources held at the first hour's boundary for " + BoundaryHold.heldMillis + " ms, " : "",
                 track.describe(longest),
                 o.kafkaTopicRollups,
                 rollups);
@@ -207,8 +212,7 @@ final class TailBench {
 
     /**
      * The job's settings: Kafka mode's outputs on the bench's broker, the events from the bench's source;
-     * checkpoints every 5 s, every second below {@value #SECOND_CHECKPOINTS_BELOW} counters, whose runs may read
-     * all their events in less than 5 s and would then have no checkpoint to report.
+     * checkpoints every 5 s, every second for the short runs below {@value #SHORT_RUNS_BELOW} counters.
      */
     private JobSettings options(BenchRuns bench, String bootstrap, TailSchedule schedule) {
         return JobSettings.of(
@@ -223,7 +227,7 @@ final class TailBench {
                 "--parallelism",
                 String.valueOf(JobBench.PARALLELISM),
                 "--checkpoint.interval",
-                schedule.counters() < SECOND_CHECKPOINTS_BELOW ? "1s" : "5s",
+                schedule.counters() < SHORT_RUNS_BELOW ? "1s" : "5s",
                 "--dlq",
                 bench.work.resolve("dlq.jsonl").toString(),
                 "--kafka.bootstrap",
@@ -232,8 +236,13 @@ final class TailBench {
                 bench.prefix);
     }
 
-    /** Sizes below this many counters checkpoint every second (see {@link #options}). */
-    static final long SECOND_CHECKPOINTS_BELOW = 1_000_000;
+    /**
+     * Sizes below this many counters may read all their events in seconds, too few for a checkpoint to complete
+     * after the first hour's boundary on a loaded machine: they checkpoint every second, and their source holds
+     * each reader at the boundary until two checkpoints have completed ({@link BoundaryHold}), so that one
+     * triggered after it completes while the events are read. Larger sizes take many checkpoints after it.
+     */
+    static final long SHORT_RUNS_BELOW = 1_000_000;
 
     private static Properties clients(BrokerProcess broker) {
         Properties p = new Properties();
@@ -247,14 +256,21 @@ final class TailBench {
      * that the last rollups are committed; the measured span ends at the end of input.
      */
     private static BenchCluster.Run run(
-            BenchRuns bench, BenchEvents ev, JobSettings o, boolean writeRedis, Consumer<Long> whileRunning)
+            BenchRuns bench,
+            BenchEvents ev,
+            JobSettings o,
+            boolean writeRedis,
+            boolean holdAtBoundary,
+            Consumer<Long> whileRunning)
             throws Exception {
         StreamExecutionEnvironment env = bench.environment(FlinkSettings.configuration(o));
         RedisSink redis = JobConnectors.redisSink(o);
         Pipeline.build(
                 env,
                 o,
-                GeneratedEvents.source(ev),
+                holdAtBoundary
+                        ? GeneratedEvents.heldAt(ev, TailSchedule.firstHourBoundary(ev))
+                        : GeneratedEvents.source(ev),
                 new Pipeline.Outputs(
                         new StampingSink<>(writeRedis ? redis : null),
                         JobConnectors.deadLetterSink(o),
@@ -304,7 +320,8 @@ final class TailBench {
          * none was.
          */
         BenchCluster.Checkpoint longestAfterBoundary(List<BenchCluster.Checkpoint> completed) {
-            long passed = wallTimeAt(TailSchedule.firstHourBoundary(ev));
+            long sampled = wallTimeAt(TailSchedule.firstHourBoundary(ev));
+            long passed = allHeldAt < 0 ? sampled : Math.min(sampled, allHeldAt);
             BenchCluster.Checkpoint longest = longest(completed, passed);
             afterHour = longest != null;
             return afterHour ? longest : longest(completed, Long.MIN_VALUE);
@@ -312,6 +329,14 @@ final class TailBench {
 
         /** Whether {@link #longestAfterBoundary} found one after the hour's boundary. */
         boolean afterHour;
+
+        /** When the sources were all held at the hour's boundary (epoch ms; {@link BoundaryHold}); -1: not held. */
+        private long allHeldAt = -1;
+
+        /** The sources were all held at the hour's boundary from {@code wallMillis} on (-1: they were not). */
+        void allHeldAt(long wallMillis) {
+            allHeldAt = wallMillis;
+        }
 
         private BenchCluster.Checkpoint longest(List<BenchCluster.Checkpoint> completed, long notBefore) {
             long readEnd = readEndMillis();

@@ -104,6 +104,12 @@ class TailScheduleTest {
         assertThat(early.id()).isEqualTo(1);
         assertThat(track.afterHour).isFalse();
         assertThat(track.describe(early)).contains("none after the first hour's boundary");
+        // sources held at the boundary: their hold, not the next half-second sample, is when they passed it
+        track.allHeldAt(passed - 300);
+        BenchCluster.Checkpoint held = track.longestAfterBoundary(
+                List.of(new BenchCluster.Checkpoint(6, passed - 200, 5_000, 60, 60, ""), checkpoints.get(2)));
+        assertThat(held.id()).isEqualTo(6);
+        assertThat(track.afterHour).isTrue();
     }
 
     @Test
