@@ -159,7 +159,12 @@ public final class CountPerCounter extends AbstractStreamOperator<CounterUpdate>
                 getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
                 budget >> 20,
                 settings.cacheBytes() == AUTO_CACHE_BYTES ? " (--counter-cache auto)" : "");
-        store = CounterStore.open(budget, this::getPartitionedState, getKeyedStateBackend(), this);
+        store = CounterStore.open(
+                budget,
+                this::getPartitionedState,
+                getKeyedStateBackend(),
+                getRuntimeContext().getTaskInfo().getMaxNumberOfParallelSubtasks(),
+                this);
         store.countReads(RollcountMetrics.counter(getMetricGroup(), RollcountMetrics.COUNTER_STATE_READS));
         dueVisits = RollcountMetrics.counter(getMetricGroup(), RollcountMetrics.DUE_VISITS);
         new RestoredCounterTimers(this, this::dueNow, this::flushNow);

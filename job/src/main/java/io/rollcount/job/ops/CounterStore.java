@@ -32,7 +32,9 @@ import org.apache.flink.streaming.api.operators.KeyContext;
  * HyperLogLogs per counter), and between checkpoints the counters in use live on the heap, least recently
  * used first, within a budget of bytes. A counter is read from keyed state when it is first needed and
  * written back only when it is evicted and, if it changed since, at {@link #writeBackAll} (before the keyed
- * state is snapshotted). So a hot counter costs heap work only.
+ * state is snapshotted). So a hot counter costs heap work only. On RocksDB, {@link #writeBackAll} writes in
+ * RocksDB's key order ({@link RocksDbKeyOrder}), so that each insert into the memtable's skip list starts where
+ * the one before ended instead of searching it from the top.
  *
  * <p>What has changed since a counter was last written back (its {@link CounterState}, which sketches, its
  * weight on the heap) is this class's alone: the fields of {@link CachedCounter} that say so are private
@@ -177,6 +179,8 @@ final class CounterStore {
     private final KeyContext keyContext;
     /** The keyed state backend keeps value objects (rather than serialising them). */
     private final boolean heapBackend;
+    /** The job's key groups (its max parallelism), for RocksDB's key order. */
+    private final int keyGroups;
     /** Reads of keyed state: a counter's state or a sketch not on the heap ({@link #countReads}). */
     private Counter reads = new SimpleCounter();
 
@@ -187,10 +191,15 @@ final class CounterStore {
 
     /**
      * The store of an operator's counters within {@code budgetBytes} of heap, on its keyed state "counter" and
-     * "uniques" ({@code states}, {@code backend}), setting the current key through {@code keyContext}.
+     * "uniques" ({@code states}, {@code backend}, {@code keyGroups} key groups), setting the current key through
+     * {@code keyContext}.
      */
     static CounterStore open(
-            long budgetBytes, KeyedStates states, KeyedStateBackend<String> backend, KeyContext keyContext)
+            long budgetBytes,
+            KeyedStates states,
+            KeyedStateBackend<String> backend,
+            int keyGroups,
+            KeyContext keyContext)
             throws Exception {
         ValueStateDescriptor<CounterState> counter = new ValueStateDescriptor<>("counter", CounterState.Info.INSTANCE);
         return new CounterStore(
@@ -200,6 +209,7 @@ final class CounterStore {
                 states.get(new MapStateDescriptor<>(
                         "uniques", Types.STRING, PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO)),
                 backend,
+                keyGroups,
                 keyContext);
     }
 
@@ -209,6 +219,7 @@ final class CounterStore {
             ValueState<CounterState> state,
             MapState<String, byte[]> uniques,
             KeyedStateBackend<String> backend,
+            int keyGroups,
             KeyContext keyContext) {
         if (budgetBytes <= 0)
             throw new IllegalArgumentException("counter cache budget must be > 0 bytes, got " + budgetBytes);
@@ -219,6 +230,7 @@ final class CounterStore {
         this.backend = backend;
         this.keyContext = keyContext;
         this.heapBackend = backend instanceof HeapKeyedStateBackend;
+        this.keyGroups = keyGroups;
     }
 
     /** Counts every read of keyed state in {@code reads} from now on. */
@@ -340,11 +352,13 @@ final class CounterStore {
 
     /** Before a snapshot: every counter on the heap that changed since, written back to keyed state (it stays on the heap). */
     void writeBackAll() throws Exception {
-        for (int i = 0; i < unstoredCounters.size(); i++) {
-            CachedCounter c = unstoredCounters.get(i);
-            if (c == null) continue;
-            keyContext.setCurrentKey(c.id);
-            writeBack(c);
+        CachedCounter[] changed = new CachedCounter[unstoredCounters.size()];
+        int n = 0;
+        for (CachedCounter c : unstoredCounters) if (c != null) changed[n++] = c;
+        if (!heapBackend) changed = RocksDbKeyOrder.sorted(changed, n, c -> c.id, keyGroups);
+        for (int i = 0; i < n; i++) {
+            keyContext.setCurrentKey(changed[i].id);
+            writeBack(changed[i]);
         }
         unstoredCounters.clear();
     }

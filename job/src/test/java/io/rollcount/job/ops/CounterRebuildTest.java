@@ -53,7 +53,12 @@ class CounterRebuildTest {
         @Override
         public void open() throws Exception {
             super.open();
-            store = CounterStore.open(1L << 30, this::getPartitionedState, getKeyedStateBackend(), this);
+            store = CounterStore.open(
+                    1L << 30,
+                    this::getPartitionedState,
+                    getKeyedStateBackend(),
+                    getRuntimeContext().getTaskInfo().getMaxNumberOfParallelSubtasks(),
+                    this);
             rewritten = new ArrayList<>();
             rebuild.open(
                     "test",

@@ -8,15 +8,18 @@ import java.util.List;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.runtime.state.StateSnapshotContext;
+import org.apache.flink.state.rocksdb.EmbeddedRocksDBStateBackend;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * The unique-users sketches of the counters of a {@link CounterStore}, in Flink's operator harness (RocksDB is not
- * needed: the store treats keyed state alike), hosted by a keyed operator as {@link CountPerCounter} does: many
+ * The unique-users sketches of the counters of a {@link CounterStore}, in Flink's operator harness (on the heap; the
+ * snapshot's write-back, which goes in key order on RocksDB, on both), hosted by a keyed operator as {@link CountPerCounter} does: many
  * sketches per counter, some dropped, kept across evictions, a snapshot and a restore.
  */
 class CounterStoreTest {
@@ -34,7 +37,12 @@ class CounterStoreTest {
         @Override
         public void open() throws Exception {
             super.open();
-            store = CounterStore.open(budgetBytes, this::getPartitionedState, getKeyedStateBackend(), this);
+            store = CounterStore.open(
+                    budgetBytes,
+                    this::getPartitionedState,
+                    getKeyedStateBackend(),
+                    getRuntimeContext().getTaskInfo().getMaxNumberOfParallelSubtasks(),
+                    this);
         }
 
         @Override
@@ -66,8 +74,15 @@ class CounterStoreTest {
 
     private static KeyedOneInputStreamOperatorTestHarness<String, String, String> open(
             Host op, OperatorSubtaskState from) throws Exception {
+        return open(op, from, false);
+    }
+
+    /** {@code op} in a harness keyed by counter, on RocksDB (whose write-back goes in key order) or on the heap. */
+    private static KeyedOneInputStreamOperatorTestHarness<String, String, String> open(
+            Host op, OperatorSubtaskState from, boolean rocksdb) throws Exception {
         var h = new KeyedOneInputStreamOperatorTestHarness<String, String, String>(
                 op, x -> x.split("\\|")[1], Types.STRING);
+        if (rocksdb) h.setStateBackend(new EmbeddedRocksDBStateBackend());
         if (from != null) h.initializeState(from);
         h.open();
         return h;
@@ -131,12 +146,13 @@ class CounterStoreTest {
         }
     }
 
-    @Test
-    void aSnapshotWritesBackEveryChangedCounterAndOnlyThose() throws Exception {
+    @ParameterizedTest(name = "rocksdb={0}")
+    @ValueSource(booleans = {false, true})
+    void aSnapshotWritesBackEveryChangedCounterAndOnlyThose(boolean rocksdb) throws Exception {
         // about 40 counters fit in the budget: of 200, most are evicted (written back as they leave) and read again
         Host op = new Host(40 * 400);
         OperatorSubtaskState snapshot;
-        try (var h = open(op, null)) {
+        try (var h = open(op, null, rocksdb)) {
             long ts = 0;
             for (int c = 0; c < 200; c++) h.processElement("add|c" + c + "|1h:0|first", ts++);
             h.snapshot(1, ts++);
@@ -156,7 +172,7 @@ class CounterStoreTest {
             h.processElement("add|c1|1h:0|after-the-snapshot", ts++);
         }
         Host restored = new Host(1L << 30);
-        try (var h = open(restored, snapshot)) {
+        try (var h = open(restored, snapshot, rocksdb)) {
             for (int c = 0; c < 200; c++) {
                 long expected = 1 + (c % 3 == 0 ? 1 : 0) + (c % 7 == 0 ? 1 : 0);
                 assertThat(restored.users("c" + c, "1h:0")).as("counter c" + c).isEqualTo(expected);
