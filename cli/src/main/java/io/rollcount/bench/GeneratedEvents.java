@@ -25,7 +25,9 @@ final class GeneratedEvents implements GeneratorFunction<Long, Event> {
     private final long holdFrom;
 
     private transient EventParser parser;
+    /** The reader made its event at {@code holdFrom}, or is never held: no event time to compare any more. */
     private transient boolean reachedHold;
+
     private transient int subtask;
 
     private GeneratedEvents(BenchEvents events, boolean paced, long probeEvery, long holdFrom) {
@@ -74,6 +76,7 @@ final class GeneratedEvents implements GeneratorFunction<Long, Event> {
     public void open(SourceReaderContext context) {
         parser = new EventParser(0);
         subtask = context.getIndexOfSubtask();
+        reachedHold = holdFrom == Long.MAX_VALUE;
     }
 
     @Override
