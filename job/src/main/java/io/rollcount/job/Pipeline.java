@@ -103,8 +103,10 @@ public final class Pipeline {
 
         // 2. Dead letters aside; every other event shuffled by (counter, event_id) to deduplication, which passes
         //    those without an event_id or of a namespace that does not dedup.
-        SingleOutputStreamOperator<Event> routed =
-                events.process(new RouteEvents(policies)).name("route").uid("route");
+        //    An event that can no longer be late goes on without its raw input.
+        SingleOutputStreamOperator<Event> routed = events.transform(
+                        "route", events.getType(), new RouteEvents(policies, settings.allowedLateness.toMillis()))
+                .uid("route");
         DataStream<Event> firstDeliveries = routed.keyBy(DropDuplicates::keyOf, Types.STRING)
                 .transform("drop-duplicates", routed.getType(), DropDuplicates.operator(new DropDuplicates(policies)))
                 .uid("drop-duplicates");

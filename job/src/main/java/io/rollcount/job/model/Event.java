@@ -11,7 +11,8 @@ import org.apache.flink.api.common.typeinfo.TypeInfo;
  * in {@code env.fromSource} (per-partition watermarks) and see every record. A record with a non-null
  * {@link #reason} is a dead letter: it carries the raw input ({@link #payload}, {@link #key}) and where it
  * came from ({@link #source}), and its other fields are whatever could be parsed. A valid event keeps its
- * raw input until the lateness check, because a late event is dead-lettered with its original payload.
+ * raw input while it may still be late, because a late event is dead-lettered with its original payload
+ * ({@code io.rollcount.job.ops.RouteEvents} drops it where it cannot).
  *
  * <p>Contract section 1 defines the fields; {@code io.rollcount.job.parse.EventParser} enforces it.
  * Through shuffles it goes by its own {@link EventSerializer} ({@link EventTypeInfo}).
@@ -59,6 +60,18 @@ public class Event {
         this.reason = reason;
         this.detail = detail;
         return this;
+    }
+
+    /**
+     * Drops the raw input (payload, record key, source) of a valid event that can no longer become a dead letter,
+     * so that it does not travel through the shuffles.
+     */
+    public void dropRawInput() {
+        payload = null;
+        payloadSize = -1;
+        payloadBase64 = false;
+        key = null;
+        source = null;
     }
 
     /** Keeps only the first {@link DeadLetterPayload#MAX_PAYLOAD_BYTES} of a larger payload, with its size and encoding. */

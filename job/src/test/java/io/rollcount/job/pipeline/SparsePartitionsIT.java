@@ -250,14 +250,19 @@ class SparsePartitionsIT {
         }
     }
 
-    /** Committed dead letters {@code late} whose source is partition {@code partition} of {@code topic}. */
+    /**
+     * Committed dead letters {@code late} whose source is partition {@code partition} of {@code topic}, each with its
+     * raw input (the line produced, which names its counter).
+     */
     private static long lateFromPartition(String topic, int partition, Map<TopicPartition, Long> from) {
         String source = topic + "/" + partition + "/";
         List<ConsumerRecord<byte[], byte[]>> records =
                 KafkaOutputs.read(KAFKA.broker().adminProperties(), KafkaIO.DEAD_LETTER_TOPIC, from, "read_committed");
         return records.stream()
                 .map(r -> KafkaOutputs.parse(r.value()))
-                .filter(v -> "late".equals(v.get("reason")) && ((String) v.get("source")).startsWith(source))
+                .filter(v -> "late".equals(v.get("reason"))
+                        && String.valueOf(v.get("source")).startsWith(source)
+                        && String.valueOf(v.get("payload")).contains("\"added:late\""))
                 .count();
     }
 
