@@ -133,7 +133,7 @@ public final class PreAggregate extends AbstractStreamOperator<PartialSum>
     @Override
     public void processElement(StreamRecord<Event> record) {
         Event e = record.getValue();
-        if (watermark != Long.MIN_VALUE && e.ts < watermark - lateness) {
+        if (isLate(e.ts, watermark, lateness)) {
             late.add(1);
             output.collect(
                     LATE,
@@ -169,6 +169,14 @@ public final class PreAggregate extends AbstractStreamOperator<PartialSum>
             }
         }
         if (buffer.size() >= maxEntries) flush();
+    }
+
+    /**
+     * Whether an event of time {@code ts} is late against {@code watermark}: more than {@code latenessMillis} behind
+     * it ({@link Long#MIN_VALUE}: no watermark yet, nothing is late).
+     */
+    static boolean isLate(long ts, long watermark, long latenessMillis) {
+        return watermark != Long.MIN_VALUE && ts < watermark - latenessMillis;
     }
 
     @Override

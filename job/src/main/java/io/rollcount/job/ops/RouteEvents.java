@@ -101,9 +101,8 @@ public final class RouteEvents extends AbstractStreamOperator<Event> implements 
 
     /** Whether an event of time {@code ts} sent now cannot be late at {@link PreAggregate} (see the class comment). */
     boolean cannotTurnLate(long ts) {
-        if (wasIdle) return false;
-        // no watermark yet: the one downstream is not ahead of it, so it has none either and nothing is late there
-        return watermark == Long.MIN_VALUE || ts >= saturatedSubtract(watermark, latenessMillis);
+        // not late against this watermark: not late against the one downstream, which is never ahead of it
+        return !wasIdle && !PreAggregate.isLate(ts, watermark, latenessMillis);
     }
 
     @Override
@@ -116,11 +115,6 @@ public final class RouteEvents extends AbstractStreamOperator<Event> implements 
     public void processWatermarkStatus(WatermarkStatus status) throws Exception {
         if (status.isIdle()) wasIdle = true;
         super.processWatermarkStatus(status);
-    }
-
-    private static long saturatedSubtract(long a, long b) {
-        long r = a - b;
-        return ((a ^ b) & (a ^ r)) < 0 ? Long.MIN_VALUE : r;
     }
 
     private void countDeadLetter(String reason) {
